@@ -1,0 +1,27 @@
+# The two commands a new user needs: `make demo` and `make test`.
+# Both create or refresh .venv first, so they work on a fresh machine.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: venv demo test lint bench clean
+
+venv:
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+
+demo: venv
+	$(BIN)/shoectl demo --game macau-1 --decks 8 --device shoe
+
+lint: venv
+	$(BIN)/ruff check .
+
+test: venv lint
+	$(BIN)/python -m pytest
+
+bench: venv
+	$(BIN)/python bench/run_all.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

@@ -1,0 +1,1 @@
+"""The table side of cardshoe: rules engine, dealing procedure, journal and shoectl."""

@@ -1,0 +1,3 @@
+from cardshoe.controller.cli.main import main
+
+main()

@@ -1,0 +1,79 @@
+"""The shoectl entry point: a lazily loaded command group and one-line errors."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from cardshoe.controller.errors import UserError
+
+# Command name -> (module, attribute, one-line help). Modules load only when
+# their command runs, so start-up stays fast.
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "rules": ("cardshoe.controller.cli.rules_cmd", "rules", "Play rounds from a given shoe order."),
+    "odds": (
+        "cardshoe.controller.cli.odds_cmd",
+        "odds",
+        "Exact odds and house edge by enumeration.",
+    ),
+}
+
+
+class LazyGroup(click.Group):
+    """A group whose subcommands are imported only when used."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        entry = COMMANDS.get(cmd_name)
+        if entry is None:
+            return None
+        module_name, attribute, _ = entry
+        return getattr(importlib.import_module(module_name), attribute)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="cardshoe", prog_name="shoectl")
+def cli() -> None:
+    """Controller for baccarat dealing shoes and shuffler-dealers.
+
+    Exit codes: 0 success, 1 a check failed (self-test, journal verify),
+    2 bad input or usage, 3 device absent, busy or not permitted,
+    130 interrupted.
+    """
+
+
+def _fail(message: str, exit_code: int) -> None:
+    click.echo(f"shoectl: error: {message}", err=True)
+    sys.exit(exit_code)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run shoectl; every error the user can fix ends as one line on stderr."""
+    try:
+        exit_code = cli.main(args=argv, prog_name="shoectl", standalone_mode=False)
+    except click.exceptions.NoArgsIsHelpError as exc:
+        click.echo(exc.ctx.get_help() if exc.ctx else str(exc))
+        sys.exit(0)
+    except click.UsageError as exc:
+        hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx else ""
+        _fail(exc.format_message() + hint, 2)
+    except click.ClickException as exc:
+        _fail(exc.format_message(), exc.exit_code)
+    except click.Abort:
+        _fail("interrupted", 130)
+    except UserError as exc:
+        _fail(str(exc), exc.exit_code)
+    except KeyboardInterrupt:
+        _fail("interrupted", 130)
+    except BrokenPipeError:
+        sys.exit(0)
+    sys.exit(exit_code if isinstance(exit_code, int) else 0)

@@ -1,0 +1,1 @@
+"""Device side of the host: transports, framing, messages and the device API."""

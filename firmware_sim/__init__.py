@@ -1,0 +1,1 @@
+"""A simulated dealing shoe and automatic shuffler-dealer speaking the shoe link protocol."""

@@ -1,0 +1,24 @@
+"""Shared fixtures: running the real shoectl as a subprocess."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable
+
+import pytest
+
+ShoectlRunner = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture
+def shoectl() -> ShoectlRunner:
+    """Run the installed shoectl in a child process, as a technician would."""
+
+    def run(
+        *args: str, timeout: float = 60, check: bool = False
+    ) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "cardshoe.controller.cli", *args]
+        return subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=check)
+
+    return run
