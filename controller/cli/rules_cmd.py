@@ -1,0 +1,109 @@
+"""shoectl rules play: deal consecutive rounds of a game from a given shoe order."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import click
+
+if TYPE_CHECKING:
+    from cardshoe.controller.shoe_order import PlayedRound
+
+TEXT_COLUMNS = ("round", "player", "banker", "P", "B", "winner", "notes")
+
+
+@click.group()
+def rules() -> None:
+    """Check the rules engine against known shoe orders."""
+
+
+@rules.command()
+@click.option(
+    "--game",
+    "game_name",
+    required=True,
+    help="Game variant; an unknown name lists the choices.",
+)
+@click.option(
+    "--cards",
+    required=True,
+    help='The shoe order, first card out first, e.g. "AS 7H TD 10C KS 2D" (no burn cards).',
+)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per round per line.")
+def play(game_name: str, cards: str, as_json: bool) -> None:
+    """Play consecutive rounds from the shoe order until the cards run out."""
+    from cardshoe.controller.cards import parse_cards
+    from cardshoe.controller.errors import UserError
+    from cardshoe.controller.games import get_game
+    from cardshoe.controller.shoe_order import play_shoe_order
+
+    game = get_game(game_name)
+    shoe = parse_cards(cards)
+    if not shoe:
+        raise UserError('--cards is empty: give the shoe order, e.g. --cards "AS 7H TD KC"')
+    records = [round_record(played) for played in play_shoe_order(game, shoe)]
+    if as_json:
+        for record in records:
+            click.echo(json.dumps(record))
+    else:
+        click.echo(_text_table(records))
+
+
+def round_record(played: PlayedRound) -> dict[str, Any]:
+    """The JSON form of a played round; a void round has no totals, winner or flags."""
+    current = played.round
+    record: dict[str, Any] = {
+        "round": played.number,
+        "dealt": [{"card": str(dealt.card), "to": dealt.to.value} for dealt in current.dealt],
+        "player": [str(card) for card in current.player],
+        "banker": [str(card) for card in current.banker],
+        "player_total": None,
+        "banker_total": None,
+        "winner": None,
+        "natural": None,
+        "player_pair": None,
+        "banker_pair": None,
+        "sevens": None,
+        "void": played.void.value if played.void else None,
+    }
+    if played.void is None:
+        outcome = current.outcome()
+        record.update(
+            player_total=outcome.player_total,
+            banker_total=outcome.banker_total,
+            winner=outcome.winner.value,
+            natural=outcome.natural,
+            player_pair=outcome.player_pair,
+            banker_pair=outcome.banker_pair,
+            sevens=outcome.sevens,
+        )
+    return record
+
+
+def _text_table(records: list[dict[str, Any]]) -> str:
+    rows = [TEXT_COLUMNS] + [_text_row(record) for record in records]
+    widths = [max(len(row[column]) for row in rows) for column in range(len(TEXT_COLUMNS))]
+    return "\n".join(
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    )
+
+
+def _text_row(record: dict[str, Any]) -> tuple[str, ...]:
+    if record["void"]:
+        total_cells = ("", "", "")
+        notes = [f"void: {record['void']}"]
+    else:
+        total_cells = (str(record["player_total"]), str(record["banker_total"]), record["winner"])
+        flags = ("natural", "player_pair", "banker_pair")
+        notes = [flag.replace("_", " ") for flag in flags if record[flag]]
+        if record["sevens"]:
+            notes.append(f"sevens: {record['sevens']}")
+    return (
+        str(record["round"]),
+        " ".join(record["player"]),
+        " ".join(record["banker"]),
+        *total_cells,
+        ", ".join(notes),
+    )

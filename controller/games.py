@@ -1,0 +1,120 @@
+"""The four game variants, each one configured from data, and get_game() to choose one.
+
+A Game bundles how rounds are dealt with the paytable and the commission
+option the table uses; the regulator approves these choices together
+(Macau Art. 18), so a Game never changes once built.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from cardshoe.controller.cards import MANDATORY_SEVEN
+from cardshoe.controller.drawing import Dealing, LowerHandDrawsFirst, Tableau
+from cardshoe.controller.errors import UserError
+from cardshoe.controller.hands import Hand
+from cardshoe.controller.paytables import (
+    BANKER_5PCT,
+    BANKER_HALF_ON_6,
+    MACAU_5PCT_ON_789,
+    MACAU_HALF_ON_4,
+    MACAU_METHOD_1,
+    MACAU_METHOD_2,
+    NO_COMMISSION,
+    PUNTO_BANCO,
+    SEVEN_UP,
+    Bet,
+    Commission,
+    Paytable,
+)
+from cardshoe.controller.rounds import Outcome, RoundInProgress
+from cardshoe.controller.settlement import Settlement, net_return, settle
+
+PLAYER_FIRST = (Hand.PLAYER, Hand.BANKER, Hand.PLAYER, Hand.BANKER)
+"""Punto Banco and Macau Art. 7.1: alternately, one card at a time, Player first."""
+
+SEVEN_UP_SHOE_ORDER = (Hand.BANKER, Hand.PLAYER, Hand.BANKER)
+"""7 Up 3.8: after the mandatory 7, shoe cards 1 and 3 to Banker, card 2 to Player."""
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A game's rules as published: dealing, default paytable, commission options."""
+
+    dealing: Dealing
+    paytable: Paytable
+    commissions: tuple[Commission, ...]
+    """The commission options the rules allow; the first is the default."""
+
+
+VARIANTS: dict[str, Variant] = {
+    "punto-banco": Variant(
+        Dealing((), PLAYER_FIRST, Tableau()), PUNTO_BANCO, (BANKER_5PCT, BANKER_HALF_ON_6)
+    ),
+    "seven-up": Variant(
+        Dealing((MANDATORY_SEVEN,), SEVEN_UP_SHOE_ORDER, Tableau()), SEVEN_UP, (NO_COMMISSION,)
+    ),
+    "macau-1": Variant(
+        Dealing((), PLAYER_FIRST, LowerHandDrawsFirst(other_draws_when_equal=True)),
+        MACAU_METHOD_1,
+        (MACAU_5PCT_ON_789, MACAU_HALF_ON_4),
+    ),
+    "macau-2": Variant(
+        Dealing((), PLAYER_FIRST, LowerHandDrawsFirst(other_draws_when_equal=False)),
+        MACAU_METHOD_2,
+        (MACAU_5PCT_ON_789, MACAU_HALF_ON_4),
+    ),
+}
+
+GAME_NAMES: tuple[str, ...] = tuple(VARIANTS)
+
+
+@dataclass(frozen=True)
+class Game:
+    """One game as a table runs it: its dealing, paytable and chosen commission option."""
+
+    name: str
+    dealing: Dealing
+    paytable: Paytable
+    commission: Commission
+
+    @property
+    def bets(self) -> tuple[Bet, ...]:
+        return self.paytable.bets
+
+    def new_round(self) -> RoundInProgress:
+        return RoundInProgress(self.dealing)
+
+    def net_return(self, bet: Bet, outcome: Outcome) -> Fraction:
+        """Exact gain per unit staked: -1 loss, 0 push, else the odds after commission."""
+        return net_return(self.paytable, self.commission, bet, outcome)
+
+    def settle(self, outcome: Outcome, bet: Bet, stake: int) -> Settlement:
+        """Settle a stake in integer minor units; winnings are rounded down to the minor unit."""
+        return settle(self.paytable, self.commission, outcome, bet, stake)
+
+
+def commission_names(game_name: str) -> tuple[str, ...]:
+    """The commission options a game allows, the default first."""
+    return tuple(option.name for option in _variant(game_name).commissions)
+
+
+def get_game(name: str, commission: str | None = None, paytable: Paytable | None = None) -> Game:
+    """The game `name` with a commission option (default: the rules' first) and paytable."""
+    variant = _variant(name)
+    options = {option.name: option for option in variant.commissions}
+    chosen = variant.commissions[0] if commission is None else options.get(commission)
+    if chosen is None:
+        raise UserError(
+            f"unknown commission option {commission!r} for {name}: choose one of "
+            + ", ".join(options)
+        )
+    return Game(name, variant.dealing, paytable or variant.paytable, chosen)
+
+
+def _variant(name: str) -> Variant:
+    variant = VARIANTS.get(name)
+    if variant is None:
+        raise UserError(f"unknown game {name!r}: choose one of " + ", ".join(GAME_NAMES))
+    return variant
