@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Install cardshoe's udev rules, systemd unit, system user and config folder on the
+# table-side PC, then make udev and systemd pick them up. Safe to run again: the
+# shipped files are replaced, and the site's shoe list is kept unless new shoes are given.
+set -euo pipefail
+
+usage() {
+    cat <<'EOF'
+usage: udev/install.sh [--root DIR] [--shoe-serial SERIAL]... [--shoe-port ID_PATH]...
+
+  --shoe-serial SERIAL  a shoe's USB-serial adapter, by its serial number
+                        (udevadm info /dev/ttyUSB0 | grep ID_SERIAL_SHORT)
+  --shoe-port ID_PATH   a shoe whose adapter has no serial number, by the USB port
+                        it is plugged into (udevadm info /dev/ttyUSB0 | grep ID_PATH=)
+  --root DIR            install into DIR instead of / (for images and for tests);
+                        udev and systemd are then not reloaded
+
+Giving any --shoe-* option rewrites 69-cardshoe-local.rules with exactly those shoes.
+EOF
+}
+
+# A shoe sits behind one of these adapter families: FTDI, Silicon Labs CP210x, WCH CH340.
+readonly ADAPTER_VENDORS="0403|10c4|1a86"
+# Values are pasted between double quotes in a rules file, so only plain characters pass.
+readonly SAFE_VALUE='^[A-Za-z0-9._:-]+$'
+
+die() {
+    echo "install.sh: error: $*" >&2
+    exit 2
+}
+
+root=/
+shoe_matches=()
+while (($#)); do
+    case $1 in
+        --root) root=${2:?--root needs a folder}; shift 2 ;;
+        --shoe-serial | --shoe-port)
+            value=${2:-}
+            [[ $value =~ $SAFE_VALUE ]] || die "$1 '$value' must be letters, digits or . _ : -"
+            key=ID_SERIAL_SHORT
+            [[ $1 == --shoe-port ]] && key=ID_PATH
+            shoe_matches+=("ENV{$key}==\"$value\"")
+            shift 2
+            ;;
+        -h | --help) usage; exit 0 ;;
+        *) usage >&2; die "unknown option '$1'" ;;
+    esac
+done
+
+source_dir=$(cd "$(dirname "$0")" && pwd)
+repo_dir=$(dirname "$source_dir")
+live=false
+[[ $(realpath -m "$root") == / ]] && live=true
+if $live && ((EUID != 0)); then
+    die "installing into / needs root: run it with sudo"
+fi
+
+rules_dir=$root/etc/udev/rules.d
+local_rules=$rules_dir/69-cardshoe-local.rules
+
+install -D -m 0644 "$source_dir/70-cardshoe.rules" "$rules_dir/70-cardshoe.rules"
+install -D -m 0644 "$source_dir/systemd/cardshoe.service" "$root/etc/systemd/system/cardshoe.service"
+install -D -m 0644 "$source_dir/systemd/cardshoe.sysusers" "$root/etc/sysusers.d/cardshoe.conf"
+install -D -m 0644 "$source_dir/systemd/cardshoe.tmpfiles" "$root/etc/tmpfiles.d/cardshoe.conf"
+install -D -m 0644 "$repo_dir/docs/deployment.md" "$root/usr/local/share/doc/cardshoe/deployment.md"
+
+write_local_rules() {
+    echo "# This table's shoes, written by udev/install.sh; 70-cardshoe.rules does the rest."
+    echo "# Edit by rerunning the installer with --shoe-serial/--shoe-port, or by hand."
+    local match
+    for match in "${shoe_matches[@]}"; do
+        echo "SUBSYSTEM==\"tty\", ENV{ID_BUS}==\"usb\", ENV{ID_VENDOR_ID}==\"$ADAPTER_VENDORS\", $match, ENV{CARDSHOE_ROLE}=\"shoe\""
+    done
+}
+
+if ((${#shoe_matches[@]})); then
+    write_local_rules >"$local_rules"
+    chmod 0644 "$local_rules"
+    echo "install.sh: ${#shoe_matches[@]} shoe(s) written to $local_rules"
+elif [[ -e $local_rules ]]; then
+    echo "install.sh: kept the shoes already listed in $local_rules"
+else
+    write_local_rules >"$local_rules"
+    chmod 0644 "$local_rules"
+    echo "install.sh: warning: no shoe configured yet; rerun with --shoe-serial SERIAL" >&2
+fi
+
+# The group must exist before udev resolves GROUP="cardshoe" in the rules.
+systemd-sysusers --root="$root" "$root/etc/sysusers.d/cardshoe.conf"
+systemd-tmpfiles --root="$root" --create "$root/etc/tmpfiles.d/cardshoe.conf"
+
+if ! $live; then
+    echo "install.sh: installed into $root"
+    exit 0
+fi
+
+if [[ -S /run/udev/control ]]; then
+    udevadm control --reload
+    udevadm trigger --subsystem-match=tty --subsystem-match=usb
+else
+    echo "install.sh: warning: udevd is not running; the rules apply from the next boot" >&2
+fi
+if [[ -d /run/systemd/system ]]; then
+    systemctl daemon-reload
+else
+    echo "install.sh: warning: systemd is not running; the unit loads at the next boot" >&2
+fi
+echo "install.sh: installed. Next: the config in /etc/cardshoe/table.toml, then"
+echo "           systemctl enable --now cardshoe.service"
