@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: venv demo test lint bench clean
+.PHONY: venv demo test lint verify-deploy bench clean
 
 venv:
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -17,7 +17,11 @@ demo: venv
 lint: venv
 	$(BIN)/ruff check .
 
-test: venv lint
+# udevadm verify and systemd-analyze on the udev rules and the unit (docs/deployment.md).
+verify-deploy: venv
+	bash .ci/validate-deploy.sh $(BIN)/shoectl
+
+test: venv lint verify-deploy
 	$(BIN)/python -m pytest
 
 bench: venv
