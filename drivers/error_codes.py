@@ -1,0 +1,37 @@
+"""The result codes a device puts in a REPLY or an OPERATION_DONE event.
+
+They live apart from the messages so that the decode exceptions can name the
+code a device answers with, without importing the whole message table.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ErrorCode(IntEnum):
+    """Why a device refused or could not finish a command (0 means it did)."""
+
+    OK = 0
+    UNKNOWN_MESSAGE = 1
+    """The message type is not one this device knows."""
+    MALFORMED = 2
+    """The body has the wrong length or a field holds an undefined value."""
+    UNSUPPORTED = 3
+    """The device lacks the capability, or a header flag it does not implement is set."""
+    VERSION_MISMATCH = 4
+    """The protocol major version in the header is not the device's."""
+    BUSY = 5
+    """Another operation (shuffle, return, self-test) is still running."""
+    NOT_READY = 6
+    """Nothing to act on yet: no shoe loaded, or the device is still starting."""
+    SELF_TEST_FAILED = 7
+    """The last self-test failed, so the device refuses to deal."""
+    DOOR_OPEN = 8
+    SHOE_EMPTY = 9
+    FAULT_ACTIVE = 10
+    """An uncleared fault (jam, sensor failure, ...) blocks the command."""
+    EVENT_BACKLOG = 11
+    """Too many events await acknowledgement; the device will not deal more cards."""
+    INTERNAL = 12
+    """The firmware hit an error of its own; the detail is in a FAULT event."""
