@@ -1,0 +1,436 @@
+"""The table configuration: one TOML file, every key optional, every value checked.
+
+The game options (game, decks, device kind, burn, cut card, demonstration
+rounds, commission, paytable) are what a regulator approves (Macau Art. 18),
+so they are hashed into a fingerprint that is recorded with every shoe and
+must not change while a shoe is open. A key that is absent takes its
+default; a key that is unknown is an error, because a misspelt option
+silently falling back to its default would deal a game nobody approved.
+docs/configuration.md describes every key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, ClassVar
+
+from cardshoe.controller.canonical import canonical_json
+from cardshoe.controller.errors import UserError
+from cardshoe.controller.games import GAME_NAMES, VARIANTS, Game, commission_names, get_game
+
+FINGERPRINT_FORMAT = "cardshoe-table-options/1"
+"""Hashed with the options, so a change in what the fingerprint covers changes every fingerprint."""
+
+MAX_CARDS_PER_ROUND = 6
+"""Two hands of at most three cards: the most one round can take from the shoe."""
+
+
+class ConfigError(UserError):
+    """A configuration value that cannot be used; the message names the key."""
+
+
+class DeviceKind(StrEnum):
+    SHOE = "shoe"
+    """A manual dealing shoe: cut card and start-of-shoe burn (Macau Art. 2.1)."""
+    AUTO = "auto"
+    """An automatic shuffler-dealer: deals straight after loading (Macau Art. 2.3)."""
+
+
+class BurnPolicy(StrEnum):
+    """How many cards the start-of-shoe burn takes (Macau Art. 2.1, amended 2011)."""
+
+    DECKS = "decks"
+    FIRST_CARD = "first-card"
+    FIXED = "fixed"
+
+
+class CutCardPolicy(StrEnum):
+    """What the cut card means when it comes out (Macau Art. 3.1)."""
+
+    LAST_ROUND = "last-round"
+    ONE_MORE_ROUND = "one-more-round"
+
+
+DECKS_ALLOWED: Mapping[str, tuple[int, int, str]] = {
+    "punto-banco": (1, 8, "customary for Punto Banco"),
+    "seven-up": (4, 8, "7 Up rules 2.1"),
+    "macau-1": (6, 12, "Macau Art. 1"),
+    "macau-2": (6, 12, "Macau Art. 1"),
+}
+"""Game (as the rules engine names it) -> (fewest decks, most decks, where the range comes from)."""
+
+FIXED_BURN_RANGE = (1, 8)
+ROUND_BURN_RANGE = (0, 8)
+DEMO_ROUNDS_RANGE = (0, 3)
+_TABLE_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+_SHA256_PATTERN = re.compile(r"^[0-9a-f]{64}$")
+_URL_SCHEMES = ("socket", "sim", "rfc2217")
+
+
+def _check_range(key: str, value: int, low: int, high: int, why: str = "") -> None:
+    if not low <= value <= high:
+        reason = f" ({why})" if why else ""
+        raise ConfigError(f"{key} = {value} is out of range: use {low}-{high}{reason}")
+
+
+@dataclass(frozen=True)
+class GameConfig:
+    """The [game] section: what is dealt and how it is paid."""
+
+    SECTION: ClassVar[str] = "game"
+
+    name: str = "punto-banco"
+    """A game of the rules engine: punto-banco, seven-up, macau-1, macau-2."""
+    decks: int = 8
+    commission: str | None = None
+    """A commission option of the game in the rules engine; None means its default."""
+    paytable: str | None = None
+    """The name of the game's paytable in the rules engine; None means its default."""
+    demo_rounds: int = 0
+    """Demonstration rounds dealt, never settled, when a shoe starts (Macau Art. 2.2)."""
+    round_burn: int = 0
+    """Cards burned at the start of every round; 0 turns it off (Macau Art. 8)."""
+
+    def __post_init__(self) -> None:
+        if self.name not in GAME_NAMES:
+            raise ConfigError(
+                f"game.name = {_show(self.name)} is not a game: use {_one_of(GAME_NAMES)}"
+            )
+        low, high, source = DECKS_ALLOWED[self.name]
+        _check_range("game.decks", self.decks, low, high, f"{self.name}, {source}")
+        _check_range("game.demo_rounds", self.demo_rounds, *DEMO_ROUNDS_RANGE, "Macau Art. 2.2")
+        _check_range("game.round_burn", self.round_burn, *ROUND_BURN_RANGE)
+        _check_option("game.commission", self.commission, commission_names(self.name), self.name)
+        _check_option("game.paytable", self.paytable, self._paytable_names, self.name)
+
+    @property
+    def _paytable_names(self) -> tuple[str, ...]:
+        """The rules engine offers each game its published paytable."""
+        return (VARIANTS[self.name].paytable.name,)
+
+    @property
+    def effective_commission(self) -> str:
+        return self.commission or commission_names(self.name)[0]
+
+    @property
+    def effective_paytable(self) -> str:
+        return self.paytable or self._paytable_names[0]
+
+    def build_game(self) -> Game:
+        """The rules engine's game with this table's commission option and paytable."""
+        return get_game(self.name, commission=self.effective_commission)
+
+
+def _check_option(key: str, value: str | None, allowed: tuple[str, ...], game: str) -> None:
+    if value is not None and value not in allowed:
+        raise ConfigError(
+            f"{key} = {_show(value)} is not an option of {game}: use {_one_of(allowed)}"
+        )
+
+
+@dataclass(frozen=True)
+class ShoeProcedure:
+    """The [shoe] section: cut card and burns of a manual shoe (Macau Arts. 2.1, 3)."""
+
+    SECTION: ClassVar[str] = "shoe"
+
+    burn: BurnPolicy = BurnPolicy.DECKS
+    burn_fixed: int | None = None
+    """How many cards the house burns; set exactly when burn is "fixed"."""
+    cut_card_depth: int = 12
+    """Cards between the cut card and the end of the shoe (Macau: about the last 12)."""
+    cut_card: CutCardPolicy = CutCardPolicy.LAST_ROUND
+
+    def __post_init__(self) -> None:
+        if self.burn == BurnPolicy.FIXED:
+            if self.burn_fixed is None:
+                raise ConfigError('shoe.burn = "fixed" needs shoe.burn_fixed, a count from 1 to 8')
+            _check_range("shoe.burn_fixed", self.burn_fixed, *FIXED_BURN_RANGE, "Macau 2011")
+        elif self.burn_fixed is not None:
+            raise ConfigError(
+                f'shoe.burn_fixed is used only with shoe.burn = "fixed", not "{self.burn}": '
+                "remove it or set burn to fixed"
+            )
+
+    @property
+    def rounds_after_cut_card(self) -> int:
+        """Rounds that may still start, or be under way, once the cut card shows."""
+        return 2 if self.cut_card == CutCardPolicy.ONE_MORE_ROUND else 1
+
+
+@dataclass(frozen=True)
+class DeviceConfig:
+    """The [device] section: which device deals and which firmware it may run."""
+
+    SECTION: ClassVar[str] = "device"
+
+    kind: DeviceKind = DeviceKind.SHOE
+    url: str | None = None
+    """A device node (/dev/cardshoe/shoe0) or a pyserial URL (socket://, sim://, rfc2217://)."""
+    usb_vid: int | None = None
+    usb_pid: int | None = None
+    usb_serial: str | None = None
+    allowed_firmware_hashes: tuple[str, ...] = ()
+    """SHA-256 of every firmware image allowed; empty means not enforced."""
+
+    def __post_init__(self) -> None:
+        if self.url is not None:
+            _check_url(self.url)
+            if self._usb_given:
+                raise ConfigError(
+                    "device.url and device.usb_vid/usb_pid/usb_serial both given: "
+                    "choose the device by url or by USB ids, not both"
+                )
+        for key, number in (("device.usb_vid", self.usb_vid), ("device.usb_pid", self.usb_pid)):
+            if number is not None and not 0 <= number <= 0xFFFF:
+                raise ConfigError(f"{key} = {number} is out of range: use 0x0000-0xFFFF")
+        if self.usb_serial == "":
+            raise ConfigError("device.usb_serial is empty: give the serial number or remove it")
+        for digest in self.allowed_firmware_hashes:
+            if not _SHA256_PATTERN.match(digest):
+                raise ConfigError(
+                    f"device.allowed_firmware_hashes has {digest!r}: "
+                    "each entry is a SHA-256 written as 64 hex digits"
+                )
+
+    @property
+    def _usb_given(self) -> bool:
+        return any(value is not None for value in (self.usb_vid, self.usb_pid, self.usb_serial))
+
+    @property
+    def firmware_check_enforced(self) -> bool:
+        return bool(self.allowed_firmware_hashes)
+
+
+def _check_url(url: str) -> None:
+    if url.startswith("/"):
+        return
+    scheme, separator, rest = url.partition("://")
+    if not separator or scheme not in _URL_SCHEMES or not rest:
+        raise ConfigError(
+            f"device.url = {url!r} is not usable: give a device path such as "
+            "/dev/cardshoe/shoe0 or a URL starting with "
+            + ", ".join(f"{name}://" for name in _URL_SCHEMES)
+        )
+
+
+@dataclass(frozen=True)
+class ServiceConfig:
+    """The [service] section: where the running controller keeps its files."""
+
+    SECTION: ClassVar[str] = "service"
+
+    journal_path: Path = Path("/var/lib/cardshoe/journal.sqlite")
+    control_socket: Path = Path("/run/cardshoe/control.sock")
+
+
+@dataclass(frozen=True)
+class TableConfig:
+    """One table's whole configuration; TableConfig() is a valid Punto Banco table."""
+
+    table_id: str = "table-1"
+    game: GameConfig = field(default_factory=GameConfig)
+    shoe: ShoeProcedure = field(default_factory=ShoeProcedure)
+    """Used only with a manual shoe; an automatic machine neither cuts nor burns."""
+    device: DeviceConfig = field(default_factory=DeviceConfig)
+    service: ServiceConfig = field(default_factory=ServiceConfig)
+
+    def __post_init__(self) -> None:
+        if not _TABLE_ID_PATTERN.match(self.table_id):
+            raise ConfigError(
+                f"table_id = {self.table_id!r} is not usable: use 1-64 letters, digits, "
+                "'.', '_' or '-', starting with a letter or digit"
+            )
+        if self.uses_cut_card_and_burn:
+            self._check_cut_card_depth()
+
+    def _check_cut_card_depth(self) -> None:
+        per_round = MAX_CARDS_PER_ROUND + self.game.round_burn
+        shallowest = self.shoe.rounds_after_cut_card * per_round
+        deepest = 52 * self.game.decks // 2
+        why = (
+            f"{self.shoe.cut_card} leaves {self.shoe.rounds_after_cut_card} round(s) of up to "
+            f"{per_round} cards after the cut card, and at most half of {self.game.decks} "
+            "deck(s) may stay undealt"
+        )
+        _check_range("shoe.cut_card_depth", self.shoe.cut_card_depth, shallowest, deepest, why)
+
+    @property
+    def uses_cut_card_and_burn(self) -> bool:
+        """A manual shoe is cut and burned; an automatic machine deals at once (Art. 2.3)."""
+        return self.device.kind == DeviceKind.SHOE
+
+    def fingerprint_options(self) -> dict[str, Any]:
+        """The options a regulator approves (Macau Art. 18), as hashed into the fingerprint.
+
+        Identity, device address, firmware list and file paths are left out:
+        they do not change the game, and moving a table to another port
+        must not look like a new set of rules.
+        """
+        options: dict[str, Any] = {
+            "format": FINGERPRINT_FORMAT,
+            "game": self.game.name,
+            "decks": self.game.decks,
+            "commission": self.game.effective_commission,
+            "paytable": self.game.effective_paytable,
+            "demo_rounds": self.game.demo_rounds,
+            "round_burn": self.game.round_burn,
+            "device_kind": str(self.device.kind),
+        }
+        if self.uses_cut_card_and_burn:
+            options |= {
+                "burn": str(self.shoe.burn),
+                "burn_fixed": self.shoe.burn_fixed,
+                "cut_card_depth": self.shoe.cut_card_depth,
+                "cut_card": str(self.shoe.cut_card),
+            }
+        return options
+
+    @property
+    def fingerprint(self) -> str:
+        """SHA-256 (hex) of the canonical JSON of fingerprint_options()."""
+        canonical = canonical_json(self.fingerprint_options())
+        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+    def ensure_unchanged_since(self, recorded_fingerprint: str, shoe_id: str) -> None:
+        """Refuse to go on with an open shoe under other options than it started with."""
+        if recorded_fingerprint != self.fingerprint:
+            raise ConfigError(
+                f"the game options changed while shoe {shoe_id} is open "
+                f"(started with {recorded_fingerprint[:12]}, now {self.fingerprint[:12]}): "
+                "restore the configuration the shoe started with, then finish or void the shoe"
+            )
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any], *, base_dir: Path | None = None) -> TableConfig:
+        """Build a configuration from parsed TOML; relative paths are taken from base_dir."""
+        sections = (GameConfig, ShoeProcedure, DeviceConfig, ServiceConfig)
+        _reject_unknown_keys("", data, ["table_id", *(section.SECTION for section in sections)])
+        table_id = _read(data, "table_id", str, "table_id", 'a name such as "T12"')
+        device_data = _section(data, DeviceConfig.SECTION)
+        if "kind" in device_data and device_data["kind"] == DeviceKind.AUTO and "shoe" in data:
+            raise ConfigError(
+                'the [shoe] section applies only to device.kind = "shoe": an automatic '
+                "shuffler-dealer deals without cut card or burn (Macau Art. 2.3); remove it"
+            )
+        arguments: dict[str, Any] = {
+            section.SECTION: _build_section(section, _section(data, section.SECTION))
+            for section in sections
+        }
+        service: ServiceConfig = arguments["service"]
+        if base_dir is not None:
+            arguments["service"] = ServiceConfig(
+                journal_path=base_dir / service.journal_path,
+                control_socket=base_dir / service.control_socket,
+            )
+        if table_id is not None:
+            arguments["table_id"] = table_id
+        return cls(**arguments)
+
+
+def load_config(path: Path | str) -> TableConfig:
+    """Read a table configuration file; any problem is one line naming the file and key."""
+    path = Path(path)
+    try:
+        with path.open("rb") as stream:
+            data = tomllib.load(stream)
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such configuration file") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{path}: is a folder, not a configuration file") from None
+    except PermissionError:
+        raise ConfigError(f"{path}: not permitted to read it") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not valid TOML: the file is not UTF-8 text") from None
+    try:
+        return TableConfig.from_mapping(data, base_dir=path.parent.absolute())
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+
+
+# Reading TOML values: the type and a description of each key, as a table,
+# so every key is checked the same way and named in the same words.
+
+_FIELD_READERS: dict[tuple[str, str], tuple[type, str]] = {
+    ("game", "name"): (str, "a game name"),
+    ("game", "decks"): (int, "a whole number of decks"),
+    ("game", "commission"): (str, "a commission option name"),
+    ("game", "paytable"): (str, "a paytable name"),
+    ("game", "demo_rounds"): (int, "a whole number 0-3"),
+    ("game", "round_burn"): (int, "a whole number of cards"),
+    ("shoe", "burn"): (BurnPolicy, ""),
+    ("shoe", "burn_fixed"): (int, "a whole number 1-8"),
+    ("shoe", "cut_card_depth"): (int, "a whole number of cards"),
+    ("shoe", "cut_card"): (CutCardPolicy, ""),
+    ("device", "kind"): (DeviceKind, ""),
+    ("device", "url"): (str, "a device path or URL"),
+    ("device", "usb_vid"): (int, "a number such as 0x1209"),
+    ("device", "usb_pid"): (int, "a number such as 0x0001"),
+    ("device", "usb_serial"): (str, "the serial number text"),
+    ("device", "allowed_firmware_hashes"): (tuple, "a list of SHA-256 hex strings"),
+    ("service", "journal_path"): (Path, "a file path"),
+    ("service", "control_socket"): (Path, "a file path"),
+}
+
+
+def _section(data: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+    value = data.get(name, {})
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{name} must be a [{name}] section, not a single value")
+    return value
+
+
+def _build_section(section: type, data: Mapping[str, Any]) -> Any:
+    names = [item.name for item in fields(section)]
+    _reject_unknown_keys(section.SECTION + ".", data, names)
+    values = {}
+    for name in names:
+        kind, description = _FIELD_READERS[(section.SECTION, name)]
+        value = _read(data, name, kind, f"{section.SECTION}.{name}", description)
+        if value is not None:
+            values[name] = value
+    return section(**values)
+
+
+def _reject_unknown_keys(prefix: str, data: Mapping[str, Any], known: list[str]) -> None:
+    for key in data:
+        if key not in known:
+            raise ConfigError(f"unknown key {prefix}{key}: the keys here are {', '.join(known)}")
+
+
+def _read(data: Mapping[str, Any], name: str, kind: type, key: str, description: str) -> Any:
+    """The value of one key converted to its field type, or None when the key is absent."""
+    if name not in data:
+        return None
+    value = data[name]
+    if issubclass(kind, StrEnum):
+        allowed = [member.value for member in kind]
+        if value not in allowed:
+            raise ConfigError(f"{key} = {_show(value)} is not allowed: use {_one_of(allowed)}")
+        return kind(value)
+    if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
+        raise ConfigError(f"{key} = {_show(value)} is not {description}")
+    if kind in (str, Path) and not isinstance(value, str):
+        raise ConfigError(f"{key} = {_show(value)} is not {description}")
+    if kind is tuple:
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            raise ConfigError(f"{key} = {_show(value)} is not {description}")
+        return tuple(item.lower() for item in value)
+    return kind(value)
+
+
+def _show(value: Any) -> str:
+    return json.dumps(value) if isinstance(value, str | int | float | list) else repr(value)
+
+
+def _one_of(allowed: list[str] | tuple[str, ...]) -> str:
+    return " | ".join(f'"{item}"' for item in allowed)
