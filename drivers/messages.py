@@ -176,11 +176,17 @@ class Command:
     request_id: int
 
 
+class Answer:
+    """The device's answer to a command: request_id echoes the command's (0: unsolicited)."""
+
+    request_id: int
+
+
 # Device -> host answers
 
 
 @dataclass(frozen=True)
-class Hello:
+class Hello(Answer):
     """Who the device is, and where its event stream stands.
 
     request_id 0 means unsolicited (sent at power-up until a GET_INFO arrives).
@@ -201,7 +207,7 @@ class Hello:
 
 
 @dataclass(frozen=True)
-class Reply:
+class Reply(Answer):
     """The answer to a command: ErrorCode.OK or why the device refused it."""
 
     request_id: int
@@ -209,7 +215,7 @@ class Reply:
 
 
 @dataclass(frozen=True)
-class Status:
+class Status(Answer):
     """A snapshot answering GET_STATUS; changes that matter come as events."""
 
     request_id: int

@@ -16,13 +16,18 @@ from cardshoe.drivers.cardid import CardId, CardSuit
 from cardshoe.drivers.error_codes import ErrorCode
 from cardshoe.drivers.link_constants import PROTOCOL_MAJOR
 from cardshoe.drivers.messages import (
+    ANSWER_ID,
     HEADER,
     LAYOUTS,
+    REQUEST_ID,
     Ack,
+    Answer,
     Capability,
     CardRead,
+    Command,
     DealNext,
     DeviceKind,
+    Event,
     Fault,
     FaultKind,
     GateMode,
@@ -170,6 +175,16 @@ def test_damaged_payloads_are_refused_or_canonical(message, data) -> None:
     except ProtocolError:
         return
     assert encode_message(decoded) == damaged
+
+
+def test_every_message_has_the_marker_of_its_class() -> None:
+    markers = {"seq": Event, "request_id": (Command, Answer), "acked_seq": object}
+    for layout in LAYOUTS:
+        assert issubclass(layout.cls, markers[layout.tag_field]), layout.type
+        if layout.tag is REQUEST_ID:
+            assert issubclass(layout.cls, Command), layout.type
+        if layout.tag is ANSWER_ID:
+            assert issubclass(layout.cls, Answer), layout.type
 
 
 def test_the_header_layout() -> None:
