@@ -40,6 +40,7 @@ PAGE_SIZE = 500
 """Records read per query while iterating, so a long listing never holds the lock for long."""
 
 _KIND_PATTERN = re.compile(r"^[a-z][a-z0-9_.-]{0,63}$")
+_SHA256_PATTERN = re.compile(r"^[0-9a-f]{64}$")
 _SYNCHRONOUS_NAMES = {0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"}
 
 SCHEMA_STEPS: tuple[tuple[str, ...], ...] = (
@@ -84,6 +85,23 @@ _RECORD_COLUMNS = (
 )
 
 
+RECORD_FIELDS = (
+    "id",
+    "time_utc",
+    "time_ns",
+    "table_id",
+    "shoe_id",
+    "round_no",
+    "device_serial",
+    "device_seq",
+    "kind",
+    "payload",
+    "prev_hash",
+    "hash",
+)
+"""The fields of an exported record, in order: the columns plus the readable time."""
+
+
 class JournalError(UserError):
     """A journal file that cannot be opened or read; the message names the file."""
 
@@ -114,20 +132,32 @@ class Record:
 
     def as_dict(self) -> dict[str, Any]:
         """Every column plus the readable time, for JSON and CSV export."""
-        return {
-            "id": self.id,
-            "time_utc": self.time_utc,
-            "time_ns": self.time_ns,
-            "table_id": self.table_id,
-            "shoe_id": self.shoe_id,
-            "round_no": self.round_no,
-            "device_serial": self.device_serial,
-            "device_seq": self.device_seq,
-            "kind": self.kind,
-            "payload": self.payload,
-            "prev_hash": self.prev_hash,
-            "hash": self.hash,
-        }
+        return {name: getattr(self, name) for name in RECORD_FIELDS}
+
+
+@dataclass(frozen=True)
+class ChainAnchor:
+    """A record id and its hash, written down outside the journal, as text ID:HASH.
+
+    The chain has no secret key, so whoever can write the file can rewrite
+    it whole; a hash kept elsewhere (shift report, floor system) shows that.
+    """
+
+    record_id: int
+    hash: str
+
+    def __str__(self) -> str:
+        return f"{self.record_id}:{self.hash}"
+
+    @classmethod
+    def parse(cls, text: str) -> ChainAnchor:
+        id_text, _, digest = text.strip().partition(":")
+        digest = digest.lower()
+        if not id_text.isdigit() or int(id_text) < 1 or not _SHA256_PATTERN.match(digest):
+            raise JournalError(
+                f"anchor {text!r} is not ID:HASH (a record id, a colon and 64 hex digits)"
+            )
+        return cls(int(id_text), digest)
 
 
 @dataclass(frozen=True)
@@ -138,9 +168,14 @@ class VerifyResult:
     records: int
     """Records checked (all of them when ok)."""
     head_hash: str
-    """Hash of the last good record: write it down to detect a later rewrite of the whole file."""
+    """Hash of the last good record."""
     first_bad_id: int | None = None
     reason: str | None = None
+
+    @property
+    def anchor(self) -> ChainAnchor | None:
+        """The last record and its hash, to write down when the journal verified."""
+        return ChainAnchor(self.records, self.head_hash) if self.ok and self.records else None
 
 
 @dataclass(frozen=True)
@@ -379,23 +414,31 @@ class Journal:
             ).fetchone()
         return None if row is None else row[0]
 
-    def verify(self) -> VerifyResult:
-        """Walk the whole chain in one read snapshot and report the first bad record."""
+    def verify(self, *, anchor: ChainAnchor | None = None) -> VerifyResult:
+        """Walk the whole chain in one read snapshot and report the first bad record.
+
+        With an anchor, the record it names must still carry the hash it had.
+        """
         with self._lock:
             if self._in_transaction:
                 raise RuntimeError("verify the journal outside a transaction")
             self._connection.execute("BEGIN")
             try:
-                return self._verify_snapshot()
+                return self._verify_snapshot(anchor)
             finally:
                 self._connection.execute("COMMIT")
 
-    def _verify_snapshot(self) -> VerifyResult:
+    def _verify_snapshot(self, anchor: ChainAnchor | None) -> VerifyResult:
         expected_id, previous_hash, count = 1, GENESIS_HASH, 0
         rows = self._connection.execute(f"SELECT {_RECORD_COLUMNS} FROM records ORDER BY id")
         for row in rows:
             record_id, stored_hash = row[0], row[10]
             problem = _chain_problem(row, expected_id, previous_hash)
+            if problem is None and _misses_anchor(anchor, record_id, stored_hash):
+                problem = (
+                    "its hash is not the one written down in the anchor: "
+                    "the journal was rewritten from this record or earlier"
+                )
             if problem is not None:
                 return VerifyResult(False, count, previous_hash, record_id, problem)
             expected_id, previous_hash, count = record_id + 1, stored_hash, count + 1
@@ -431,6 +474,14 @@ class Journal:
                 previous_hash,
                 last_id,
                 "does not match the chain head's hash and count: the end was rewritten",
+            )
+        if anchor and anchor.record_id > last_id:
+            return VerifyResult(
+                False,
+                count,
+                previous_hash,
+                anchor.record_id,
+                "the anchor's record is no longer in the journal: the end was cut off",
             )
         return VerifyResult(True, count, previous_hash)
 
@@ -473,6 +524,10 @@ def _chain_problem(row: tuple[Any, ...], expected_id: int, previous_hash: str) -
     if computed != stored:
         return "its contents do not match its hash: the record was edited"
     return None
+
+
+def _misses_anchor(anchor: ChainAnchor | None, record_id: int, stored_hash: str) -> bool:
+    return anchor is not None and anchor.record_id == record_id and anchor.hash != stored_hash
 
 
 def _id_span(first: int, last: int) -> str:

@@ -18,6 +18,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "odds",
         "Exact odds and house edge by enumeration.",
     ),
+    "journal": (
+        "cardshoe.controller.cli.journal_cmd",
+        "journal",
+        "Show, export or verify a table's journal.",
+    ),
 }
 
 

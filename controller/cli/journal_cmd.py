@@ -1,0 +1,173 @@
+"""shoectl journal: list, export and verify a table's journal, always read-only."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+    from cardshoe.controller.journal import Journal, Record
+
+JOURNAL_PATH = click.argument("path", type=click.Path(path_type=Path))
+
+
+def _filters(command: Callable[..., None]) -> Callable[..., None]:
+    """The record filters shared by show and export."""
+    command = click.option(
+        "--kind", "kinds", multiple=True, help="Only this record kind (repeatable)."
+    )(command)
+    command = click.option(
+        "--round", "round_no", type=click.IntRange(min=0), help="Only this round number."
+    )(command)
+    return click.option("--shoe", "shoe_id", help="Only records of this shoe id.")(command)
+
+
+@click.group()
+def journal() -> None:
+    """Show, export or verify a table's journal; the journal is opened read-only.
+
+    Exit codes: 0 success, 1 the journal failed verification, 2 the file is
+    missing, unreadable or not a cardshoe journal.
+    """
+
+
+@journal.command()
+@JOURNAL_PATH
+@_filters
+@click.option("--last", type=click.IntRange(min=1), help="Only the last N matching records.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON array of records.")
+def show(
+    path: Path,
+    shoe_id: str | None,
+    round_no: int | None,
+    kinds: tuple[str, ...],
+    last: int | None,
+    as_json: bool,
+) -> None:
+    """List records, one line each.
+
+    Columns: id, time (UTC), shoe, round, device serial#sequence, kind, payload.
+    """
+    from collections import deque
+
+    from cardshoe.controller.journal import Journal
+
+    with Journal.open_readonly(path) as opened:
+        records: Iterator[Record] | deque[Record] = _matching(opened, shoe_id, round_no, kinds)
+        if last is not None:
+            records = deque(records, maxlen=last)
+        if as_json:
+            click.echo(json.dumps([record.as_dict() for record in records], ensure_ascii=False))
+            return
+        shown = 0
+        for record in records:
+            click.echo(_line(record))
+            shown += 1
+        if shown == 0:
+            click.echo("no matching records")
+
+
+@journal.command()
+@JOURNAL_PATH
+@_filters
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["jsonl", "csv"]),
+    default="jsonl",
+    show_default=True,
+    help="JSON lines (one object per record) or CSV with the payload as a JSON column.",
+)
+def export(
+    path: Path,
+    shoe_id: str | None,
+    round_no: int | None,
+    kinds: tuple[str, ...],
+    output_format: str,
+) -> None:
+    """Write records to stdout with every column, for archive or audit."""
+    import csv
+    import sys
+
+    from cardshoe.controller.journal import RECORD_FIELDS, Journal
+
+    with Journal.open_readonly(path) as opened:
+        records = _matching(opened, shoe_id, round_no, kinds)
+        if output_format == "jsonl":
+            for record in records:
+                click.echo(json.dumps(record.as_dict(), ensure_ascii=False))
+            return
+        writer = csv.DictWriter(sys.stdout, fieldnames=RECORD_FIELDS, lineterminator="\n")
+        writer.writeheader()
+        for record in records:
+            row = record.as_dict()
+            row["payload"] = json.dumps(record.payload, ensure_ascii=False, sort_keys=True)
+            writer.writerow(row)
+
+
+@journal.command()
+@JOURNAL_PATH
+@click.option(
+    "--anchor",
+    help="ID:HASH printed by an earlier verify; fails if that record no longer has that hash.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def verify(path: Path, anchor: str | None, as_json: bool) -> None:
+    """Check the hash chain; exit 1 naming the first bad record.
+
+    A record edited, removed, moved or added outside the journal fails.
+    On success it prints the anchor (last record id and hash): keep it
+    outside this machine and pass it back with --anchor to detect a later
+    rewrite of the whole file.
+    """
+    from cardshoe.controller.errors import UserError
+    from cardshoe.controller.journal import ChainAnchor, Journal
+
+    expected = ChainAnchor.parse(anchor) if anchor is not None else None
+    with Journal.open_readonly(path) as opened:
+        result = opened.verify(anchor=expected)
+    if as_json:
+        click.echo(
+            json.dumps(
+                {
+                    "path": str(path),
+                    "ok": result.ok,
+                    "records": result.records,
+                    "head_hash": result.head_hash,
+                    "anchor": str(result.anchor) if result.anchor else None,
+                    "first_bad_id": result.first_bad_id,
+                    "reason": result.reason,
+                }
+            )
+        )
+        if not result.ok:
+            raise click.exceptions.Exit(1)
+        return
+    if not result.ok:
+        where = f"record {result.first_bad_id}" if result.first_bad_id else "the journal"
+        raise UserError(f"{path}: verification failed at {where}: {result.reason}", exit_code=1)
+    click.echo(f"{path}: ok, {result.records} records, anchor {result.anchor or 'none (empty)'}")
+
+
+def _matching(
+    opened: Journal, shoe_id: str | None, round_no: int | None, kinds: tuple[str, ...]
+) -> Iterator[Record]:
+    return opened.records(shoe_id=shoe_id, round_no=round_no, kinds=kinds or None)
+
+
+def _line(record: Record) -> str:
+    device = "-"
+    if record.device_serial is not None:
+        seq = "" if record.device_seq is None else f"#{record.device_seq}"
+        device = f"{record.device_serial}{seq}"
+    round_text = "-" if record.round_no is None else str(record.round_no)
+    payload = json.dumps(record.payload, ensure_ascii=False, sort_keys=True)
+    return (
+        f"{record.id:>7}  {record.time_utc}  {record.shoe_id or '-':<10}  {round_text:>4}  "
+        f"{device:<14}  {record.kind:<16}  {payload}"
+    )
