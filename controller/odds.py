@@ -39,6 +39,8 @@ from cardshoe.controller.rounds import SEVEN, Outcome
 HandValues = tuple[int, ...]
 LeafKey = tuple[int, int, int]
 """(player total, banker total, sevens) at the end of a round."""
+OutcomeFields = tuple[int, int, bool, bool, bool, int]
+"""Outcome's fields, in their order."""
 
 
 @dataclass(frozen=True)
@@ -103,15 +105,43 @@ def outcome_counts(dealing: Dealing, shoe: Mapping[Card, int]) -> Counter[Outcom
     size = sum(rank_counts.values())
     most = dealing.max_shoe_cards
     tails = [perm(size - used, most - used) for used in range(min(size, most) + 1)]
+    placed = len(dealing.player_starts_with)
+
+    tally: defaultdict[OutcomeFields, int] = defaultdict(int)
+    third_cards: dict[tuple[HandValues, HandValues], dict[LeafKey, int]] = {}
+    for initial, deals in _initial_deals(dealing, rank_counts, value_of_rank).items():
+        player, banker, player_pair, banker_pair = initial
+        leaves = third_cards.get((player, banker))
+        if leaves is None:
+            remaining = list(value_counts)
+            for value in player[placed:] + banker:
+                remaining[value] -= 1
+            used = len(player) - placed + len(banker)
+            found: defaultdict[LeafKey, int] = defaultdict(int)
+            _deal_third_cards(dealing, player, banker, remaining, 1, used, tails, found)
+            leaves = third_cards[(player, banker)] = dict(found)
+        natural = is_natural(player) or is_natural(banker)
+        for (player_total, banker_total, sevens), weight in leaves.items():
+            fields = (player_total, banker_total, natural, player_pair, banker_pair, sevens)
+            tally[fields] += deals * weight
+    return Counter({Outcome(*fields): deals for fields, deals in tally.items()})
+
+
+def _initial_deals(
+    dealing: Dealing, rank_counts: Mapping[int, int], value_of_rank: Mapping[int, int]
+) -> dict[tuple[HandValues, HandValues, bool, bool], int]:
+    """Ordered deals behind each initial deal, keyed by hand values and pair flags.
+
+    Within a hand the values come in rank order, not deal order: no drawing
+    rule looks at the order of a hand's first two cards.
+    """
     placed_ranks = tuple(card.rank for card in dealing.player_starts_with)
     ranks = sorted(rank_counts)
+    player_cards = dealing.initial_order.count(Hand.PLAYER)
+    banker_cards = dealing.initial_order.count(Hand.BANKER)
     initial_deals: defaultdict[tuple[HandValues, HandValues, bool, bool], int] = defaultdict(int)
-    for player_ranks in combinations_with_replacement(
-        ranks, dealing.initial_order.count(Hand.PLAYER)
-    ):
-        for banker_ranks in combinations_with_replacement(
-            ranks, dealing.initial_order.count(Hand.BANKER)
-        ):
+    for player_ranks in combinations_with_replacement(ranks, player_cards):
+        for banker_ranks in combinations_with_replacement(ranks, banker_cards):
             deals = (
                 _arrangements(player_ranks)
                 * _arrangements(banker_ranks)
@@ -122,49 +152,12 @@ def outcome_counts(dealing: Dealing, shoe: Mapping[Card, int]) -> Counter[Outcom
             player_hand = placed_ranks + player_ranks
             key = (
                 tuple(value_of_rank[rank] for rank in player_hand),
-                tuple(sorted(value_of_rank[rank] for rank in banker_ranks)),
+                tuple(value_of_rank[rank] for rank in banker_ranks),
                 player_hand[0] == player_hand[1],
                 banker_ranks[0] == banker_ranks[1],
             )
             initial_deals[key] += deals
-
-    tally: defaultdict[tuple[int, int, bool, bool, bool, int], int] = defaultdict(int)
-    third_cards: dict[tuple[HandValues, HandValues], dict[LeafKey, int]] = {}
-    for (player, banker, player_pair, banker_pair), deals in initial_deals.items():
-        leaves = third_cards.get((player, banker))
-        if leaves is None:
-            remaining = list(value_counts)
-            for value in player[len(placed_ranks) :] + banker:
-                remaining[value] -= 1
-            used = len(player) - len(placed_ranks) + len(banker)
-            found: defaultdict[LeafKey, int] = defaultdict(int)
-            _deal_third_cards(dealing, player, banker, remaining, 1, used, tails, found)
-            leaves = third_cards[(player, banker)] = dict(found)
-        natural = is_natural(player) or is_natural(banker)
-        for (player_total, banker_total, sevens), weight in leaves.items():
-            tally[(player_total, banker_total, natural, player_pair, banker_pair, sevens)] += (
-                deals * weight
-            )
-    return Counter(
-        {
-            Outcome(
-                player_total=player_total,
-                banker_total=banker_total,
-                natural=natural,
-                player_pair=player_pair,
-                banker_pair=banker_pair,
-                sevens=sevens,
-            ): deals
-            for (
-                player_total,
-                banker_total,
-                natural,
-                player_pair,
-                banker_pair,
-                sevens,
-            ), deals in tally.items()
-        }
-    )
+    return dict(initial_deals)
 
 
 def _deal_third_cards(
