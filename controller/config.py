@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from cardshoe.controller.canonical import canonical_json
+from cardshoe.controller.cards import Card
 from cardshoe.controller.errors import UserError
 from cardshoe.controller.games import GAME_NAMES, VARIANTS, Game, commission_names, get_game
 
@@ -158,6 +159,18 @@ class ShoeProcedure:
                 f'shoe.burn_fixed is used only with shoe.burn = "fixed", not "{self.burn}": '
                 "remove it or set burn to fixed"
             )
+
+    def start_burn_count(self, decks: int, first_card: Card) -> int:
+        """Cards burned when the shoe starts, the first card drawn included.
+
+        Every policy burns the first card; with "first-card" its value (A = 1,
+        2-9 face value, 10/J/Q/K = 10) is how many more cards follow it.
+        """
+        if self.burn == BurnPolicy.FIRST_CARD:
+            return 1 + min(first_card.rank, 10)
+        if self.burn == BurnPolicy.FIXED and self.burn_fixed is not None:
+            return self.burn_fixed
+        return decks
 
     @property
     def rounds_after_cut_card(self) -> int:
@@ -315,7 +328,7 @@ class TableConfig:
         _reject_unknown_keys("", data, ["table_id", *(section.SECTION for section in sections)])
         table_id = _read(data, "table_id", str, "table_id", 'a name such as "T12"')
         device_data = _section(data, DeviceConfig.SECTION)
-        if "kind" in device_data and device_data["kind"] == DeviceKind.AUTO and "shoe" in data:
+        if device_data.get("kind") == DeviceKind.AUTO and "shoe" in data:
             raise ConfigError(
                 'the [shoe] section applies only to device.kind = "shoe": an automatic '
                 "shuffler-dealer deals without cut card or burn (Macau Art. 2.3); remove it"

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from cardshoe.controller.cards import parse_card
 from cardshoe.controller.config import (
     DECKS_ALLOWED,
     BurnPolicy,
@@ -155,6 +156,22 @@ def test_cut_card_depth_must_leave_room_for_the_rounds_after_it() -> None:
     with_round_burn["shoe"]["cut_card"] = "one-more-round"
     assert "use 16-208" in config_error(with_round_burn)
     assert "use 6-208" in config_error({"shoe": {"cut_card_depth": 209}})
+
+
+@pytest.mark.parametrize(
+    ("shoe", "first_card", "burned"),
+    [
+        ({}, "KS", 8),
+        ({"burn": "fixed", "burn_fixed": 3}, "9H", 3),
+        ({"burn": "first-card"}, "AS", 2),
+        ({"burn": "first-card"}, "7D", 8),
+        ({"burn": "first-card"}, "TC", 11),
+        ({"burn": "first-card"}, "QH", 11),
+    ],
+)
+def test_start_burn_counts_the_first_card(shoe: dict, first_card: str, burned: int) -> None:
+    procedure = TableConfig.from_mapping({"shoe": shoe}).shoe
+    assert procedure.start_burn_count(8, parse_card(first_card)) == burned
 
 
 def test_automatic_machine_takes_no_shoe_section() -> None:
