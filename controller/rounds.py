@@ -84,7 +84,14 @@ class RoundInProgress:
         self._dealing = dealing
         self._player: list[Card] = list(dealing.player_starts_with)
         self._banker: list[Card] = []
-        self._dealt: list[DealtCard] = []
+        self._shoe_order: list[tuple[Card, Hand]] = []
+        # The point values beside the cards, and the recipient worked out once per card:
+        # the procedure asks next_recipient() before every card, and recounting both
+        # hands on each question halved the rounds per second. DealtCard records are
+        # built only when asked for, as building one per card cost a third of a round.
+        self._player_values: list[int] = [card.value for card in self._player]
+        self._banker_values: list[int] = []
+        self._next = dealing.next_recipient(self._player_values, self._banker_values)
 
     @property
     def player(self) -> tuple[Card, ...]:
@@ -98,30 +105,34 @@ class RoundInProgress:
     @property
     def dealt(self) -> tuple[DealtCard, ...]:
         """The shoe cards taken so far, in shoe order, with their recipients."""
-        return tuple(self._dealt)
+        return tuple(DealtCard(card, to) for card, to in self._shoe_order)
 
     def next_recipient(self) -> Hand | None:
         """The hand the next shoe card belongs to, or None when the round is complete."""
-        return self._dealing.next_recipient(
-            [card.value for card in self._player], [card.value for card in self._banker]
-        )
+        return self._next
 
     @property
     def is_complete(self) -> bool:
-        return self.next_recipient() is None
+        return self._next is None
 
     def deal(self, card: Card) -> Hand:
         """Give the next shoe card to the hand whose turn it is, and say which hand that was."""
         if card.is_mandatory_seven:
             raise RoundStateError("7* is placed by the dealer; deal only cards from the shoe")
-        recipient = self.next_recipient()
+        recipient = self._next
         if recipient is None:
             raise RoundStateError(f"the round is complete; {card} belongs to no hand")
-        (self._player if recipient is Hand.PLAYER else self._banker).append(card)
-        self._dealt.append(DealtCard(card, recipient))
+        if recipient is Hand.PLAYER:
+            self._player.append(card)
+            self._player_values.append(card.value)
+        else:
+            self._banker.append(card)
+            self._banker_values.append(card.value)
+        self._shoe_order.append((card, recipient))
+        self._next = self._dealing.next_recipient(self._player_values, self._banker_values)
         return recipient
 
     def outcome(self) -> Outcome:
-        if not self.is_complete:
+        if self._next is not None:
             raise RoundStateError("the round is not complete; it has no outcome yet")
         return Outcome.of_hands(self._player, self._banker)
