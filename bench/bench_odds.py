@@ -16,6 +16,8 @@ from cardshoe.controller.odds import compute_odds
 
 CASES = [("punto-banco", 8), ("seven-up", 6), ("macau-1", 8), ("macau-2", 8)]
 RUNS = 3
+ODDS_COMMAND = [sys.executable, "-m", "cardshoe.controller.cli", "odds", "--game", "punto-banco"]
+ODDS_COMMAND += ["--decks", "8", "--json"]
 
 
 def best_of(runs: int, action) -> float:
@@ -32,10 +34,8 @@ def main() -> None:
         game = get_game(name)
         seconds = best_of(RUNS, lambda game=game, decks=decks: compute_odds(game, decks))
         print(f"compute_odds {name:<12} {decks} decks: {seconds:.3f} s")
-    command = [sys.executable, "-m", "cardshoe.controller.cli", "odds", "--game", "punto-banco"]
-    command += ["--decks", "8", "--json"]
     seconds = best_of(
-        RUNS, lambda: subprocess.run(command, check=True, capture_output=True, text=True)
+        RUNS, lambda: subprocess.run(ODDS_COMMAND, check=True, capture_output=True, text=True)
     )
     print(f"shoectl odds --game punto-banco --decks 8 --json (whole process): {seconds:.3f} s")
 

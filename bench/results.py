@@ -54,7 +54,7 @@ class Measurement:
 
 def not_measured(name: str, needs: str, target: Target | None = None) -> Measurement:
     """A row for a measurement whose code under test does not exist yet."""
-    return Measurement(name, None, "", target, f"not measured yet (needs {needs})")
+    return Measurement(name, None, "", target, f"needs {needs}")
 
 
 def percentile(samples: list[float], percent: int) -> float:
@@ -64,9 +64,9 @@ def percentile(samples: list[float], percent: int) -> float:
 
 def print_measurements(measurements: list[Measurement]) -> None:
     for measurement in measurements:
-        target = f"  target {measurement.target.text}: {measurement.met_text()}"
-        print(
-            f"{measurement.name}: {measurement.value_text()}"
-            + (target if measurement.target else "")
-            + (f"  ({measurement.detail})" if measurement.detail else "")
-        )
+        line = f"{measurement.name}: {measurement.value_text()}"
+        if measurement.target is not None:
+            line += f"  target {measurement.target.text}: {measurement.met_text()}"
+        if measurement.detail:
+            line += f"  ({measurement.detail})"
+        print(line)

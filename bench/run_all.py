@@ -1,0 +1,161 @@
+"""Run every benchmark and write the results table to docs/performance.md (`make bench`).
+
+ROWS lists the table in the issue's order: the name of a bench module,
+whose measure() returns its Measurements, or a row that says which part of
+the system it still needs. When that part lands, write a bench_<name>.py
+with a measure() and put its name in place of the row. Benchmarks report;
+nothing here fails on a missed target.
+
+    .venv/bin/python bench/run_all.py [--output docs/performance.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import importlib
+import os
+import platform
+import subprocess
+from pathlib import Path
+
+from results import Measurement, Target, not_measured, print_measurements
+
+REPO = Path(__file__).resolve().parent.parent
+SESSION = "the procedure machine and TableSession (controller/procedure.py, session.py)"
+LINK = "the host link and device API in cardshoe.drivers"
+SIMULATOR = "firmware_sim serving a pty"
+SERVICE = "the service, shoectl run"
+
+ROWS: tuple[str | Measurement, ...] = (
+    not_measured(
+        "wire-to-decision per card p50 / p99, no journal commit", f"{LINK}, {SIMULATOR}, {SESSION}"
+    ),
+    not_measured(
+        "wire-to-decision per card p99, with durable commit",
+        f"{LINK}, {SIMULATOR}, {SESSION}",
+        Target(5, at_least=False, text="< 5 ms"),
+    ),
+    "bench_pty_echo",
+    "bench_durable_commit",
+    not_measured(
+        "controller overhead per card, no commit",
+        SESSION,
+        Target(100, at_least=False, text="< 100 µs"),
+    ),
+    not_measured(
+        "whole 8-deck shoe over a pty",
+        f"{LINK}, {SIMULATOR}, {SESSION}",
+        Target(2, at_least=False, text="< 2 s"),
+    ),
+    "bench_rules",
+    not_measured("controller rounds/s (machine + rules, no I/O)", SESSION),
+    "bench_cli",
+    not_measured(
+        "service resident memory (RSS)", SERVICE, Target(60, at_least=False, text="< 60 MB")
+    ),
+    not_measured("service start-up to READY", SERVICE),
+)
+
+
+def run_benchmarks() -> list[Measurement]:
+    measurements: list[Measurement] = []
+    for row in ROWS:
+        if isinstance(row, Measurement):
+            measurements.append(row)
+            continue
+        print(f"running {row} ...", flush=True)
+        found = importlib.import_module(row).measure()
+        print_measurements(found)
+        measurements.extend(found)
+    return measurements
+
+
+def machine_lines() -> list[str]:
+    return [
+        f"- machine: {platform.machine()}, {_cpu_model()}, {_cores()} cores, "
+        f"Linux {platform.release()}",
+        f"- Python: {platform.python_version()} ({platform.python_implementation()})",
+        f"- date: {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC",
+        f"- cardshoe commit: {_commit()}",
+    ]
+
+
+def _cpu_model() -> str:
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            return line.partition(":")[2].strip()
+    return platform.processor() or "unknown CPU"
+
+
+def _cores() -> int:
+    return len(os.sched_getaffinity(0))
+
+
+def _commit() -> str:
+    """The commit measured, marked when the work tree had uncommitted changes."""
+    head = subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    )
+    if head.returncode != 0:
+        return "unknown (not a git checkout)"
+    dirty = subprocess.run(
+        ["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
+        capture_output=True,
+        text=True,
+    ).stdout
+    return head.stdout.strip() + (" with uncommitted changes" if dirty else "")
+
+
+def summary(measurements: list[Measurement]) -> str:
+    with_target = [item for item in measurements if item.target is not None]
+    measured = [item for item in with_target if item.value is not None]
+    missed = [item.name for item in measured if not item.met]
+    text = f"Targets met: {len(measured) - len(missed)} of {len(measured)} measured"
+    if missed:
+        text += "; missed: " + ", ".join(missed)
+    waiting = len(with_target) - len(measured)
+    if waiting:
+        text += f". {waiting} target(s) not measured yet: their code is not written yet"
+    return text + "."
+
+
+def render(measurements: list[Measurement]) -> str:
+    lines = [
+        "# Performance",
+        "",
+        "Written by `make bench` (bench/run_all.py); edit the benchmarks, not this file.",
+        "Benchmarks report and tests never assert a time; the targets come from issue 7.",
+        "",
+        *machine_lines(),
+        "",
+        summary(measurements),
+        "",
+        "| measurement | value | target | met? | how |",
+        "|---|---|---|---|---|",
+    ]
+    for item in measurements:
+        target = item.target.text if item.target else "—"
+        lines.append(
+            f"| {item.name} | {item.value_text()} | {target} | {item.met_text()} | {item.detail} |"
+        )
+    lines += [
+        "",
+        "Run one benchmark alone with `.venv/bin/python bench/<module>.py`; each prints its rows.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--output", type=Path, default=REPO / "docs" / "performance.md")
+    output = parser.parse_args().output
+    measurements = run_benchmarks()
+    output.write_text(render(measurements), encoding="utf-8")
+    print(summary(measurements))
+    print(f"wrote {output}")
+
+
+if __name__ == "__main__":
+    main()
