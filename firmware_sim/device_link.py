@@ -1,0 +1,277 @@
+"""The device side of the shoe link: framing, event delivery and command answers.
+
+This is the part of a device's firmware that docs/protocol.md specifies:
+- events get consecutive sequence numbers and wait in a queue until the host
+  acknowledges them; exactly one is in flight, resent every 200 ms;
+- a cumulative ACK deletes everything up to its seq;
+- the answer to the last command is kept, so a command repeated with the
+  same request id is answered again without being executed twice;
+- until a host sends GET_INFO (and again after 3 s without a valid frame)
+  the device sends an unsolicited HELLO every second and no events.
+
+It knows nothing about cards: the device model behind `execute` does. It
+does no I/O: bytes come in through feed(), go out through take_output(),
+and time comes from the clock it is given.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from cardshoe.drivers.framing import DELIMITER, FrameDecoder, encode_frame
+from cardshoe.drivers.link_constants import (
+    EVENT_QUEUE_MIN_CAPACITY,
+    EVENT_RETRANSMIT_INTERVAL_S,
+    HELLO_INTERVAL_S,
+    LINK_DOWN_AFTER_S,
+)
+from cardshoe.drivers.messages import (
+    Ack,
+    Answer,
+    Command,
+    Event,
+    GetInfo,
+    GetStatus,
+    Hello,
+    Message,
+    Reply,
+    decode_message,
+    encode_message,
+)
+from cardshoe.drivers.protocol_errors import MessageError
+
+log = logging.getLogger(__name__)
+
+Clock = Callable[[], float]
+
+
+@dataclass
+class WireFaults:
+    """Damage to inject into the sending of particular events, by event seq.
+
+    Each entry applies once, to the first transmission of that event, so
+    the protocol's retransmission is what recovers from it.
+    """
+
+    drop: set[int] = field(default_factory=set)
+    corrupt: set[int] = field(default_factory=set)
+    duplicate: set[int] = field(default_factory=set)
+    ack_delay_s: dict[int, float] = field(default_factory=dict)
+    """Hold back an ACK covering this seq for this long before acting on it."""
+
+
+class DeviceLink:
+    """One device's protocol engine; `execute` runs every command except GET_INFO and ACK."""
+
+    def __init__(
+        self,
+        *,
+        execute: Callable[[Command], Answer],
+        hello: Callable[[int], Hello],
+        clock: Clock,
+        on_output: Callable[[], None] = lambda: None,
+        queue_capacity: int = EVENT_QUEUE_MIN_CAPACITY,
+        first_seq: int = 1,
+    ) -> None:
+        self._execute = execute
+        self._hello = hello
+        self._clock = clock
+        self._on_output = on_output
+        self.queue_capacity = queue_capacity
+        self.wire_faults = WireFaults()
+        self.decoder = FrameDecoder()
+        # Non-volatile: survives power cycles, resets and re-plugs.
+        self.pending: deque[Event] = deque()
+        self.next_seq = first_seq
+        self.last_acked_seq = first_seq - 1
+        # Volatile: lost at every power-up.
+        self.connected = False
+        self._output = bytearray()
+        self._sent_at: float | None = None
+        self._hello_due = 0.0
+        self._last_valid_frame = 0.0
+        self._answered: tuple[int, Answer] | None = None
+        self._held_acks: list[tuple[float, int]] = []
+        self._powered_at = clock()
+
+    # --- power and link state -------------------------------------------------------
+
+    def power_up(self) -> None:
+        """Start (or restart) the firmware: RAM state is gone, the queue and counter stay."""
+        self.connected = False
+        self.decoder.reset()
+        self._output.clear()
+        self._sent_at = None
+        self._answered = None
+        self._held_acks.clear()
+        self._powered_at = self._hello_due = self._clock()
+        self.link_opened()
+
+    def link_opened(self) -> None:
+        """A fresh byte stream: a 0x00 ends whatever partial frame the other side holds."""
+        self.decoder.reset()
+        self._emit(DELIMITER)
+
+    # --- events ---------------------------------------------------------------------
+
+    def queue_event(self, cls: type[Event], **fields: Any) -> Event:
+        """Number and timestamp a new event and keep it until acknowledged."""
+        event = cls(seq=self.next_seq, device_time_ms=self.device_time_ms(), **fields)
+        self.next_seq += 1
+        self.pending.append(event)
+        self._send_next_event()
+        return event
+
+    @property
+    def backlogged(self) -> bool:
+        """Only one queue slot left: the device must stop dealing (protocol: Queue)."""
+        return len(self.pending) >= self.queue_capacity - 1
+
+    def device_time_ms(self) -> int:
+        """Milliseconds since the firmware last started, as the protocol defines it."""
+        return int((self._clock() - self._powered_at) * 1000)
+
+    # --- bytes in and out -----------------------------------------------------------
+
+    def feed(self, data: bytes) -> None:
+        for payload in self.decoder.feed(data):
+            self._last_valid_frame = self._clock()
+            self._receive(payload)
+
+    def take_output(self) -> bytes:
+        out = bytes(self._output)
+        self._output.clear()
+        return out
+
+    def tick(self) -> None:
+        """Run the timers: held ACKs, link supervision, HELLO cadence, retransmission."""
+        now = self._clock()
+        for due, acked_seq in [held for held in self._held_acks if held[0] <= now]:
+            self._held_acks.remove((due, acked_seq))
+            self._apply_ack(acked_seq)
+        if self.connected and now - self._last_valid_frame >= LINK_DOWN_AFTER_S:
+            log.info("device link: no valid frame for %.1f s, back to HELLO", LINK_DOWN_AFTER_S)
+            self.connected = False
+            self._hello_due = now
+        if not self.connected and now >= self._hello_due:
+            self._hello_due = now + HELLO_INTERVAL_S
+            self._send(self._hello(0))
+        if (
+            self._sent_at is not None
+            and now - self._sent_at >= EVENT_RETRANSMIT_INTERVAL_S
+            and self.connected
+        ):
+            self._sent_at = None
+            self._send_next_event()
+
+    # --- internals ------------------------------------------------------------------
+
+    def _receive(self, payload: bytes) -> None:
+        try:
+            message = decode_message(payload)
+        except MessageError as exc:
+            log.warning("device link: refusing a payload: %s", exc)
+            self._send(Reply(self._refusal_tag(exc), exc.error_code))
+            return
+        if isinstance(message, Ack):
+            self._receive_ack(message.acked_seq)
+        elif isinstance(message, GetInfo):
+            self._connect(message)
+        elif isinstance(message, GetStatus):
+            self._send(self._execute(message))
+        elif isinstance(message, Command):
+            self._answer_once(message)
+        else:
+            log.warning("device link: %s is not a host message; ignored", type(message).__name__)
+
+    @staticmethod
+    def _refusal_tag(exc: MessageError) -> int:
+        """Echo the request id when the header was readable and the tag can be one."""
+        return exc.tag if exc.tag is not None and exc.tag <= 0xFFFF else 0
+
+    def _connect(self, message: GetInfo) -> None:
+        """GET_INFO opens a session: answer HELLO and restart delivery at once.
+
+        It is always executed afresh, and it forgets the stored answer, so a
+        host that restarted its request ids at 1 is never sent a stale one.
+        """
+        self._answered = None
+        self.connected = True
+        self._send(self._hello(message.request_id))
+        self._sent_at = None
+        self._send_next_event()
+
+    def _answer_once(self, command: Command) -> None:
+        if self._answered is not None and self._answered[0] == command.request_id:
+            log.info("device link: request %d repeated; resending its answer", command.request_id)
+            self._send(self._answered[1])
+            return
+        answer = self._execute(command)
+        self._answered = (command.request_id, answer)
+        self._send(answer)
+
+    def _receive_ack(self, acked_seq: int) -> None:
+        delay = max(
+            (s for seq, s in self.wire_faults.ack_delay_s.items() if seq <= acked_seq),
+            default=None,
+        )
+        if delay is None:
+            self._apply_ack(acked_seq)
+            return
+        for seq in [seq for seq in self.wire_faults.ack_delay_s if seq <= acked_seq]:
+            del self.wire_faults.ack_delay_s[seq]
+        self._held_acks.append((self._clock() + delay, acked_seq))
+
+    def _apply_ack(self, acked_seq: int) -> None:
+        if acked_seq < self.last_acked_seq:
+            log.debug("device link: stale ACK %d ignored", acked_seq)
+            return
+        if acked_seq >= self.next_seq:
+            log.warning(
+                "device link: ACK %d is beyond the last event %d; ignored",
+                acked_seq,
+                self.next_seq - 1,
+            )
+            return
+        self.last_acked_seq = acked_seq
+        head_acked = bool(self.pending) and self.pending[0].seq <= acked_seq
+        while self.pending and self.pending[0].seq <= acked_seq:
+            self.pending.popleft()
+        if head_acked:
+            self._sent_at = None
+            self._send_next_event()
+
+    def _send_next_event(self) -> None:
+        """Send the oldest unacknowledged event, unless one is already in flight."""
+        if not self.connected or not self.pending or self._sent_at is not None:
+            return
+        self._sent_at = self._clock()
+        event = self.pending[0]
+        frame = encode_frame(encode_message(event))
+        faults = self.wire_faults
+        if event.seq in faults.drop:
+            faults.drop.discard(event.seq)
+            log.info("device link: injected fault: dropped the frame of event %d", event.seq)
+            return
+        if event.seq in faults.corrupt:
+            faults.corrupt.discard(event.seq)
+            log.info("device link: injected fault: corrupted the frame of event %d", event.seq)
+            middle = len(frame) // 2
+            wrong = 0xFE if frame[middle] == 0xFF else 0xFF
+            frame = frame[:middle] + bytes([wrong]) + frame[middle + 1 :]
+        if event.seq in faults.duplicate:
+            faults.duplicate.discard(event.seq)
+            log.info("device link: injected fault: sent event %d twice", event.seq)
+            self._emit(frame)
+        self._emit(frame)
+
+    def _send(self, message: Message) -> None:
+        self._emit(encode_frame(encode_message(message)))
+
+    def _emit(self, data: bytes) -> None:
+        self._output += data
+        self._on_output()
