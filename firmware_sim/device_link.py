@@ -104,7 +104,6 @@ class DeviceLink:
         """Start (or restart) the firmware: RAM state is gone, the queue and counter stay."""
         self.connected = False
         self.decoder.reset()
-        self._output.clear()
         self._sent_at = None
         self._answered = None
         self._held_acks.clear()
