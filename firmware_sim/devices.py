@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from cardshoe.drivers.messages import DeviceKind
 from cardshoe.firmware_sim.core import FirmwareCore
+from cardshoe.firmware_sim.faults import Scenario, load_scenario, parse_injection
 from cardshoe.firmware_sim.manual_shoe import ManualShoe
 from cardshoe.firmware_sim.profiles import DEFAULT_PROFILE, get_profile
+from cardshoe.firmware_sim.shoe import DEFAULT_DECKS
 from cardshoe.firmware_sim.shuffler_dealer import ShufflerDealer
+from cardshoe.firmware_sim.timing import INSTANT, Timing
 
 MODEL_CLASSES: dict[DeviceKind, type[FirmwareCore]] = {
     DeviceKind.MANUAL_SHOE: ManualShoe,
@@ -26,3 +31,29 @@ def create_device(
     """
     device_profile = get_profile(profile).with_serial_number(serial_number)
     return MODEL_CLASSES[device_profile.kind](device_profile, **options)
+
+
+def configure_device(
+    *,
+    profile: str | None = None,
+    seed: int | None = None,
+    decks: int | None = None,
+    serial_number: str | None = None,
+    inject: Iterable[str] = (),
+    scenario: Path | None = None,
+    realistic: bool = False,
+) -> FirmwareCore:
+    """A device from user-facing settings (CLI flags, sim:// URL parameters).
+
+    A scenario file supplies what the other settings leave out; its
+    injections and the `inject` strings (KIND@round=N...) all apply.
+    """
+    base = load_scenario(scenario) if scenario is not None else Scenario()
+    return create_device(
+        profile or base.profile or DEFAULT_PROFILE,
+        serial_number=serial_number,
+        seed=seed if seed is not None else base.seed,
+        decks=decks or base.decks or DEFAULT_DECKS,
+        injections=[*base.injections, *(parse_injection(text) for text in inject)],
+        timing=Timing.realistic() if realistic else INSTANT,
+    )
