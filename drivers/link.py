@@ -1,0 +1,721 @@
+"""The host side of the shoe link: one session per device, across unplugs.
+
+A Link owns a transport and a reader thread that decodes every frame as it
+arrives, so device events are buffered while the caller is busy and never
+reordered. It applies the host rules of docs/protocol.md:
+
+- events: a duplicate (seq <= acknowledged) is acknowledged again and
+  dropped; a resend of an event the controller holds but has not yet
+  acknowledged is dropped; the next seq is queued for the controller; a
+  jump is a SequenceGap event, and the later event is held back;
+- commands: one outstanding at a time, resent with the same request id
+  after COMMAND_REPLY_TIMEOUT_S, at most COMMAND_ATTEMPTS sends;
+- supervision: GET_STATUS after HOST_POLL_INTERVAL_S of silence, link
+  down after LINK_DOWN_AFTER_S without a valid frame or at once on an
+  unplug; then reconnection with backoff, a new GET_INFO handshake that
+  checks the device is the same one, and the device's replay of its
+  unacknowledged events through the same rules.
+
+Acknowledgement is the controller's explicit step (ack), after its journal
+commit. Bad frames and undecodable payloads are counted and logged, never
+raised; an undecodable payload is also reported once as ProtocolViolation.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import secrets
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, fields
+from enum import Enum
+
+from cardshoe.drivers.errors import (
+    CommandRefused,
+    DeviceGone,
+    DeviceTimeout,
+    DriverError,
+    LinkProtocolError,
+)
+from cardshoe.drivers.framing import DELIMITER, FrameDecoder, encode_frame
+from cardshoe.drivers.link_constants import (
+    COMMAND_ATTEMPTS,
+    COMMAND_REPLY_TIMEOUT_S,
+    HOST_POLL_INTERVAL_S,
+    LINK_DOWN_AFTER_S,
+    PROTOCOL_MAJOR,
+    PROTOCOL_MINOR,
+)
+from cardshoe.drivers.link_events import (
+    DeviceEvent,
+    LinkLost,
+    LinkRestored,
+    ProtocolViolation,
+    SequenceGap,
+    SequenceRegression,
+    feed_violation,
+)
+from cardshoe.drivers.messages import (
+    LAYOUTS,
+    Ack,
+    Answer,
+    CardRead,
+    Command,
+    ErrorCode,
+    Event,
+    GetInfo,
+    GetStatus,
+    Hello,
+    MessageType,
+    Reply,
+    decode_message,
+    encode_message,
+)
+from cardshoe.drivers.protocol_errors import MessageError, UnsupportedVersion
+from cardshoe.drivers.transport import Transport
+
+log = logging.getLogger(__name__)
+
+_LAST_REQUEST_ID = 0xFFFF
+_RECENT_EVENTS = 256
+
+
+class LinkState(Enum):
+    CONNECTING = "connecting"
+    UP = "up"
+    DOWN = "down"
+    """Lost; the supervisor is reconnecting."""
+    GONE = "gone"
+    """Closed, or lost with reconnection off: nothing more will arrive."""
+
+
+@dataclass(frozen=True)
+class LinkTiming:
+    """The host's timers; the defaults are the protocol's (link_constants.py)."""
+
+    reply_timeout_s: float = COMMAND_REPLY_TIMEOUT_S
+    attempts: int = COMMAND_ATTEMPTS
+    poll_interval_s: float = HOST_POLL_INTERVAL_S
+    link_down_after_s: float = LINK_DOWN_AFTER_S
+    backoff_initial_s: float = 0.1
+    backoff_max_s: float = 2.0
+    supervise_tick_s: float = 0.05
+
+
+@dataclass
+class LinkCounters:
+    """What the link has seen beyond the frame decoder's counters."""
+
+    undecodable: int = 0
+    """Frames with a good CRC whose payload is not a valid message."""
+    duplicates: int = 0
+    """Events at or below the acknowledged seq, acknowledged again and dropped."""
+    retransmissions: int = 0
+    """Resends of an event the controller holds but has not acknowledged yet."""
+    sequence_gaps: int = 0
+    unmatched_answers: int = 0
+    """Answers to no waiting command (late, or to an earlier session)."""
+    command_retries: int = 0
+    reconnects: int = 0
+
+
+class _PendingCommand:
+    """The one command waiting for its answer; the reader thread completes it."""
+
+    def __init__(self, command: Command) -> None:
+        self.command = command
+        self._done = threading.Event()
+        self._answer: Answer | None = None
+        self._error: DriverError | None = None
+
+    def complete(self, answer: Answer) -> None:
+        self._answer = answer
+        self._done.set()
+
+    def fail(self, error: DriverError) -> None:
+        self._error = error
+        self._done.set()
+
+    def wait(self, timeout: float) -> Answer | None:
+        self._done.wait(timeout)
+        if self._error is not None:
+            raise self._error
+        return self._answer
+
+
+class Link:
+    """One device's session: transport, reader thread, supervisor thread, event queue."""
+
+    def __init__(
+        self,
+        connect: Callable[[], Transport],
+        *,
+        url: str,
+        timing: LinkTiming,
+        reconnect: bool,
+    ) -> None:
+        self.url = url
+        self.counters = LinkCounters()
+        self._connect_transport = connect
+        self._timing = timing
+        self._reconnect = reconnect
+        self._decoder = FrameDecoder()
+        self._cond = threading.Condition()
+        self._command_lock = threading.Lock()
+        self._write_lock = threading.Lock()
+        self._closing = threading.Event()
+        self._state = LinkState.CONNECTING
+        self._gone_reason = "never connected"
+        self._transport: Transport | None = None
+        self._reader: threading.Thread | None = None
+        self._reader_stop = threading.Event()
+        self._reader_error: str | None = None
+        self._supervisor: threading.Thread | None = None
+        self._pending: _PendingCommand | None = None
+        self._request_id = secrets.randbelow(_LAST_REQUEST_ID)
+        self._hello: Hello | None = None
+        self._lost = False
+        self._rehandshake_wanted = False
+        self._acked = 0
+        """Highest seq durably recorded by the controller (or, without a journal, the device)."""
+        self._queued_upto = 0
+        """Highest seq handed to the controller's queue."""
+        self._device_acked = 0
+        """Highest seq the device has been told is acknowledged, as far as we know."""
+        self._device_next_seq = 1
+        self._reported_gap: tuple[int, int] | None = None
+        self._reported_failure: str | None = None
+        self._last_bad_payload: bytes | None = None
+        self._buffer: deque[DeviceEvent] = deque()
+        self._accepted = 0
+        self._recent: deque[tuple[int, Event]] = deque(maxlen=_RECENT_EVENTS)
+        self._last_rx = self._last_tx = time.monotonic()
+
+    # --- session lifecycle -------------------------------------------------
+
+    def open(self, handshake_timeout: float) -> Hello:
+        """Connect and handshake, or raise; then supervise the link until close()."""
+        try:
+            attempts = max(1, math.ceil(handshake_timeout / self._timing.reply_timeout_s))
+            hello = self._connect(attempts)
+        except DriverError as exc:
+            with self._cond:
+                self._state = LinkState.GONE
+                self._gone_reason = str(exc)
+            raise
+        self._supervisor = threading.Thread(
+            target=self._supervise, name=f"cardshoe-link-supervisor {self.url}", daemon=True
+        )
+        self._supervisor.start()
+        return hello
+
+    def close(self) -> None:
+        """Stop both threads and release the transport; waiting callers get DeviceGone."""
+        self._closing.set()
+        supervisor = self._supervisor
+        if supervisor is not None and supervisor is not threading.current_thread():
+            supervisor.join()
+        with self._cond:
+            if self._state is not LinkState.GONE:
+                self._state = LinkState.GONE
+                self._gone_reason = f"{self.url} was closed"
+            pending = self._pending
+            self._cond.notify_all()
+        if pending is not None:
+            pending.fail(DeviceGone(self._gone_reason))
+        self._drop_transport()
+
+    @property
+    def state(self) -> LinkState:
+        return self._state
+
+    @property
+    def hello(self) -> Hello:
+        """The device's latest HELLO (identity, capabilities, stream position)."""
+        if self._hello is None:
+            raise DeviceGone(f"{self.url} has not completed a handshake")
+        return self._hello
+
+    @property
+    def protocol_minor(self) -> int:
+        return min(PROTOCOL_MINOR, self.hello.protocol_minor)
+
+    def counter_values(self) -> dict[str, int]:
+        """Frame and link counters together, for `shoectl info` and monitoring."""
+        frames = self._decoder.counters
+        values = {item.name: getattr(frames, item.name) for item in fields(frames)}
+        return values | asdict(self.counters)
+
+    # --- events --------------------------------------------------------------
+
+    def next_event(self, timeout: float | None) -> DeviceEvent | None:
+        """The next event in order, or None after timeout; DeviceGone once nothing can come."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._cond:
+            while not self._buffer:
+                if self._state is LinkState.GONE:
+                    raise DeviceGone(self._gone_reason)
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    return None
+                self._cond.wait(remaining)
+            return self._buffer.popleft()
+
+    def event_mark(self) -> int:
+        """A point in the accepted-event history; wait_for_event looks only after it."""
+        with self._cond:
+            return self._accepted
+
+    def wait_for_event(
+        self, wanted: Callable[[Event], bool], *, after: int, timeout: float
+    ) -> Event | None:
+        """The first accepted device event after `after` that `wanted` picks, left in the queue.
+
+        Lets a command that reports its outcome as an event (SELF_TEST) return
+        that outcome, while the controller still receives, journals and
+        acknowledges the event like any other.
+        """
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                for index, event in self._recent:
+                    if index > after and wanted(event):
+                        return event
+                if self._state is LinkState.GONE:
+                    raise DeviceGone(self._gone_reason)
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return None
+                self._cond.wait(remaining)
+
+    def ack(self, seq: int) -> None:
+        """Acknowledge every event up to seq: call only after the journal commit."""
+        with self._cond:
+            if seq > self._queued_upto:
+                raise ValueError(
+                    f"cannot acknowledge event {seq}: only events up to "
+                    f"{self._queued_upto} were delivered"
+                )
+            if seq <= self._acked:
+                return
+            self._acked = seq
+        self._send_ack(seq)
+
+    def set_journaled_seq(self, seq: int | None) -> None:
+        """Declare the highest seq the controller has durably recorded for this device.
+
+        None trusts the device's own last acknowledged seq. Queued events at or
+        below seq are dropped as duplicates and acknowledged; the device's
+        stream position is checked against seq (gap, regression).
+        """
+        with self._cond:
+            journaled = self._device_acked if seq is None else seq
+            self._acked = self._queued_upto = journaled
+            self._reported_gap = None
+            held = list(self._buffer)
+            self._buffer.clear()
+            self._check_position()
+            for item in held:
+                if isinstance(item, Event):
+                    self._classify(item)
+                elif not _regenerated(item):
+                    self._buffer.append(item)
+            resend = self._acked if self._device_acked < self._acked else None
+            self._cond.notify_all()
+        if resend is not None:
+            self._send_ack(resend)
+
+    # --- commands ------------------------------------------------------------
+
+    def command(self, build: Callable[[int], Command]) -> Answer:
+        """Send the command build(request_id) and return the device's answer.
+
+        Raises DeviceTimeout after every retry, DeviceGone when the link is
+        down (then the device may or may not have acted on it).
+        """
+        with self._cond:
+            if self._state is not LinkState.UP:
+                raise DeviceGone(self._down_message())
+        return self._exchange(build, self._timing.attempts)
+
+    def handshake(self) -> Hello:
+        """GET_INFO again, for example after the device restarted (RESET)."""
+        return self._handshake(self._timing.attempts)
+
+    # --- internals: connecting -------------------------------------------------
+
+    def _connect(self, attempts: int) -> Hello:
+        transport = self._connect_transport()
+        stop = threading.Event()
+        with self._cond:
+            self._state = LinkState.CONNECTING
+            self._transport = transport
+            self._reader_stop = stop
+            self._reader_error = None
+            self._last_rx = time.monotonic()
+        self._decoder.reset()
+        self._reader = threading.Thread(
+            target=self._read_loop,
+            args=(transport, stop),
+            name=f"cardshoe-link-reader {self.url}",
+            daemon=True,
+        )
+        self._reader.start()
+        try:
+            self._write(DELIMITER)
+            return self._handshake(attempts)
+        except DriverError:
+            self._drop_transport()
+            with self._cond:
+                if self._state is LinkState.CONNECTING:
+                    self._state = LinkState.DOWN
+            raise
+
+    def _handshake(self, attempts: int) -> Hello:
+        answer = self._exchange(lambda request_id: GetInfo(request_id, PROTOCOL_MINOR), attempts)
+        if isinstance(answer, Reply):
+            if answer.result is ErrorCode.VERSION_MISMATCH:
+                raise LinkProtocolError(
+                    f"{self.url} does not speak protocol {PROTOCOL_MAJOR}.x (VERSION_MISMATCH)"
+                )
+            raise CommandRefused("GET_INFO", answer.result)
+        if not isinstance(answer, Hello):
+            raise LinkProtocolError(f"{self.url} answered GET_INFO with {type(answer).__name__}")
+        return answer
+
+    def _adopt_hello(self, hello: Hello) -> tuple[DriverError | None, int | None]:
+        """Take a HELLO answering our GET_INFO (reader thread, lock held).
+
+        Returns an error if another device answered, and the seq to
+        acknowledge again if the device lost our last ACK.
+        """
+        previous = self._hello
+        if previous is not None and (previous.serial_number, previous.device_kind) != (
+            hello.serial_number,
+            hello.device_kind,
+        ):
+            return (
+                LinkProtocolError(
+                    f"another device answered on {self.url}: {hello.device_kind.name} "
+                    f"{hello.serial_number!r}, not {previous.device_kind.name} "
+                    f"{previous.serial_number!r}"
+                ),
+                None,
+            )
+        self._hello = hello
+        self._device_next_seq = max(self._device_next_seq, hello.next_seq)
+        if previous is None:
+            self._acked = self._queued_upto = hello.last_acked_seq
+        if self._lost:
+            self._lost = False
+            self.counters.reconnects += 1
+            self._buffer.append(LinkRestored(hello))
+        self._device_acked = hello.last_acked_seq
+        self._check_position()
+        if self._state is not LinkState.GONE:
+            self._state = LinkState.UP
+        self._reported_failure = None
+        self._cond.notify_all()
+        resend = self._acked if hello.last_acked_seq < self._acked else None
+        return None, resend
+
+    def _check_position(self) -> None:
+        """Queue a gap or regression if the device's stream and ours disagree (lock held)."""
+        if self._device_acked > self._queued_upto:
+            self._report_gap(self._queued_upto + 1, self._device_acked + 1)
+        if self._device_next_seq - 1 < self._queued_upto:
+            log.error(
+                "%s: the device's next seq %d is behind the recorded %d",
+                self.url,
+                self._device_next_seq,
+                self._queued_upto,
+            )
+            self._buffer.append(SequenceRegression(self._queued_upto, self._device_next_seq))
+
+    # --- internals: the reader thread ------------------------------------------
+
+    def _read_loop(self, transport: Transport, stop: threading.Event) -> None:
+        while not stop.is_set():
+            try:
+                data = transport.read()
+            except DeviceGone as exc:
+                if not stop.is_set():
+                    self._mark_failed(str(exc))
+                return
+            for payload in self._decoder.feed(data) if data else ():
+                self._dispatch(payload)
+
+    def _dispatch(self, payload: bytes) -> None:
+        self._last_rx = time.monotonic()
+        try:
+            message = decode_message(payload)
+        except MessageError as exc:
+            self._on_undecodable(payload, exc)
+            return
+        resend: int | None = None
+        with self._cond:
+            if isinstance(message, Event):
+                if self._state is LinkState.UP and self._classify(message):
+                    resend = self._acked
+            elif isinstance(message, Answer):
+                resend = self._on_answer(message)
+            else:
+                self.counters.undecodable += 1
+                log.warning("%s: dropped a host message from the device: %r", self.url, message)
+        if resend is not None:
+            self._send_ack(resend)
+
+    def _classify(self, event: Event) -> bool:
+        """Apply the host's seq rules to one event (lock held); True: acknowledge again."""
+        seq = event.seq
+        self._device_next_seq = max(self._device_next_seq, seq + 1)
+        if seq <= self._acked:
+            self.counters.duplicates += 1
+            return True
+        if seq <= self._queued_upto:
+            self.counters.retransmissions += 1
+            return False
+        if seq > self._queued_upto + 1:
+            self._report_gap(self._queued_upto + 1, seq)
+            return False
+        if isinstance(event, CardRead) and (reason := feed_violation(event)):
+            log.error("%s: %s", self.url, reason)
+            self._buffer.append(ProtocolViolation(reason, seq))
+        self._buffer.append(event)  # type: ignore[arg-type]
+        self._queued_upto = seq
+        self._accepted += 1
+        self._recent.append((self._accepted, event))
+        self._cond.notify_all()
+        return False
+
+    def _report_gap(self, expected: int, got: int) -> None:
+        if self._reported_gap == (expected, got):
+            return
+        self._reported_gap = (expected, got)
+        self.counters.sequence_gaps += 1
+        log.error("%s: sequence gap, expected event %d, got %d", self.url, expected, got)
+        self._buffer.append(SequenceGap(expected, got))
+        self._cond.notify_all()
+
+    def _on_answer(self, answer: Answer) -> int | None:
+        pending = self._pending
+        if isinstance(answer, Hello) and answer.request_id == 0:
+            if self._state is LinkState.UP:
+                log.info("%s: unsolicited HELLO, the device restarted its session", self.url)
+                self._rehandshake_wanted = True
+            return None
+        if pending is None or answer.request_id != pending.command.request_id:
+            self.counters.unmatched_answers += 1
+            log.debug("%s: answer to no waiting command: %r", self.url, answer)
+            return None
+        resend = None
+        if isinstance(answer, Hello) and isinstance(pending.command, GetInfo):
+            error, resend = self._adopt_hello(answer)
+            if error is not None:
+                pending.fail(error)
+                return None
+        pending.complete(answer)
+        return resend
+
+    def _on_undecodable(self, payload: bytes, exc: MessageError) -> None:
+        with self._cond:
+            self.counters.undecodable += 1
+            pending = self._pending
+            if (
+                isinstance(exc, UnsupportedVersion)
+                and exc.message_type == MessageType.HELLO
+                and pending is not None
+                and isinstance(pending.command, GetInfo)
+            ):
+                pending.fail(
+                    LinkProtocolError(
+                        f"{self.url} speaks protocol {exc.major}.x, "
+                        f"this host speaks {PROTOCOL_MAJOR}.x"
+                    )
+                )
+            log.warning("%s: undecodable payload (%s): %s", self.url, exc, payload.hex())
+            if payload == self._last_bad_payload:
+                return
+            self._last_bad_payload = payload
+            self._buffer.append(ProtocolViolation(f"undecodable message: {exc}", _event_tag(exc)))
+            self._cond.notify_all()
+
+    def _mark_failed(self, reason: str) -> None:
+        """The transport failed: wake the waiting command; the supervisor does the rest."""
+        with self._cond:
+            self._reader_error = reason
+            pending = self._pending
+            self._cond.notify_all()
+        if pending is not None:
+            pending.fail(DeviceGone(f"the link to {self.url} went down: {reason}"))
+
+    # --- internals: writing and commands ---------------------------------------
+
+    def _write(self, data: bytes) -> None:
+        with self._write_lock:
+            transport = self._transport
+            if transport is None:
+                raise DeviceGone(self._down_message())
+            try:
+                transport.write(data)
+            except DeviceGone as exc:
+                self._mark_failed(str(exc))
+                raise
+            self._last_tx = time.monotonic()
+
+    def _send_ack(self, seq: int) -> None:
+        """Best effort: if the link is down, the next handshake acknowledges again."""
+        try:
+            self._write(encode_frame(encode_message(Ack(seq))))
+        except DeviceGone:
+            log.info("%s: ACK %d not sent, the link is down", self.url, seq)
+            return
+        with self._cond:
+            self._device_acked = max(self._device_acked, seq)
+
+    def _exchange(self, build: Callable[[int], Command], attempts: int) -> Answer:
+        with self._command_lock:
+            return self._exchange_locked(build, attempts)
+
+    def _exchange_locked(self, build: Callable[[int], Command], attempts: int) -> Answer:
+        self._request_id = self._request_id % _LAST_REQUEST_ID + 1
+        command = build(self._request_id)
+        frame = encode_frame(encode_message(command))
+        pending = _PendingCommand(command)
+        name = type(command).__name__
+        with self._cond:
+            if self._reader_error is not None:
+                raise DeviceGone(self._down_message())
+            self._pending = pending
+        try:
+            for attempt in range(attempts):
+                if attempt:
+                    self.counters.command_retries += 1
+                    log.info("%s: no answer to %s, sending it again", self.url, name)
+                self._write(frame)
+                answer = pending.wait(self._timing.reply_timeout_s)
+                if answer is not None:
+                    return answer
+            raise DeviceTimeout(f"{self.url} did not answer {name} ({attempts} tries)")
+        finally:
+            with self._cond:
+                if self._pending is pending:
+                    self._pending = None
+
+    def _down_message(self) -> str:
+        if self._state is LinkState.GONE:
+            return self._gone_reason
+        return f"the link to {self.url} is down; reconnecting"
+
+    # --- internals: the supervisor thread ---------------------------------------
+
+    def _supervise(self) -> None:
+        backoff = self._timing.backoff_initial_s
+        next_attempt = 0.0
+        while not self._closing.wait(self._timing.supervise_tick_s):
+            state = self._state
+            if state is LinkState.UP:
+                self._watch()
+                backoff = self._timing.backoff_initial_s
+            elif state is LinkState.DOWN and time.monotonic() >= next_attempt:
+                if not self._try_reconnect():
+                    next_attempt = time.monotonic() + backoff
+                    backoff = min(backoff * 2, self._timing.backoff_max_s)
+            elif state is LinkState.GONE:
+                return
+
+    def _watch(self) -> None:
+        now = time.monotonic()
+        with self._cond:
+            failure = self._reader_error
+            rehandshake = self._rehandshake_wanted
+            self._rehandshake_wanted = False
+        silent_for = now - self._last_rx
+        if failure is not None:
+            self._lose(failure)
+        elif silent_for > self._timing.link_down_after_s:
+            self._lose(f"no frame from the device for {silent_for:.1f} s")
+        elif rehandshake:
+            self._try(self.handshake)
+        elif max(silent_for, now - self._last_tx) >= self._timing.poll_interval_s:
+            self._keepalive()
+
+    def _keepalive(self) -> None:
+        if not self._command_lock.acquire(blocking=False):
+            return
+        try:
+            self._try(lambda: self._exchange_locked(GetStatus, 1))
+        finally:
+            self._command_lock.release()
+
+    def _try(self, action: Callable[[], object]) -> None:
+        """Run a supervisory exchange; its failure shows up as silence or a reader error."""
+        try:
+            action()
+        except DriverError as exc:
+            log.info("%s: %s", self.url, exc)
+
+    def _lose(self, reason: str) -> None:
+        with self._cond:
+            if self._state is not LinkState.UP:
+                return
+            if self._reconnect:
+                self._state = LinkState.DOWN
+            else:
+                self._state = LinkState.GONE
+                self._gone_reason = f"the link to {self.url} went down: {reason}"
+            self._lost = True
+            self._buffer.append(LinkLost(reason))
+            pending = self._pending
+            self._cond.notify_all()
+        log.warning("%s: link lost: %s", self.url, reason)
+        if pending is not None:
+            pending.fail(DeviceGone(f"the link to {self.url} went down: {reason}"))
+        self._drop_transport()
+
+    def _try_reconnect(self) -> bool:
+        try:
+            self._connect(self._timing.attempts)
+        except DriverError as exc:
+            self._report_connect_failure(str(exc), isinstance(exc, LinkProtocolError))
+            return False
+        log.warning("%s: link restored", self.url)
+        return True
+
+    def _report_connect_failure(self, reason: str, is_violation: bool) -> None:
+        with self._cond:
+            if reason == self._reported_failure:
+                return
+            self._reported_failure = reason
+            if is_violation:
+                self._buffer.append(ProtocolViolation(reason))
+                self._cond.notify_all()
+        log.warning("%s: reconnect failed: %s", self.url, reason)
+
+    def _drop_transport(self) -> None:
+        self._reader_stop.set()
+        reader = self._reader
+        if reader is not None and reader is not threading.current_thread():
+            reader.join()
+        with self._write_lock:
+            transport, self._transport = self._transport, None
+        if transport is not None:
+            transport.close()
+
+
+def _regenerated(item: DeviceEvent) -> bool:
+    """Driver events that re-checking the queue recreates, so the old copy is dropped."""
+    return isinstance(item, SequenceGap) or (
+        isinstance(item, ProtocolViolation) and item.seq is not None
+    )
+
+
+_EVENT_TYPES = frozenset(layout.type for layout in LAYOUTS if issubclass(layout.cls, Event))
+
+
+def _event_tag(exc: MessageError) -> int | None:
+    """The seq of an undecodable device event, when its header was readable."""
+    return exc.tag if exc.message_type in _EVENT_TYPES else None
