@@ -417,7 +417,8 @@ def _build_section(section: type, data: Mapping[str, Any]) -> Any:
 def _reject_unknown_keys(prefix: str, data: Mapping[str, Any], known: list[str]) -> None:
     for key in data:
         if key not in known:
-            raise ConfigError(f"unknown key {prefix}{key}: the keys here are {', '.join(known)}")
+            shown = key if key.isprintable() else json.dumps(key)  # a quoted TOML key may hold \n
+            raise ConfigError(f"unknown key {prefix}{shown}: the keys here are {', '.join(known)}")
 
 
 def _read(data: Mapping[str, Any], name: str, kind: type, key: str, description: str) -> Any:
@@ -442,7 +443,11 @@ def _read(data: Mapping[str, Any], name: str, kind: type, key: str, description:
 
 
 def _show(value: Any) -> str:
-    return json.dumps(value) if isinstance(value, str | int | float | list) else repr(value)
+    return (
+        json.dumps(value, default=str)
+        if isinstance(value, str | int | float | list)
+        else repr(value)
+    )
 
 
 def _one_of(allowed: list[str] | tuple[str, ...]) -> str:
