@@ -57,7 +57,8 @@ def cli() -> None:
 
 
 def _fail(message: str, exit_code: int) -> None:
-    click.echo(f"shoectl: error: {message}", err=True)
+    # A typed path or word may hold a line break; the error stays one line whatever it quotes.
+    click.echo("shoectl: error: " + "\\n".join(message.splitlines()), err=True)
     sys.exit(exit_code)
 
 

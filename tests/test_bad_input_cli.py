@@ -1,0 +1,125 @@
+"""Bad input through the real shoectl: one line on stderr, the right exit code, no traceback.
+
+CASES is the table: add a row when a command lands (shoectl info with a
+bad URL or a missing /dev path, shoectl run --config with a broken file).
+The hypothesis campaign below drives the same entry point in-process with
+arbitrary words where a technician types a game, a deck count or cards.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cardshoe.controller.cli.main import main
+
+BAD_INPUT = 2
+PLAY = ("rules", "play", "--game", "punto-banco", "--cards")
+ODDS = ("odds", "--game", "punto-banco", "--decks")
+
+
+@dataclass(frozen=True)
+class BadInput:
+    args: tuple[str, ...]
+    says: str
+    """A fragment of the one error line, so the message stays about the real problem."""
+    exit_code: int = BAD_INPUT
+
+
+CASES: dict[str, BadInput] = {
+    "unknown command": BadInput(("deal-faster",), "No such command 'deal-faster'"),
+    "unknown subcommand": BadInput(("rules", "replay"), "No such command 'replay'"),
+    "unknown option": BadInput(("odds", "--fast"), "No such option '--fast'"),
+    "unknown top-level option": BadInput(("--verbose",), "No such option '--verbose'"),
+    "unexpected argument": BadInput((*ODDS, "8", "extra"), "unexpected extra argument"),
+    "option without its value": BadInput(("odds", "--game"), "requires an argument"),
+    "missing required option": BadInput(("odds", "--game", "punto-banco"), "'--decks'"),
+    "line break in an option name": BadInput(("odds", "--x\ny"), "No such option"),
+    "unknown game": BadInput(("odds", "--game", "mini-bac", "--decks", "8"), "mini-bac"),
+    "game name with a line break": BadInput(("odds", "--game", "x\ny", "--decks", "8"), "x\\ny"),
+    "decks not a number": BadInput((*ODDS, "eight"), "'eight' is not a valid integer"),
+    "no decks": BadInput((*ODDS, "0"), "at least one deck"),
+    "negative decks": BadInput((*ODDS, "-2"), "at least one deck"),
+    "commission of another game": BadInput(
+        ("odds", "--game", "seven-up", "--decks", "6", "--commission", "5pct"), "none"
+    ),
+    "unknown card": BadInput((*PLAY, "AS ZZ 3D"), "bad card 'ZZ'"),
+    "rank eleven": BadInput((*PLAY, "11S"), "bad card '11S'"),
+    "card without a suit": BadInput((*PLAY, "A"), "bad card 'A'"),
+    "mandatory seven from the shoe": BadInput((*PLAY, "AS 7* 3D"), "7*"),
+    "empty shoe order": BadInput((*PLAY, " , "), "--cards is empty"),
+    "unknown game for rules": BadInput(
+        ("rules", "play", "--game", "macau-3", "--cards", "AS"), "macau-3"
+    ),
+    "journal file missing": BadInput(("journal", "show", "/nonexistent/j.sqlite"), "no such"),
+    "journal is a folder": BadInput(("journal", "verify", "/"), "not a journal file"),
+    "journal is not a database": BadInput(("journal", "show", "/etc/hostname"), "not a cardshoe"),
+    "journal path with a line break": BadInput(
+        ("journal", "show", "/nonexistent/a\nb.sqlite"), "no such"
+    ),
+    "negative round filter": BadInput(("journal", "show", "/", "--round", "-1"), "'--round'"),
+}
+
+
+@pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
+def test_bad_input_is_one_line_with_its_exit_code(shoectl, case: BadInput) -> None:
+    result = shoectl(*case.args)
+    assert result.returncode == case.exit_code, result.stderr
+    assert result.stdout == ""
+    assert len(result.stderr.splitlines()) == 1, result.stderr
+    assert result.stderr.startswith("shoectl: error: ")
+    assert case.says in result.stderr
+
+
+def test_a_file_that_is_not_a_journal_is_refused_without_being_changed(
+    shoectl, tmp_path: Path
+) -> None:
+    fake = tmp_path / "journal.sqlite"
+    fake.write_bytes(b"SQLite format 3\x00" + bytes(200))
+    result = shoectl("journal", "verify", str(fake))
+    assert result.returncode == BAD_INPUT
+    assert len(result.stderr.splitlines()) == 1, result.stderr
+    assert fake.read_bytes() == b"SQLite format 3\x00" + bytes(200)
+
+
+def run_in_process(*args: str) -> tuple[int, str]:
+    """shoectl's own entry point in this process: the exit code and what went to stderr."""
+    stderr = io.StringIO()
+    with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(io.StringIO()):
+        try:
+            main(list(args))
+        except SystemExit as exit_:
+            return int(exit_.code or 0), stderr.getvalue()
+    raise AssertionError("shoectl returned without exiting")
+
+
+words = st.text(max_size=25) | st.sampled_from(["AS", "10D", "7*", "punto-banco", "--json", ""])
+
+
+def check_refusal_or_success(code: int, stderr: str) -> None:
+    if code == 0:
+        assert stderr == ""
+        return
+    assert code == BAD_INPUT, stderr
+    assert len(stderr.splitlines()) == 1, stderr
+    assert stderr.startswith("shoectl: error: ")
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(words, max_size=8).map(" ".join))
+def test_any_shoe_order_text_plays_or_is_refused_in_one_line(cards: str) -> None:
+    check_refusal_or_success(*run_in_process(*PLAY, cards, "--json"))
+
+
+@settings(max_examples=100, deadline=None)
+@given(words, words | st.integers(-5, 20).map(str), st.lists(words, max_size=3))
+def test_any_odds_arguments_compute_or_are_refused_in_one_line(
+    game: str, decks: str, extra: list[str]
+) -> None:
+    check_refusal_or_success(*run_in_process("odds", "--game", game, "--decks", decks, *extra))
