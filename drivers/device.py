@@ -65,7 +65,8 @@ class DeviceInfo:
     """The negotiated version, "major.minor"."""
     capabilities: Capability
     counters: dict[str, int]
-    """Event positions (last_acked_seq, next_seq) and the link's frame and event counters."""
+    """The event stream's position (last_acked_seq and next_seq on the device as far as
+    the host knows, delivered_seq to the controller) and the link's frame and event counters."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -103,7 +104,6 @@ class Device:
     def info(self) -> DeviceInfo:
         """Identity from the latest handshake, with the counters as they stand now."""
         hello = self._link.hello
-        positions = {"last_acked_seq": hello.last_acked_seq, "next_seq": hello.next_seq}
         return DeviceInfo(
             url=self._link.url,
             model=hello.model,
@@ -113,7 +113,7 @@ class Device:
             firmware_hash=hello.firmware_hash,
             protocol_version=f"{PROTOCOL_MAJOR}.{self._link.protocol_minor}",
             capabilities=hello.capabilities,
-            counters=positions | self._link.counter_values(),
+            counters=self._link.counter_values(),
         )
 
     @property

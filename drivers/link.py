@@ -244,10 +244,16 @@ class Link:
         return min(PROTOCOL_MINOR, self.hello.protocol_minor)
 
     def counter_values(self) -> dict[str, int]:
-        """Frame and link counters together, for `shoectl info` and monitoring."""
+        """Stream position, frame and link counters together, for `shoectl info` and monitoring."""
+        with self._cond:
+            position = {
+                "last_acked_seq": self._device_acked,
+                "next_seq": self._device_next_seq,
+                "delivered_seq": self._queued_upto,
+            }
         frames = self._decoder.counters
         values = {item.name: getattr(frames, item.name) for item in fields(frames)}
-        return values | asdict(self.counters)
+        return position | values | asdict(self.counters)
 
     # --- events --------------------------------------------------------------
 

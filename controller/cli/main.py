@@ -23,6 +23,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "journal",
         "Show, export or verify a table's journal.",
     ),
+    "list": ("cardshoe.controller.cli.list_cmd", "list_command", "Shoes and dealers attached."),
+    "info": ("cardshoe.controller.cli.info_cmd", "info", "Identity and counters of a device."),
 }
 
 

@@ -1,0 +1,44 @@
+"""shoectl list: the shoes and shuffler-dealers this computer can see, without opening them."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+
+@click.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON array ([] when none).")
+def list_command(as_json: bool) -> None:
+    """Serial ports with USB details and udev links, and cardshoe USB devices.
+
+    Each row's URL is what `shoectl info` and the table configuration take.
+    """
+    from cardshoe.drivers.discovery import discover
+
+    found = discover()
+    if as_json:
+        click.echo(json.dumps([candidate.to_json() for candidate in found.candidates]))
+        return
+    for note in found.notes:
+        click.echo(f"note: {note}", err=True)
+    if not found.candidates:
+        click.echo("no devices found")
+        return
+    for candidate in found.candidates:
+        record = candidate.to_json()
+        details = [
+            record["usb_id"],
+            f"serial {record['serial_number']}" if record["serial_number"] else None,
+            record["product"] or record["manufacturer"],
+            f"port {record['location']}" if record["location"] else None,
+        ]
+        known = ", ".join(item for item in details if item)
+        click.echo(f"{candidate.url}  ({known})" if known else candidate.url)
+        if candidate.device_path != candidate.url:
+            click.echo(f"    device {candidate.device_path}")
+        for link in candidate.symlinks:
+            if link != candidate.url:
+                click.echo(f"    link   {link}")
+        if candidate.problem:
+            click.echo(f"    problem: {candidate.problem}")
