@@ -104,7 +104,7 @@ WIRE_INJECTIONS = frozenset(
         InjectionKind.UNPLUG,
     }
 )
-"""Injections that strike the card's event after it is queued, not the card."""
+"""Injections that strike the transmission of the card's event, not the card itself."""
 
 MAX_FEED_GROUP = 255
 ALTERED_IMAGE_SUFFIX = b"\x00altered"
@@ -375,15 +375,21 @@ class FirmwareCore(ABC):
                 )
             elif injection.kind not in WIRE_INJECTIONS:
                 self._strike(injection)
-        events = self._queue_cards(min(feed_size, self.shoe.remaining), orientation)
-        self._cards_in_round += len(events)
+        card_seq = self.link.next_seq
         for injection in due:
             if injection.kind in WIRE_INJECTIONS:
-                self._strike_event(injection, events[0])
+                self._strike_transmission(injection, card_seq)
+        self._cards_in_round += len(
+            self._queue_cards(min(feed_size, self.shoe.remaining), orientation)
+        )
         if self.shoe.cut_card_at_exit:
             self._report_cut_card()
         if not self.shoe.remaining:
             self._queue(ShoeEmpty, cards_dealt=min(len(self.shoe.dealt), 0xFFFF))
+        unplug = next((i for i in due if i.kind is InjectionKind.UNPLUG), None)
+        if unplug is not None:
+            self.unplug()
+            self._schedule(unplug.duration_s or DEFAULT_DURATION_S[unplug.kind], self.replug)
         return True
 
     def _queue_cards(self, count: int, orientation: Orientation) -> list[Event]:
@@ -460,6 +466,7 @@ class FirmwareCore(ABC):
             self._report_cut_card()
         elif kind is InjectionKind.OUT_OF_CARDS:
             self.shoe.keep_only(1)
+            self.shoe.cut_card_depth = None
         elif kind is InjectionKind.JAM:
             self._raise_fault(FaultKind.JAM, detail=1)
             self._schedule(duration, self.clear_jam)
@@ -471,24 +478,19 @@ class FirmwareCore(ABC):
             if not injection.at_power_up:
                 self._start_self_test()
 
-    def _strike_event(self, injection: Injection, event: Event) -> None:
-        """Make an injected fault happen to the transmission of a card's event."""
-        log.info(
-            "simulator %s: injected fault %s on event %d", self.serial_number, injection, event.seq
-        )
+    def _strike_transmission(self, injection: Injection, seq: int) -> None:
+        """Make an injected fault happen to the transmission of the event with this seq."""
+        log.info("simulator %s: injected fault %s on event %d", self.serial_number, injection, seq)
         wire = self.link.wire_faults
         kind = injection.kind
         if kind is InjectionKind.CORRUPT_BYTES:
-            wire.corrupt.add(event.seq)
+            wire.corrupt.add(seq)
         elif kind is InjectionKind.DROP_FRAME:
-            wire.drop.add(event.seq)
+            wire.drop.add(seq)
         elif kind is InjectionKind.DUPLICATE_FRAME:
-            wire.duplicate.add(event.seq)
+            wire.duplicate.add(seq)
         elif kind is InjectionKind.DELAY_ACK:
-            wire.ack_delay_s[event.seq] = injection.duration_s or DEFAULT_DURATION_S[kind]
-        elif kind is InjectionKind.UNPLUG:
-            self.unplug()
-            self._schedule(injection.duration_s or DEFAULT_DURATION_S[kind], self.replug)
+            wire.ack_delay_s[seq] = injection.duration_s or DEFAULT_DURATION_S[kind]
 
     def _foreign_card(self) -> CardId:
         """A card of another deck set: it belongs to some other table's shoe."""

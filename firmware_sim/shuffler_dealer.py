@@ -92,6 +92,9 @@ class ShufflerDealer(FirmwareCore):
         """Deliver accepted deals; a jam or an open door holds them until it clears."""
         if not self._deals_pending or now < self._next_deal_at or self._operation is not None:
             return
+        if not self.self_test_passed:
+            self._deals_pending = 0
+            return
         if self._release_cards(self.FACE):
             self._deals_pending -= 1
             self._next_deal_at = now + self.timing.deal_s
