@@ -1,0 +1,165 @@
+"""`shoectl sim` and `python -m cardshoe.firmware_sim`: run a simulated device until stopped.
+
+One click command serves both front ends. firmware_sim may not import the
+controller, so instead of the controller's UserError it raises click's own
+one-line errors: a bad setting is a UsageError (exit 2), a port it cannot
+take is exit 3, and shoectl's main prints either on one line.
+
+The first line on stdout is what a host opens (the /dev/pts path, or the
+socket:// URL); `--json` prints one JSON object instead. Then the device
+runs until Ctrl-C or SIGTERM, which stop it cleanly with exit 0.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+if TYPE_CHECKING:
+    from cardshoe.firmware_sim.attach_pty import PtyAttachment
+    from cardshoe.firmware_sim.attach_tcp import TcpAttachment
+    from cardshoe.firmware_sim.core import FirmwareCore
+
+
+class PortUnavailable(click.ClickException):
+    """The pty or TCP port could not be set up (in use, not permitted)."""
+
+    exit_code = 3
+
+
+@click.command()
+@click.option("--pty", "use_pty", is_flag=True, help="Serve on a new pseudo-terminal (default).")
+@click.option(
+    "--tcp",
+    "tcp_port",
+    type=click.IntRange(0, 65535),
+    default=None,
+    help="Serve on 127.0.0.1:PORT instead (0 picks a free port); open socket://127.0.0.1:PORT.",
+)
+@click.option(
+    "--link",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="With --pty: keep a stable symlink to the pty here (it follows re-plugs).",
+)
+@click.option(
+    "--profile", default=None, help="Device profile: cs-1 (default), cs-1-basic, cs-auto."
+)
+@click.option("--serial", "serial_number", default=None, help="Serial number to report.")
+@click.option("--seed", type=int, default=None, help="Seed the shuffle (default: secure random).")
+@click.option(
+    "--decks", type=click.IntRange(1, 255), default=None, help="Decks loaded (default 8)."
+)
+@click.option(
+    "--inject",
+    multiple=True,
+    metavar="KIND@round=N",
+    help="Inject a fault (repeatable): KIND@round=N or KIND@card=N, optionally ,for=SECONDS.",
+)
+@click.option(
+    "--scenario",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="TOML file with profile, seed, decks and inject = [...].",
+)
+@click.option("--realistic", is_flag=True, help="Real-world timing: wire time, pulls, shuffles.")
+@click.option(
+    "--auto-dealer", is_flag=True, help="Manual shoe: the virtual dealer pulls when the gate opens."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object describing the port.")
+def sim(
+    use_pty: bool,
+    tcp_port: int | None,
+    link: Path | None,
+    profile: str | None,
+    serial_number: str | None,
+    seed: int | None,
+    decks: int | None,
+    inject: tuple[str, ...],
+    scenario: Path | None,
+    realistic: bool,
+    auto_dealer: bool,
+    as_json: bool,
+) -> None:
+    """Run a simulated dealing shoe or shuffler-dealer on a pty or a TCP port.
+
+    Open the printed path (or URL) with any serial tool, for example
+    `shoectl info PATH` or pyserial's miniterm. Fault kinds: foreign-card,
+    duplicate-card, double-feed, reversed-card, face-down, jam, door-open,
+    early-cut-card, out-of-cards, unplug, corrupt-bytes, drop-frame,
+    duplicate-frame, delay-ack, bad-firmware-hash (docs/simulator.md).
+    """
+    from cardshoe.firmware_sim.devices import configure_device
+    from cardshoe.firmware_sim.errors import SimConfigError
+
+    if use_pty and tcp_port is not None:
+        raise click.UsageError("choose one of --pty and --tcp")
+    if link is not None and tcp_port is not None:
+        raise click.UsageError("--link goes with --pty, not --tcp")
+    try:
+        device = configure_device(
+            profile=profile,
+            seed=seed,
+            decks=decks,
+            serial_number=serial_number,
+            inject=inject,
+            scenario=scenario,
+            realistic=realistic,
+        )
+    except SimConfigError as exc:
+        raise click.UsageError(str(exc)) from None
+    device.dealer.auto = auto_dealer
+    _serve_until_stopped(device, tcp_port, link, as_json)
+
+
+def _serve_until_stopped(
+    device: FirmwareCore, tcp_port: int | None, link: Path | None, as_json: bool
+) -> None:
+    import signal
+    import threading
+
+    from cardshoe.firmware_sim.attach_pty import serve_pty
+    from cardshoe.firmware_sim.attach_tcp import serve_tcp
+
+    attachment: TcpAttachment | PtyAttachment
+    try:
+        if tcp_port is not None:
+            attachment = serve_tcp(device, port=tcp_port)
+            where = {"open": attachment.url, "url": attachment.url}
+        else:
+            attachment = serve_pty(device, link)
+            where = {"open": attachment.path, "path": attachment.path, "link": str(attachment.link)}
+    except OSError as exc:
+        raise PortUnavailable(f"cannot open the simulator's port: {exc.strerror or exc}") from None
+    stop = threading.Event()
+    signals = (signal.SIGINT, signal.SIGTERM)
+    previous = {number: signal.signal(number, lambda *_: stop.set()) for number in signals}
+    try:
+        record = {**where, **_identity(device)}
+        click.echo(json.dumps(record) if as_json else record["open"])
+        click.echo(
+            f"simulated {record['model']} {record['serial_number']} firmware "
+            f"{record['firmware_version']} at {record['open']}; Ctrl-C stops it",
+            err=True,
+        )
+        while not stop.wait(0.5):
+            pass
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+        attachment.close()
+
+
+def _identity(device: FirmwareCore) -> dict[str, str]:
+    """What a host needs to recognise and trust the simulated device."""
+    return {
+        "profile": device.profile.name,
+        "model": device.profile.model,
+        "kind": device.profile.kind.name,
+        "serial_number": device.serial_number,
+        "firmware_version": device.profile.firmware_version,
+        "firmware_hash": device.firmware_hash.hex(),
+    }
