@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: venv demo test lint verify-deploy bench clean
+.PHONY: venv demo test lint verify-deploy bench fuzz clean
 
 venv:
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -26,6 +26,13 @@ test: venv lint verify-deploy
 
 bench: venv
 	$(BIN)/python bench/run_all.py
+
+# Coverage-guided fuzzing of the link codec with atheris (the optional fuzz extra).
+FUZZ_SECONDS ?= 60
+fuzz: venv
+	$(BIN)/python -m pip install --quiet -e '.[test,fuzz]'
+	$(BIN)/python tests/fuzz/fuzz_link.py --write-seeds build/fuzz-corpus
+	$(BIN)/python tests/fuzz/fuzz_link.py -max_total_time=$(FUZZ_SECONDS) build/fuzz-corpus
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
