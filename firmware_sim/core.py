@@ -311,6 +311,14 @@ class FirmwareCore(ABC):
     # --- for the models -------------------------------------------------------------
 
     @abstractmethod
+    def press_button(self) -> bool:
+        """The dealer presses the button; False when the device has none or is unplugged."""
+
+    @abstractmethod
+    def pull_card(self) -> bool:
+        """The dealer pulls the card at the exit; False when nothing leaves."""
+
+    @abstractmethod
     def _tick_model(self, now: float) -> None:
         """The model's own periodic work (the virtual dealer, a pending deal)."""
 

@@ -48,6 +48,14 @@ class ShufflerDealer(FirmwareCore):
     _table_from = 0
     """Cards in shoe.dealt from this index on are on the table, not yet returned."""
 
+    def press_button(self) -> bool:
+        """An automatic machine has no dealer button."""
+        return False
+
+    def pull_card(self) -> bool:
+        """Nothing to pull by hand: the machine delivers each card itself on DEAL_NEXT."""
+        return False
+
     def _start_firmware(self) -> None:
         """Accepted deals do not survive a restart: the host will ask again."""
         self._deals_pending = 0

@@ -119,6 +119,14 @@ def test_double_feed_sends_each_card_flagged_with_one_group(profile: str) -> Non
     assert group[0].card_code != group[1].card_code
 
 
+def test_a_double_feed_a_shoe_cannot_detect_looks_like_two_single_cards() -> None:
+    host = connected("cs-1-basic", "double-feed@card=1")
+    assert host.core.pull_card()
+    group = cards(acked(host, host.receive()))
+    assert [(card.flags, card.feed_group, card.feed_size) for card in group] == [(0, 0, 1)] * 2
+    assert all(card.orientation is Orientation.UNKNOWN for card in group)
+
+
 def test_reversed_card_leaves_a_manual_shoe_face_up() -> None:
     host = connected("cs-1", "reversed-card@card=2")
     orientations = [card.orientation for card in cards(pull(host, 3))]
