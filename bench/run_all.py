@@ -22,34 +22,21 @@ from pathlib import Path
 from results import Measurement, Target, not_measured, print_measurements
 
 REPO = Path(__file__).resolve().parent.parent
-SESSION = "the procedure machine and TableSession (controller/procedure.py, session.py)"
-LINK = "the host link and device API in cardshoe.drivers"
-SIMULATOR = "firmware_sim serving a pty"
+SESSION = "the table session joining link, procedure and journal (controller/session.py)"
 SERVICE = "the service, shoectl run"
 
 ROWS: tuple[str | Measurement, ...] = (
-    not_measured(
-        "wire-to-decision per card p50 / p99, no journal commit", f"{LINK}, {SIMULATOR}, {SESSION}"
-    ),
+    not_measured("wire-to-decision per card p50 / p99, no journal commit", SESSION),
     not_measured(
         "wire-to-decision per card p99, with durable commit",
-        f"{LINK}, {SIMULATOR}, {SESSION}",
+        SESSION,
         Target(5, at_least=False, text="< 5 ms"),
     ),
     "bench_pty_echo",
     "bench_durable_commit",
-    not_measured(
-        "controller overhead per card, no commit",
-        SESSION,
-        Target(100, at_least=False, text="< 100 µs"),
-    ),
-    not_measured(
-        "whole 8-deck shoe over a pty",
-        f"{LINK}, {SIMULATOR}, {SESSION}",
-        Target(2, at_least=False, text="< 2 s"),
-    ),
+    "bench_controller",
+    not_measured("whole 8-deck shoe over a pty", SESSION, Target(2, at_least=False, text="< 2 s")),
     "bench_rules",
-    not_measured("controller rounds/s (machine + rules, no I/O)", SESSION),
     "bench_cli",
     not_measured(
         "service resident memory (RSS)", SERVICE, Target(60, at_least=False, text="< 60 MB")

@@ -1,0 +1,129 @@
+"""The controller with no I/O: the procedure Machine and the rules engine, fed decoded events.
+
+Whole 8-deck Punto Banco shoes on a manual shoe go through TableModel.apply
+exactly as the session would feed them after decoding: the start of the
+shoe, the burn, a dealer button to close each round's bets, every card as a
+tagged CardRead, the cut card at its depth. Only apply() is timed, so the
+figures are the controller's own overhead, without framing, link or journal.
+Target (issue 7): under 100 µs per card. A measurement, not a test.
+
+    .venv/bin/python bench/bench_controller.py [--shoes 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import time
+from dataclasses import dataclass, field
+
+from results import Measurement, Target, percentile, print_measurements
+
+from cardshoe.controller.config import GameConfig, TableConfig
+from cardshoe.controller.inputs import CutDone, DeviceCount, ShoeLoaded, StartShoe
+from cardshoe.controller.observers import RoundResult
+from cardshoe.controller.procedure import State
+from cardshoe.controller.table import DEALER_BUTTON, TableModel
+from cardshoe.drivers.cardid import CardId, CardSuit
+from cardshoe.drivers.messages import ButtonPressed, CardRead, CutCard, Orientation, SensorFlag
+
+DECKS = 8
+DECK_SET = 0x00BC614E
+SEED = 11
+CONFIG = TableConfig(game=GameConfig(name="punto-banco", decks=DECKS))
+
+
+def tagged_shoe(rng: random.Random) -> list[bytes]:
+    """The 8-byte codes of a shuffled shoe of tagged cards, as the reader sends them."""
+    codes = [
+        CardId(rank, suit, DECK_SET, deck).encode()
+        for deck in range(1, DECKS + 1)
+        for suit in CardSuit
+        for rank in range(1, 14)
+    ]
+    rng.shuffle(codes)
+    return codes
+
+
+@dataclass
+class ShoeRun:
+    """Seconds spent in apply(), per card and in all, and the rounds the shoe gave."""
+
+    per_card: list[float] = field(default_factory=list)
+    total: float = 0.0
+    rounds: int = 0
+
+
+def play_shoe(codes: list[bytes], shoe_id: str) -> ShoeRun:
+    model = TableModel(CONFIG)
+    run = ShoeRun()
+    seq = 0
+
+    def apply(item: object) -> list:
+        started = time.perf_counter()
+        facts = model.apply(item)
+        run.total += time.perf_counter() - started
+        run.rounds += sum(isinstance(fact.event, RoundResult) for fact in facts)
+        return facts
+
+    for item in (StartShoe(shoe_id, DECK_SET), ShoeLoaded(), CutDone()):
+        apply(item)
+    cards = iter(codes)
+    remaining = len(codes)
+    while model.state not in (State.SHOE_ENDED, State.IDLE):
+        seq += 1
+        if model.state == State.BETTING:
+            apply(ButtonPressed(seq, seq, DEALER_BUTTON))
+            continue
+        card = CardRead(seq, seq, next(cards), Orientation.FACE_DOWN, SensorFlag(0), 0, 1)
+        started = time.perf_counter()
+        apply(card)
+        run.per_card.append(time.perf_counter() - started)
+        remaining -= 1
+        if remaining == CONFIG.shoe.cut_card_depth:
+            seq += 1
+            apply(CutCard(seq, seq))
+    apply(DeviceCount(len(codes) - remaining, None))
+    return run
+
+
+def measure(shoes: int = 20) -> list[Measurement]:
+    rng = random.Random(SEED)
+    runs = [play_shoe(tagged_shoe(rng), f"B{number}") for number in range(shoes)]
+    per_card = [seconds for run in runs for seconds in run.per_card]
+    rounds = sum(run.rounds for run in runs)
+    detail = f"{shoes} manual {DECKS}-deck Punto Banco shoes, {len(per_card)} cards, apply() only"
+    card_target = Target(100, at_least=False, text="< 100 µs")
+    return [
+        Measurement(
+            "controller overhead per card p50, no commit",
+            percentile(per_card, 50) * 1e6,
+            "µs",
+            card_target,
+            detail,
+        ),
+        Measurement(
+            "controller overhead per card p99, no commit",
+            percentile(per_card, 99) * 1e6,
+            "µs",
+            card_target,
+            detail,
+        ),
+        Measurement(
+            "controller rounds/s (machine + rules, no I/O)",
+            rounds / sum(run.total for run in runs),
+            "rounds/s",
+            None,
+            f"{rounds} rounds; every input of the shoe timed",
+        ),
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shoes", type=int, default=20, help="whole shoes to play")
+    print_measurements(measure(parser.parse_args().shoes))
+
+
+if __name__ == "__main__":
+    main()
