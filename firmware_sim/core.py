@@ -371,18 +371,7 @@ class FirmwareCore(ABC):
             for injection in blocking:
                 self._strike(injection)
             return False
-        feed_size = 1
-        for injection in due:
-            if injection.kind is InjectionKind.DOUBLE_FEED:
-                feed_size = 2
-            elif injection.kind in (InjectionKind.REVERSED_CARD, InjectionKind.FACE_DOWN):
-                orientation = (
-                    Orientation.FACE_UP
-                    if injection.kind is InjectionKind.REVERSED_CARD
-                    else Orientation.FACE_DOWN
-                )
-            elif injection.kind not in WIRE_INJECTIONS:
-                self._strike(injection)
+        feed_size, orientation = self._shape_feed(due, orientation)
         card_seq = self.link.next_seq
         for injection in due:
             if injection.kind in WIRE_INJECTIONS:
@@ -399,6 +388,22 @@ class FirmwareCore(ABC):
             self.unplug()
             self._schedule(unplug.duration_s or DEFAULT_DURATION_S[unplug.kind], self.replug)
         return True
+
+    def _shape_feed(
+        self, due: list[Injection], orientation: Orientation
+    ) -> tuple[int, Orientation]:
+        """Apply the injections that change what leaves: how many cards, which, which way up."""
+        feed_size = 1
+        for injection in due:
+            if injection.kind is InjectionKind.DOUBLE_FEED:
+                feed_size = 2
+            elif injection.kind is InjectionKind.REVERSED_CARD:
+                orientation = Orientation.FACE_UP
+            elif injection.kind is InjectionKind.FACE_DOWN:
+                orientation = Orientation.FACE_DOWN
+            elif injection.kind not in WIRE_INJECTIONS:
+                self._strike(injection)
+        return feed_size, orientation
 
     def _queue_cards(self, count: int, orientation: Orientation) -> list[Event]:
         detected = count > 1 and self.profile.has(Capability.DOUBLE_FEED_DETECTION)
