@@ -1,7 +1,8 @@
 """Bad input through the real shoectl: one line on stderr, the right exit code, no traceback.
 
-CASES is the table: add a row when a command lands (shoectl info with a
-bad URL or a missing /dev path, shoectl run --config with a broken file).
+CASES is the table: add a row when a command lands (shoectl run --config
+with a broken file, for one). A row may write files into a fresh folder
+first; "{tmp}" in its arguments names that folder.
 The hypothesis campaign below drives the same entry point in-process with
 arbitrary words where a technician types a game, a deck count or cards.
 """
@@ -20,6 +21,7 @@ from hypothesis import strategies as st
 from cardshoe.controller.cli.main import main
 
 BAD_INPUT = 2
+DEVICE_ABSENT = 3
 PLAY = ("rules", "play", "--game", "punto-banco", "--cards")
 ODDS = ("odds", "--game", "punto-banco", "--decks")
 
@@ -30,6 +32,8 @@ class BadInput:
     says: str
     """A fragment of the one error line, so the message stays about the real problem."""
     exit_code: int = BAD_INPUT
+    files: tuple[tuple[str, str], ...] = ()
+    """(name, text) of each file to write into {tmp} before running."""
 
 
 CASES: dict[str, BadInput] = {
@@ -64,12 +68,36 @@ CASES: dict[str, BadInput] = {
         ("journal", "show", "/nonexistent/a\nb.sqlite"), "no such"
     ),
     "negative round filter": BadInput(("journal", "show", "/", "--round", "-1"), "'--round'"),
+    "unknown URL scheme": BadInput(("info", "nope://x"), "protocol 'nope' not known"),
+    "missing device path": BadInput(
+        ("info", "/dev/cardshoe/no-such-shoe"), "no device at", exit_code=DEVICE_ABSENT
+    ),
+    "missing URL": BadInput(("info",), "Missing argument 'URL'"),
+    "reply timeout below the minimum": BadInput(
+        ("info", "--timeout", "0", "sim://cs-1"), "'--timeout'"
+    ),
+    "unknown simulator profile": BadInput(("sim", "--profile", "cs-9"), "cs-9"),
+    "simulator without decks": BadInput(("sim", "--decks", "0"), "'--decks'"),
+    "unknown fault to inject": BadInput(("sim", "--inject", "gremlin@round=1"), "gremlin"),
+    "fault injection without a place": BadInput(("sim", "--inject", "jam"), "@round=N"),
+    "scenario that is not TOML": BadInput(
+        ("sim", "--scenario", "{tmp}/scenario.toml"),
+        "not valid TOML",
+        files=(("scenario.toml", "profile = 'cs-1'\n[[inject\n"),),
+    ),
+    "scenario with an unknown key": BadInput(
+        ("sim", "--scenario", "{tmp}/scenario.toml"),
+        "bogus",
+        files=(("scenario.toml", "profile = 'cs-1'\nbogus = 1\n"),),
+    ),
 }
 
 
 @pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
-def test_bad_input_is_one_line_with_its_exit_code(shoectl, case: BadInput) -> None:
-    result = shoectl(*case.args)
+def test_bad_input_is_one_line_with_its_exit_code(shoectl, tmp_path: Path, case: BadInput) -> None:
+    for name, text in case.files:
+        (tmp_path / name).write_text(text)
+    result = shoectl(*(arg.replace("{tmp}", str(tmp_path)) for arg in case.args))
     assert result.returncode == case.exit_code, result.stderr
     assert result.stdout == ""
     assert len(result.stderr.splitlines()) == 1, result.stderr
