@@ -27,7 +27,7 @@ import socket
 import struct
 from array import array
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import usb.util
 from usb.backend import IBackend
@@ -231,7 +231,6 @@ class SimUsbHandle:
     device: SimUsbDevice
     stream: socket.socket
     configuration: int = CONFIGURATION_VALUE
-    claimed: set[int] = field(default_factory=set)
 
 
 def _no_device(what: str) -> USBError:
@@ -342,10 +341,9 @@ class SimUsbBackend(IBackend):
         self._check_alive(dev_handle, "claim interface")
         if intf != INTERFACE_NUMBER:
             raise USBError(f"no interface {intf}", LIBUSB_ERROR_NOT_FOUND, errno.ENOENT)
-        dev_handle.claimed.add(intf)
 
     def release_interface(self, dev_handle: SimUsbHandle, intf: int) -> None:
-        dev_handle.claimed.discard(intf)
+        """Nothing to undo: claiming only checked the interface exists."""
 
     def is_kernel_driver_active(self, dev_handle: SimUsbHandle, intf: int) -> bool:
         """No kernel driver binds a vendor-specific interface."""
