@@ -275,8 +275,20 @@ TRANSITIONS: tuple[Transition, ...] = (
     T(Trigger.ABANDON_SHOE, State.HELD, None, ("shoe_is_open",), after=("close_abandoned_shoe",)),
     # What the shoe reports at any time
     T(Trigger.CARD, (*HOLDABLE, State.HELD), None, after=("take_card",)),
-    T(Trigger.CUT_CARD, CARDS_LEAVE, None, ("uses_cut_card",), after=("note_cut_card",)),
-    T(Trigger.SHOE_EMPTY, (*SHOE_OPEN, State.HELD), None, after=("note_shoe_empty",)),
+    T(
+        Trigger.CUT_CARD,
+        CARDS_LEAVE,
+        None,
+        ("uses_cut_card", "shoe_is_open"),
+        after=("note_cut_card",),
+    ),
+    T(
+        Trigger.SHOE_EMPTY,
+        (*SHOE_OPEN, State.HELD),
+        None,
+        ("shoe_is_open",),
+        after=("note_shoe_empty",),
+    ),
     # Holds
     T(Trigger.HOLD, HOLDABLE, State.HELD, before=("remember_state",), after=("add_hold",)),
     T(Trigger.HOLD, State.HELD, None, after=("add_hold",)),
