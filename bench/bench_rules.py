@@ -22,7 +22,7 @@ from cardshoe.controller.shoe_order import play_shoe_order
 
 DECKS = 8
 SEED = 7
-RUNS = 3
+RUNS = 5
 ROUNDS_TARGET = Target(100_000, at_least=True, text="≥ 100,000 rounds/s")
 
 

@@ -58,10 +58,12 @@ def run_benchmarks() -> list[Measurement]:
     return measurements
 
 
-def machine_lines() -> list[str]:
+def machine_lines(load_before: float) -> list[str]:
     return [
         f"- machine: {platform.machine()}, {_cpu_model()}, {_cores()} cores, "
         f"Linux {platform.release()}",
+        f"- load average (1 min): {load_before:.2f} before the run, "
+        f"{os.getloadavg()[0]:.2f} after; other work on the cores lowers every figure",
         f"- Python: {platform.python_version()} ({platform.python_implementation()})",
         f"- date: {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC",
         f"- cardshoe commit: {_commit()}",
@@ -107,14 +109,14 @@ def summary(measurements: list[Measurement]) -> str:
     return text + "."
 
 
-def render(measurements: list[Measurement]) -> str:
+def render(measurements: list[Measurement], load_before: float) -> str:
     lines = [
         "# Performance",
         "",
         "Written by `make bench` (bench/run_all.py); edit the benchmarks, not this file.",
         "Benchmarks report and tests never assert a time; the targets come from issue 7.",
         "",
-        *machine_lines(),
+        *machine_lines(load_before),
         "",
         summary(measurements),
         "",
@@ -138,8 +140,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--output", type=Path, default=REPO / "docs" / "performance.md")
     output = parser.parse_args().output
+    load_before = os.getloadavg()[0]
     measurements = run_benchmarks()
-    output.write_text(render(measurements), encoding="utf-8")
+    output.write_text(render(measurements, load_before), encoding="utf-8")
     print(summary(measurements))
     print(f"wrote {output}")
 
