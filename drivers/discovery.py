@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cardshoe.drivers.errors import AccessDenied
+from cardshoe.drivers.errors import DriverError
 from cardshoe.drivers.link_constants import SIMULATOR_USB_PID, SIMULATOR_USB_VID
 
 KNOWN_USB_IDS: Mapping[tuple[int, int], str] = {
@@ -136,18 +136,25 @@ def usb_candidates(
 
 
 def _usb_candidate(device: Any) -> Candidate:
-    from cardshoe.drivers.usb_transport import UsbAddress, read_serial_number
+    """Reading the strings opens the device; it is closed again at once."""
+    import usb.util
 
-    strings: dict[str, str | None] = {"serial_number": None, "manufacturer": None, "product": None}
+    from cardshoe.drivers.usb_transport import UsbAddress, read_string
+
+    indexes = {
+        "serial_number": device.iSerialNumber,
+        "manufacturer": device.iManufacturer,
+        "product": device.iProduct,
+    }
+    strings: dict[str, str | None] = dict.fromkeys(indexes)
     problem = None
     try:
-        strings["serial_number"] = read_serial_number(device)
-        strings["manufacturer"] = device.manufacturer
-        strings["product"] = device.product
-    except AccessDenied as exc:
+        for name, index in indexes.items():
+            strings[name] = read_string(device, index)
+    except DriverError as exc:
         problem = str(exc)
-    except (OSError, ValueError) as exc:
-        problem = f"cannot read the USB strings: {exc}"
+    finally:
+        usb.util.dispose_resources(device)
     address = UsbAddress(device.idVendor, device.idProduct, strings["serial_number"])
     return Candidate(
         url=address.url,

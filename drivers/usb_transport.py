@@ -60,14 +60,23 @@ def usb_failure(what: str, exc: usb.core.USBError) -> AccessDenied | DeviceGone:
     return DeviceGone(f"{what}: {exc}")
 
 
-def read_serial_number(device: usb.core.Device) -> str | None:
-    """The serial number string, which needs the device opened (and so, permission)."""
+def read_string(device: usb.core.Device, index: int) -> str | None:
+    """A string descriptor, which needs the device opened (and so, permission).
+
+    pyusb's own properties turn a refused open into "no langid", a
+    ValueError; asking for the LANGIDs directly keeps the errno.
+    """
+    if not index:
+        return None
     try:
-        return device.serial_number
+        langids = usb.util.get_langids(device)
+        return usb.util.get_string(device, index, langids[0]) if langids else None
     except usb.core.USBError as exc:
         raise usb_failure(f"USB device {device.idVendor:04x}:{device.idProduct:04x}", exc) from exc
-    except ValueError:
-        return None
+
+
+def read_serial_number(device: usb.core.Device) -> str | None:
+    return read_string(device, device.iSerialNumber)
 
 
 class UsbTransport(Transport):
@@ -81,7 +90,10 @@ class UsbTransport(Transport):
         address = parse_usb_url(url)
 
         def wanted(device: usb.core.Device) -> bool:
-            return address.serial_number in (None, read_serial_number(device))
+            if address.serial_number in (None, read_serial_number(device)):
+                return True
+            usb.util.dispose_resources(device)
+            return False
 
         try:
             device = usb.core.find(

@@ -1,4 +1,9 @@
-"""Helpers for the driver tests: a scripted pty peer and a thread-leak check.
+"""Helpers for the driver tests: the simulator on every transport, a scripted pty
+peer, and a thread-leak check.
+
+attach_simulator() serves one firmware_sim device over a pty, TCP, sim:// or
+the pyusb backend, so the contract suite and the reconnection tests run the
+same cases over each.
 
 ScriptedPeer is the device end of a real pseudo-terminal, scripted frame by
 frame by a test. It is not a simulator: it does nothing by itself. It decodes what the host driver
@@ -17,20 +22,30 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
-from cardshoe.drivers.device import DealerDevice, ShoeDevice, open_device
+from cardshoe.drivers.device import DealerDevice, Device, ShoeDevice, open_device
 from cardshoe.drivers.framing import FrameDecoder, encode_frame
 from cardshoe.drivers.link import LinkTiming
 from cardshoe.drivers.messages import (
     Capability,
     DeviceKind,
+    Event,
     GetInfo,
     Hello,
     Message,
     decode_message,
     encode_message,
 )
+from cardshoe.drivers.usb_transport import UsbAddress
+from cardshoe.firmware_sim.attach_pty import serve_pty
+from cardshoe.firmware_sim.attach_tcp import serve_tcp
+from cardshoe.firmware_sim.core import FirmwareCore
+from cardshoe.firmware_sim.sim_url import publish, register_sim_url_handler, release
+from cardshoe.firmware_sim.usb_backend import SimUsbBackend
+
+T = TypeVar("T")
 
 WAIT_S = 3.0
 FIRMWARE_HASH = bytes(range(32))
@@ -160,3 +175,58 @@ class ThreadedCall:
 
     def __exit__(self, *exc_info: object) -> None:
         self._thread.join(WAIT_S * 3)
+
+
+TRANSPORTS = ("pty", "tcp", "sim", "usb")
+"""Every way the simulator reaches the host driver; the contract suite runs over each."""
+
+
+@dataclass
+class Attached:
+    """A simulated device on one transport, and how the host driver opens it."""
+
+    core: FirmwareCore
+    url: str
+    usb_backend: Any = None
+
+    def open(self, **options: Any) -> ShoeDevice | DealerDevice:
+        return open_device(self.url, usb_backend=self.usb_backend, timeout=WAIT_S, **options)
+
+
+@contextlib.contextmanager
+def attach_simulator(transport: str, core: FirmwareCore) -> Iterator[Attached]:
+    """Serve core over one transport; the URL survives an unplug and re-plug."""
+    if transport == "pty":
+        with serve_pty(core) as pty:
+            yield Attached(core, str(pty.link))
+    elif transport == "tcp":
+        with serve_tcp(core) as tcp:
+            yield Attached(core, tcp.url)
+    elif transport == "sim":
+        register_sim_url_handler()
+        name = f"driver-test-{core.serial_number}-{id(core)}"
+        url = publish(core, name)
+        try:
+            yield Attached(core, url)
+        finally:
+            release(name)
+    elif transport == "usb":
+        with SimUsbBackend(core) as backend:
+            address = UsbAddress(core.profile.usb_vid, core.profile.usb_pid, core.serial_number)
+            yield Attached(core, address.url, backend)
+    else:
+        raise ValueError(f"no transport {transport!r}; choose from {TRANSPORTS}")
+
+
+def next_of(device: Device, kind: type[T], timeout: float = WAIT_S) -> T:
+    """The next event of this type, acking it and every event before it, as a journaling
+    controller would."""
+    deadline = time.monotonic() + timeout
+    while True:
+        event = device.next_event(max(0.0, deadline - time.monotonic()))
+        if event is None:
+            raise AssertionError(f"no {kind.__name__} within {timeout} s")
+        if isinstance(event, Event):
+            device.ack(event.seq)
+        if isinstance(event, kind):
+            return event
