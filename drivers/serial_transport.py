@@ -30,6 +30,7 @@ from cardshoe.drivers.transport import READ_POLL_S, WRITE_TIMEOUT_S, Transport
 _ABSENT = {errno.ENOENT, errno.ENODEV, errno.ENXIO}
 _DENIED = {errno.EACCES, errno.EPERM}
 _LOCKED = {errno.EWOULDBLOCK, errno.EAGAIN, errno.EBUSY}
+READ_CHUNK = 4096
 
 
 class SerialTransport(Transport):
@@ -60,14 +61,18 @@ class SerialTransport(Transport):
         return cls(port, url)
 
     def read(self) -> bytes:
+        """Wait for one byte, then take whatever else has arrived.
+
+        Some handlers (socket://, sim://) can only say that bytes are
+        waiting, not how many, so this asks again until nothing is left.
+        """
         try:
-            first = self._port.read(1)
-            if not first:
-                return b""
-            waiting = self._port.in_waiting
-            return first + self._port.read(waiting) if waiting else first
+            data = bytearray(self._port.read(1))
+            while data and len(data) < READ_CHUNK and (waiting := self._port.in_waiting):
+                data += self._port.read(min(waiting, READ_CHUNK - len(data)))
         except (serial.SerialException, OSError) as exc:
             raise DeviceGone(f"{self.url}: {exc}") from exc
+        return bytes(data)
 
     def write(self, data: bytes) -> None:
         try:

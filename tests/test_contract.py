@@ -9,6 +9,7 @@ transport itself (loop://) is covered by test_transport_serial.py.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
@@ -24,7 +25,7 @@ from driver_testing import (
     next_of,
 )
 
-from cardshoe.drivers.device import DealerDevice, ShoeDevice
+from cardshoe.drivers.device import DealerDevice, ShoeDevice, open_device
 from cardshoe.drivers.errors import CommandRefused, PortBusy
 from cardshoe.drivers.link_events import DeviceEvent
 from cardshoe.drivers.messages import (
@@ -212,3 +213,19 @@ def test_a_pty_port_is_opened_exclusively() -> None:
         pytest.raises(PortBusy, match=r"in use by .*\(pid \d+\)"),
     ):
         attached.open()
+
+
+@pytest.mark.hardware
+def test_a_real_device_handshakes_and_reports_status() -> None:
+    """pytest -m hardware, with CARDSHOE_DEVICE_URL naming the device (e.g. /dev/cardshoe/...).
+
+    Read-only: it acknowledges nothing, so the device keeps every event for its table.
+    """
+    url = os.environ.get("CARDSHOE_DEVICE_URL")
+    if not url:
+        pytest.skip("set CARDSHOE_DEVICE_URL to the URL of the attached device")
+    with open_device(url, reconnect=False) as device:
+        info = device.info
+        assert info.serial_number
+        assert info.protocol_version.startswith("1.")
+        device.get_status()
