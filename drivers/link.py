@@ -412,7 +412,7 @@ class Link:
                 None,
             )
         self._hello = hello
-        self._device_next_seq = max(self._device_next_seq, hello.next_seq)
+        self._device_next_seq = hello.next_seq
         if previous is None:
             self._acked = self._queued_upto = hello.last_acked_seq
         if self._lost:

@@ -175,6 +175,30 @@ def test_a_device_counter_behind_the_journal_is_a_regression(peer: ScriptedPeer)
         assert device.next_event(WAIT_S) == SequenceRegression(host_seq=40, device_next_seq=3)
 
 
+def test_a_device_that_comes_back_with_a_lower_counter_is_a_regression(
+    peer: ScriptedPeer,
+) -> None:
+    with peer.connect(last_acked_seq=5, next_seq=6) as device:
+        device.set_journaled_seq(5)
+        peer.send(hello(0))  # the device restarted ...
+        request = peer.expect(GetInfo)
+        peer.send(hello(request.request_id, last_acked_seq=0, next_seq=1))  # ... with no memory
+        assert device.next_event(WAIT_S) == SequenceRegression(host_seq=5, device_next_seq=1)
+
+
+def test_an_ack_the_device_lost_is_sent_again_at_the_handshake(peer: ScriptedPeer) -> None:
+    with peer.connect(next_seq=2) as device:
+        peer.send(card(1))
+        assert device.next_event(WAIT_S) == card(1)
+        device.ack(1)
+        assert peer.expect(Ack) == Ack(1)
+        peer.send(hello(0))
+        request = peer.expect(GetInfo)
+        peer.send(hello(request.request_id, last_acked_seq=0, next_seq=2))
+        assert peer.expect(Ack) == Ack(1)
+        assert device.next_event(0.2) is None
+
+
 def test_contradicting_feed_fields_raise_a_protocol_violation_before_the_card(
     peer: ScriptedPeer,
 ) -> None:
