@@ -177,6 +177,8 @@ class Shoe:
     loaded: int
     seen: set[CardId] = field(default_factory=set)
     copies: Counter[Card] = field(default_factory=Counter)
+    """Cards out of the shoe; an automatic machine takes them back, and may deal them again,
+    after each return (continuous shuffling)."""
     dealt: int = 0
     """Cards a round took (assigned to a hand or set aside in a void round)."""
     burned: int = 0
@@ -500,6 +502,8 @@ class TableModel:
             )
         shoe.returned += expected
         shoe.cards_out = 0
+        shoe.seen.clear()
+        shoe.copies.clear()
 
     def _finish_round(self) -> None:
         self._open_shoe().rounds_finished += 1
