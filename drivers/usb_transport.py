@@ -83,6 +83,7 @@ class UsbTransport(Transport):
     def __init__(self, device: usb.core.Device, interface_number: int, url: str) -> None:
         self._device = device
         self._interface_number = interface_number
+        self._closed = False
         self.url = url
 
     @classmethod
@@ -119,6 +120,7 @@ class UsbTransport(Transport):
         return cls(device, interface_number, url)
 
     def read(self) -> bytes:
+        self._check_open()
         try:
             data = self._device.read(
                 USB_BULK_IN_ENDPOINT, USB_MAX_PACKET_SIZE, timeout=round(READ_POLL_S * 1000)
@@ -132,15 +134,22 @@ class UsbTransport(Transport):
         return bytes(data)
 
     def write(self, data: bytes) -> None:
+        self._check_open()
         try:
             self._device.write(USB_BULK_OUT_ENDPOINT, data, timeout=round(WRITE_TIMEOUT_S * 1000))
         except usb.core.USBError as exc:
             raise DeviceGone(f"{self.url}: {exc}") from exc
 
     def close(self) -> None:
+        self._closed = True
         with contextlib.suppress(usb.core.USBError):
             usb.util.release_interface(self._device, self._interface_number)
         usb.util.dispose_resources(self._device)
+
+    def _check_open(self) -> None:
+        """pyusb would quietly reopen a disposed device; a closed transport stays closed."""
+        if self._closed:
+            raise DeviceGone(f"{self.url} is closed")
 
 
 def _claim_vendor_interface(device: usb.core.Device) -> int | None:

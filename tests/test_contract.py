@@ -3,8 +3,8 @@
 Each case runs against the real firmware simulator on a pseudo-terminal, on
 TCP loopback, through the sim:// pyserial handler and through pyusb's real
 core with the simulator's backend (TRANSPORTS). A transport passes when the
-device API behaves identically on it; the byte level of the serial
-transport itself (loop://) is covered by test_transport_serial.py.
+device API behaves identically on it. The byte-level case also runs over
+pyserial's loop:// echo port, where a device API makes no sense.
 """
 
 from __future__ import annotations
@@ -26,7 +26,9 @@ from driver_testing import (
 )
 
 from cardshoe.drivers.device import DealerDevice, ShoeDevice, open_device
-from cardshoe.drivers.errors import CommandRefused, PortBusy
+from cardshoe.drivers.errors import CommandRefused, DeviceGone, PortBusy
+from cardshoe.drivers.framing import DELIMITER, FrameDecoder, encode_frame
+from cardshoe.drivers.link_constants import PROTOCOL_MINOR
 from cardshoe.drivers.link_events import DeviceEvent
 from cardshoe.drivers.messages import (
     CardRead,
@@ -35,11 +37,16 @@ from cardshoe.drivers.messages import (
     Event,
     Fault,
     FaultKind,
+    GetInfo,
+    Hello,
     MessageType,
     OperationDone,
     SelfTestResult,
     StatusFlag,
+    decode_message,
+    encode_message,
 )
+from cardshoe.drivers.transport import Transport, open_transport
 from cardshoe.firmware_sim.devices import create_device
 from cardshoe.firmware_sim.faults import parse_injection
 
@@ -63,6 +70,37 @@ def attach(request: pytest.FixtureRequest) -> Iterator[Attach]:
             return stack.enter_context(attach_simulator(request.param, core))
 
         yield make
+
+
+@pytest.fixture(params=(*TRANSPORTS, "loop"))
+def transport(request: pytest.FixtureRequest) -> Iterator[Transport]:
+    """A bare transport to a simulated shoe, or to pyserial's loop:// echo."""
+    if request.param == "loop":
+        yield open_transport("loop://")
+        return
+    core = create_device("cs-1", seed=7)
+    with attach_simulator(request.param, core) as attached:
+        yield open_transport(attached.url, usb_backend=attached.usb_backend)
+
+
+def test_a_transport_carries_frames_whole_in_both_directions(transport: Transport) -> None:
+    """The device answers GET_INFO 9 with HELLO 9; the echo port hands GET_INFO 9 back."""
+    frame = DELIMITER + encode_frame(encode_message(GetInfo(9, PROTOCOL_MINOR)))
+    try:
+        for start in range(0, len(frame), 5):
+            transport.write(frame[start : start + 5])
+        decoder, answered = FrameDecoder(), []
+        for _ in range(100):
+            messages = [decode_message(payload) for payload in decoder.feed(transport.read())]
+            answered += [m for m in messages if isinstance(m, Hello | GetInfo)]
+            if any(message.request_id == 9 for message in answered):
+                break
+        assert any(message.request_id == 9 for message in answered)
+        assert decoder.counters.bad_frames == 0
+    finally:
+        transport.close()
+    with pytest.raises(DeviceGone):
+        transport.read()
 
 
 def test_the_handshake_reports_the_device_as_it_is(attach: Attach) -> None:

@@ -11,11 +11,8 @@ from driver_testing import assert_no_driver_threads_left
 from usb.core import USBError
 
 from cardshoe.drivers.errors import AccessDenied, DeviceNotFound, InvalidUrl
-from cardshoe.drivers.framing import FrameDecoder, encode_frame
-from cardshoe.drivers.link_constants import PROTOCOL_MINOR
-from cardshoe.drivers.messages import GetInfo, Hello, decode_message, encode_message
 from cardshoe.drivers.transport import open_transport
-from cardshoe.drivers.usb_transport import UsbAddress, UsbTransport, parse_usb_url
+from cardshoe.drivers.usb_transport import UsbAddress, parse_usb_url
 from cardshoe.firmware_sim.devices import create_device
 from cardshoe.firmware_sim.usb_backend import SimUsbBackend, SimUsbDevice, SimUsbHandle
 
@@ -50,29 +47,6 @@ def test_usb_urls_name_vid_pid_and_serial(url: str, address: UsbAddress) -> None
 def test_a_malformed_usb_url_is_refused(url: str) -> None:
     with pytest.raises(InvalidUrl, match="usb://VID:PID"):
         parse_usb_url(url)
-
-
-def hello_answering(transport: UsbTransport, request_id: int) -> Hello:
-    """Read until the HELLO with this request id (unsolicited ones come first)."""
-    decoder = FrameDecoder()
-    for _ in range(100):
-        for payload in decoder.feed(transport.read()):
-            message = decode_message(payload)
-            if isinstance(message, Hello) and message.request_id == request_id:
-                return message
-    raise AssertionError(f"no HELLO answering request {request_id}")
-
-
-def test_bulk_pipes_carry_the_frames_both_ways() -> None:
-    core = create_device("cs-auto", serial_number="USB-A")
-    with SimUsbBackend(core) as backend:
-        transport = open_transport("usb://1209:0001/USB-A", usb_backend=backend)
-        assert isinstance(transport, UsbTransport)
-        try:
-            transport.write(b"\x00" + encode_frame(encode_message(GetInfo(5, PROTOCOL_MINOR))))
-            assert hello_answering(transport, 5).serial_number == "USB-A"
-        finally:
-            transport.close()
 
 
 def test_the_serial_number_picks_the_device() -> None:
