@@ -8,6 +8,7 @@ against the real simulator over every transport.
 
 from __future__ import annotations
 
+import random
 import threading
 from collections.abc import Iterator
 
@@ -235,6 +236,23 @@ def test_garbage_and_undecodable_frames_are_counted_never_raised(peer: ScriptedP
         counters = device.info.counters
         assert counters["undecodable"] == 2
         assert counters["crc_errors"] + counters["cobs_errors"] >= 1
+
+
+def test_a_damaged_copy_before_each_event_is_never_accepted(peer: ScriptedPeer) -> None:
+    flips = random.Random(5)
+    with peer.connect() as device:
+        for seq in range(1, 21):
+            frame = bytearray(encode_frame(encode_message(card(seq, "9D"))))
+            position = flips.randrange(len(frame) - 1)  # any byte but the delimiter
+            frame[position] ^= 1 << flips.randrange(8)
+            peer.send_raw(bytes(frame))
+            peer.send(card(seq, "9D"))
+            assert device.next_event(WAIT_S) == card(seq, "9D")
+            device.ack(seq)
+        assert device.next_event(0.2) is None
+        counters = device.info.counters
+        assert counters["crc_errors"] + counters["cobs_errors"] >= 20
+        assert counters["undecodable"] == 0
 
 
 def test_a_lost_answer_is_retried_with_the_same_request_id(peer: ScriptedPeer) -> None:
