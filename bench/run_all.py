@@ -33,6 +33,7 @@ ROWS: tuple[str | Measurement, ...] = (
         Target(5, at_least=False, text="< 5 ms"),
     ),
     "bench_pty_echo",
+    "bench_link",
     "bench_durable_commit",
     "bench_controller",
     not_measured("whole 8-deck shoe over a pty", SESSION, Target(2, at_least=False, text="< 2 s")),
