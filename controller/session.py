@@ -60,17 +60,22 @@ from cardshoe.controller.table import CardDue, Fact, HoldReason, TableModel
 from cardshoe.drivers.device import DealerDevice, ShoeDevice
 from cardshoe.drivers.errors import CommandRefused, DeviceGone, DeviceTimeout
 from cardshoe.drivers.link_events import LinkRestored, SequenceGap, SequenceRegression
-from cardshoe.drivers.messages import Capability, CardRead, Event, GateMode, StatusFlag
+from cardshoe.drivers.messages import (
+    Capability,
+    CardRead,
+    Event,
+    Fault,
+    FaultCleared,
+    GateMode,
+    SelfTestResult,
+    StatusFlag,
+)
 from cardshoe.drivers.messages import DeviceKind as WireDeviceKind
 
 log = structlog.get_logger(__name__)
 
 RETRY_INTERVAL_S = 0.5
 """After a refused or failed device command, wait this long before asking again."""
-GATE_RELEASE_RENEW_S = 5.0
-"""A released gate with no card after this long is released again. Harmless (it lets one
-card go, as before), and it frees a table whose device counts cards the journal never saw.
-DEAL_NEXT is never renewed by time: an accepted deal delivers its card however late."""
 SESSION_STARTED = "session.started"
 """A record about the controller process itself; replay skips it (recovery.SESSION_KIND_PREFIX)."""
 
@@ -144,14 +149,19 @@ class TableSession:
         self._last_ended: ShoeEnded | None = None
         self._issued_for: int | None = None
         """Cards taken when the gate was released or DEAL_NEXT sent; none again until one comes."""
-        self._issued_at = 0.0
         self._gate_locked = False
         self._operation_for: tuple[str | None, State, int] | None = None
         """The SHUFFLE or RETURN sent, as (shoe, state, cards taken) when it was sent."""
         self._retry_after = 0.0
         self._resync_wanted = True
+        self._replay_upto = device.info.counters["next_seq"] - 1
+        """The device's last event at the handshake: everything up to it comes before commands."""
         self._round_opened_at: float | None = None
         self._record_start()
+
+    def subscribe(self, observer: Observer) -> None:
+        """Add an observer (a display, a floor link) after the session has started."""
+        self._hub.subscribe(observer)
 
     # --- what displays and the service read ---------------------------------------
 
@@ -320,17 +330,27 @@ class TableSession:
             log.warning("dropping an event the journal already holds", seq=seq)
             self.device.ack(seq)
             return
-        if isinstance(event, SequenceGap | SequenceRegression):
-            self._gap = event
-        if isinstance(event, CardRead):
-            self._gate_locked = True
+        self._note_device_state(event)
         facts = self._apply(event)
         if seq is not None:
             self.device.ack(seq)
             self._last_seq = seq
         if isinstance(event, LinkRestored):
             self._resync_wanted = True
+            self._replay_upto = event.hello.next_seq - 1
         self._publish(facts)
+
+    def _note_device_state(self, event: object) -> None:
+        """What an event says about the device's gate and the commands it still holds."""
+        if isinstance(event, SequenceGap | SequenceRegression):
+            self._gap = event
+        if isinstance(event, CardRead | Fault | FaultCleared | SelfTestResult):
+            self._gate_locked = True
+        if isinstance(event, Fault | FaultCleared) and isinstance(self.device, ShoeDevice):
+            self._issued_for = None
+        if isinstance(event, SelfTestResult):
+            self._issued_for = None
+            self._operation_for = None
 
     def _apply(self, item: object) -> list[Fact]:
         """Journal the input and its facts in one transaction; the facts, once committed."""
@@ -383,9 +403,20 @@ class TableSession:
         shoe = self.model.shoe
         return 0 if shoe is None else shoe.dealt + shoe.burned
 
+    # The device's side of draw control, as docs/protocol.md states it: RELEASE_ONE lets
+    # one card go and the shoe locks itself again; any fault locks the gate; a restart
+    # (which always runs the power-up self-test) forgets accepted deals and operations.
+    # An accepted DEAL_NEXT delivers its card however late, so it is never asked twice;
+    # one accepted just before the controller itself restarted may be asked again, and
+    # its second card is then recorded and handled in order like any other.
+
     def _drive_device(self) -> None:
-        """Ask the device for what the procedure's state needs now, at most once per card."""
-        if self._clock() < self._retry_after:
+        """Ask the device for what the procedure's state needs now, at most once per card.
+
+        Nothing is asked while the device still has events from before the latest
+        handshake to deliver: the procedure's state must include them first.
+        """
+        if self._clock() < self._retry_after or self._last_seq < self._replay_upto:
             return
         try:
             if self._resync_wanted:
@@ -408,31 +439,26 @@ class TableSession:
             self._retry_after = self._clock() + RETRY_INTERVAL_S
 
     def _resync(self) -> None:
-        """Take the device's own word for what is under way (at start and after a reconnect)."""
+        """Read the gate and any long operation under way (at start, after a reconnect)."""
         status = self.device.get_status()
         taken = self._taken()
-        card_on_its_way = status.cards_dealt > taken
-        self._issued_for = taken if card_on_its_way else None
-        self._issued_at = self._clock()
         self._gate_locked = status.gate is GateMode.LOCKED
+        if isinstance(self.device, ShoeDevice):
+            self._issued_for = None if self._gate_locked else taken
         busy = StatusFlag.BUSY in status.flags
         self._operation_for = (self.model.shoe_id, self.state, taken) if busy else None
         self._resync_wanted = False
 
-    def _card_wanted(self, renew_after_s: float | None) -> bool:
+    def _card_wanted(self) -> bool:
         """A card is due and none has been asked for since the last one came."""
-        taken, now = self._taken(), self._clock()
-        if self.model.card_due() is None:
+        taken = self._taken()
+        if self.model.card_due() is None or self._issued_for == taken:
             return False
-        if self._issued_for == taken and (
-            renew_after_s is None or now - self._issued_at < renew_after_s
-        ):
-            return False
-        self._issued_for, self._issued_at = taken, now
+        self._issued_for = taken
         return True
 
     def _drive_gate(self, shoe: ShoeDevice) -> None:
-        if self._card_wanted(GATE_RELEASE_RENEW_S):
+        if self._card_wanted():
             shoe.release_one()
             self._gate_locked = False
         elif self.model.card_due() is None and not self._gate_locked:
@@ -447,5 +473,5 @@ class TableSession:
         elif (count := self.model.cards_to_return) is not None and self._operation_for != operation:
             self._operation_for = operation
             dealer.return_cards(count)
-        elif self._card_wanted(None):
+        elif self._card_wanted():
             dealer.deal_next()

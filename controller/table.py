@@ -657,7 +657,10 @@ class TableModel:
     def _take_card_without_shoe(self, card_event: CardRead) -> None:
         card_id = read_card_id(card_event)
         inspection = CardInspection(card_id, ())
-        self._burn(inspection, BurnReason.IRREGULAR, [Irregularity.CARD_OUTSIDE_ROUND])
+        findings = [Irregularity.CARD_OUTSIDE_ROUND]
+        if self.state == State.HELD:
+            findings.append(Irregularity.CARD_DURING_HOLD)
+        self._burn(inspection, BurnReason.IRREGULAR, findings)
 
     def _adopt_deck_set(self, shoe: Shoe, card_event: CardRead) -> None:
         card_id = read_card_id(card_event)
