@@ -22,21 +22,14 @@ from pathlib import Path
 from results import Measurement, Target, not_measured, print_measurements
 
 REPO = Path(__file__).resolve().parent.parent
-SESSION = "the table session joining link, procedure and journal (controller/session.py)"
 SERVICE = "the service, shoectl run"
 
 ROWS: tuple[str | Measurement, ...] = (
-    not_measured("wire-to-decision per card p50 / p99, no journal commit", SESSION),
-    not_measured(
-        "wire-to-decision per card p99, with durable commit",
-        SESSION,
-        Target(5, at_least=False, text="< 5 ms"),
-    ),
+    "bench_session",
     "bench_pty_echo",
     "bench_link",
     "bench_durable_commit",
     "bench_controller",
-    not_measured("whole 8-deck shoe over a pty", SESSION, Target(2, at_least=False, text="< 2 s")),
     "bench_rules",
     "bench_cli",
     not_measured(

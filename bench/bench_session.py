@@ -1,0 +1,183 @@
+"""Wire to decision, and a whole 8-deck shoe, through the real session over a pty.
+
+The simulated manual shoe (firmware_sim, instant timing, its virtual
+dealer pulling whenever the gate opens) runs on a real pty; the host side
+is what the service runs: open_device, TableSession and its journal. The
+simulator's end of the pty is timed: for every CARD event, from the moment
+its frame is written to the moment the ACK for it is read back. The host
+sends that ACK only after it has decoded the card, journaled it, run the
+procedure and the rules engine (the decision: whose card it is and who gets
+the next one) and committed, so the interval is wire to decision plus the
+ACK's own way back, comparable with bench_pty_echo's round trip.
+
+Twice: with the journal on this disk (the durable commit, synchronous=FULL)
+and on tmpfs (/dev/shm), where the same commit costs no disk flush.
+Targets (issue 7): p99 with the durable commit under 5 ms, a whole 8-deck
+shoe under 2 s. A measurement, not a test: it asserts nothing.
+
+    .venv/bin/python bench/bench_session.py
+"""
+
+from __future__ import annotations
+
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from results import Measurement, Target, percentile, print_measurements
+
+from cardshoe.controller.config import GameConfig, TableConfig
+from cardshoe.controller.journal import Journal
+from cardshoe.controller.session import TableSession
+from cardshoe.drivers.device import open_device
+from cardshoe.drivers.framing import FrameDecoder
+from cardshoe.drivers.messages import Ack, CardRead, decode_message
+from cardshoe.drivers.protocol_errors import ProtocolError
+from cardshoe.firmware_sim.attach_pty import PtyEndpoint
+from cardshoe.firmware_sim.devices import create_device
+from cardshoe.firmware_sim.runner import DeviceThread
+
+DECKS = 8
+SEED = 5
+DECK_SET = 0x00BC614E
+CONFIG = TableConfig(table_id="BENCH", game=GameConfig(name="punto-banco", decks=DECKS))
+TMPFS = Path("/dev/shm")
+
+
+@dataclass
+class CardTimes:
+    """When each CARD frame left the simulator and when its ACK came back (perf_counter)."""
+
+    sent: dict[int, float] = field(default_factory=dict)
+    acked: dict[int, float] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def wire_to_ack(self) -> list[float]:
+        with self.lock:
+            return [self.acked[seq] - sent for seq, sent in self.sent.items() if seq in self.acked]
+
+
+class TimedPtyEndpoint(PtyEndpoint):
+    """The simulator's end of the pty, noting CARD frames written and ACKs read."""
+
+    def __init__(self, link: Path, times: CardTimes) -> None:
+        super().__init__(link)
+        self.times = times
+        self._outgoing = FrameDecoder()
+        self._incoming = FrameDecoder()
+
+    def write(self, data: bytes) -> None:
+        now = time.perf_counter()
+        super().write(data)
+        for message in _messages(self._outgoing, data):
+            if isinstance(message, CardRead):
+                with self.times.lock:
+                    self.times.sent.setdefault(message.seq, now)
+
+    def read(self, fd: int) -> bytes:
+        data = super().read(fd)
+        now = time.perf_counter()
+        for message in _messages(self._incoming, data):
+            if isinstance(message, Ack):
+                with self.times.lock:
+                    for seq in self.times.sent.keys() - self.times.acked.keys():
+                        if seq <= message.acked_seq:
+                            self.times.acked[seq] = now
+        return data
+
+
+def _messages(decoder: FrameDecoder, data: bytes) -> list:
+    found = []
+    for payload in decoder.feed(data):
+        try:
+            found.append(decode_message(payload))
+        except ProtocolError:
+            continue
+    return found
+
+
+def run_shoe(journal_dir: Path) -> tuple[list[float], float]:
+    """Per-card wire-to-ack seconds, and the seconds the whole shoe took."""
+    core = create_device("cs-1", seed=SEED, decks=DECKS, cut_card_depth=CONFIG.shoe.cut_card_depth)
+    core.dealer.auto = True
+    times = CardTimes()
+    with tempfile.TemporaryDirectory(prefix="cardshoe-bench-") as folder:
+        link = Path(folder) / "ttySIM0"
+        device_thread = DeviceThread(core, TimedPtyEndpoint(link, times), "bench-sim")
+        device_thread.start()
+        try:
+            with (
+                tempfile.TemporaryDirectory(dir=journal_dir) as journal_folder,
+                Journal.open(Path(journal_folder) / "journal.sqlite", table_id="BENCH") as journal,
+                open_device(str(link)) as device,
+            ):
+                session = TableSession(CONFIG, journal, device)
+                started = time.perf_counter()
+                ended = session.run_shoe(deck_set=DECK_SET, betting_time_s=0)
+                whole_shoe = time.perf_counter() - started
+        finally:
+            device_thread.close()
+    if ended is None or not ended.reconciled:
+        raise RuntimeError(f"the benchmark shoe did not end reconciled: {ended}")
+    return times.wire_to_ack(), whole_shoe
+
+
+def measure() -> list[Measurement]:
+    disk = Path(tempfile.gettempdir())
+    durable, durable_shoe = run_shoe(disk)
+    flushless, flushless_shoe = run_shoe(TMPFS)
+    how = f"{len(durable)} cards, CARD frame written to its ACK read, simulator on a pty"
+    return [
+        Measurement(
+            "wire-to-decision per card p50, journal on tmpfs (no disk flush)",
+            percentile(flushless, 50) * 1e3,
+            "ms",
+            None,
+            how,
+        ),
+        Measurement(
+            "wire-to-decision per card p99, journal on tmpfs (no disk flush)",
+            percentile(flushless, 99) * 1e3,
+            "ms",
+            None,
+            how,
+        ),
+        Measurement(
+            "wire-to-decision per card p50, with durable commit",
+            percentile(durable, 50) * 1e3,
+            "ms",
+            None,
+            f"{how}, journal in {disk}",
+        ),
+        Measurement(
+            "wire-to-decision per card p99, with durable commit",
+            percentile(durable, 99) * 1e3,
+            "ms",
+            Target(5, at_least=False, text="< 5 ms"),
+            f"{how}, journal in {disk}",
+        ),
+        Measurement(
+            "whole 8-deck shoe over a pty, with durable commit",
+            durable_shoe,
+            "s",
+            Target(2, at_least=False, text="< 2 s"),
+            "start of shoe to reconciliation, manual shoe, bets closed at once",
+        ),
+        Measurement(
+            "whole 8-deck shoe over a pty, journal on tmpfs",
+            flushless_shoe,
+            "s",
+            None,
+            "the same shoe without the disk flush",
+        ),
+    ]
+
+
+def main() -> None:
+    print_measurements(measure())
+
+
+if __name__ == "__main__":
+    main()
