@@ -96,7 +96,7 @@ def summary(measurements: list[Measurement]) -> str:
     missed = [item.name for item in measured if not item.met]
     text = f"Targets met: {len(measured) - len(missed)} of {len(measured)} measured"
     if missed:
-        text += "; missed: " + ", ".join(missed)
+        text += "; missed: " + "; ".join(missed)
     waiting = len(with_target) - len(measured)
     if waiting:
         text += f". {waiting} target(s) not measured yet: their code is not written yet"
