@@ -278,6 +278,7 @@ class TableSession:
         rounds: int | None = None,
         betting_time_s: float | None = None,
         poll_s: float = 0.05,
+        on_step: Callable[[], None] | None = None,
     ) -> ShoeEnded | None:
         """Run one shoe to its reconciliation; None when stop() ended the run first.
 
@@ -286,7 +287,8 @@ class TableSession:
         open simply goes on. rounds: the house ends the shoe after that many
         rounds (the automatic machine has no cut card). betting_time_s: close
         bets by command that long after each round opens; None waits for the
-        dealer button or close_bets().
+        dealer button or close_bets(). on_step: called in this loop after every
+        step; a service pings its watchdog there, so a stuck loop stops the pings.
         """
         self._stop.clear()
         with self._lock:
@@ -298,6 +300,8 @@ class TableSession:
                     self.cut_done()
         while not self._stop.is_set():
             self.step(poll_s)
+            if on_step is not None:
+                on_step()
             with self._lock:
                 if self._last_ended is not None and self.state is State.IDLE:
                     return self._last_ended
