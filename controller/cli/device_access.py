@@ -30,15 +30,20 @@ def opened_device(url: str, *, timeout: float) -> Iterator[ShoeDevice | DealerDe
     from cardshoe.drivers.device import open_device
     from cardshoe.drivers.errors import DriverError
 
-    if url.startswith(SIM_SCHEME):
-        from cardshoe.firmware_sim.sim_url import register_sim_url_handler
-
-        register_sim_url_handler()
+    register_url_scheme(url)
     try:
         with open_device(url, timeout=timeout, reconnect=False) as device:
             yield device
     except DriverError as exc:
         raise device_user_error(exc) from exc
+
+
+def register_url_scheme(url: str) -> None:
+    """Teach pyserial the simulator's sim:// scheme when url uses it (a no-op otherwise)."""
+    if url.startswith(SIM_SCHEME):
+        from cardshoe.firmware_sim.sim_url import register_sim_url_handler
+
+        register_sim_url_handler()
 
 
 def device_user_error(exc: DriverError) -> UserError:
