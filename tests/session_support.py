@@ -24,9 +24,10 @@ from cardshoe.controller.config import (
     TableConfig,
 )
 from cardshoe.controller.journal import Journal, Record
-from cardshoe.controller.observers import RoundOpened, TableEvent
+from cardshoe.controller.observers import HoldStarted, RoundOpened, TableEvent
 from cardshoe.controller.session import TableSession
 from cardshoe.controller.shoe_order import play_shoe_order
+from cardshoe.controller.table import HoldReason
 from cardshoe.drivers.device import open_device
 from cardshoe.drivers.link import LinkTiming
 from cardshoe.firmware_sim.attach_pty import serve_pty
@@ -81,6 +82,17 @@ class DealerButton:
             self.core.press_button()
 
 
+class ConfirmsFaceUp:
+    """The dealer at an automatic machine: turns a face-down card up when the table holds."""
+
+    def __init__(self, session: TableSession) -> None:
+        self.session = session
+
+    def notify(self, event: TableEvent) -> None:
+        if isinstance(event, HoldStarted) and event.reason == HoldReason.FACE_DOWN_CARD:
+            self.session.confirm_face_up()
+
+
 @contextmanager
 def session_on(
     config: TableConfig,
@@ -115,6 +127,16 @@ def session_on(
 def journaled(path: Path, kind: str) -> list[Record]:
     with Journal.open_readonly(path) as journal:
         return list(journal.records(kinds=[kind]))
+
+
+def assert_every_event_journaled_once(path: Path) -> None:
+    """The chain verifies and the device's event seqs are exactly 1..N, each once."""
+    with Journal.open_readonly(path) as journal:
+        seqs = [
+            record.device_seq for record in journal.records() if record.kind.startswith("device.")
+        ]
+        assert journal.verify().ok
+    assert seqs == list(range(1, len(seqs) + 1))
 
 
 def rounds_as_the_rules_engine_plays_them(path: Path, config: TableConfig) -> None:

@@ -11,6 +11,7 @@ import pytest
 from session_support import (
     FAST_LINK,
     SIM_DECK_SET,
+    ConfirmsFaceUp,
     DealerButton,
     journaled,
     rounds_as_the_rules_engine_plays_them,
@@ -52,17 +53,6 @@ def run(tmp_path: Path, config: TableConfig, inject: str, **run_options: object)
         ended = session.run_shoe(deck_set=SIM_DECK_SET, **(options | run_options))  # type: ignore[arg-type]
     assert ended is not None
     return path
-
-
-class ConfirmsFaceUp:
-    """The dealer at an automatic machine: turns a face-down card up when the table holds."""
-
-    def __init__(self, session: TableSession) -> None:
-        self.session = session
-
-    def notify(self, event: TableEvent) -> None:
-        if isinstance(event, HoldStarted) and event.reason == HoldReason.FACE_DOWN_CARD:
-            self.session.confirm_face_up()
 
 
 def voids(path: Path) -> dict[int, str]:

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from session_support import (
     SIM_DECK_SET,
+    assert_every_event_journaled_once,
     journaled,
     rounds_as_the_rules_engine_plays_them,
     session_on,
@@ -15,20 +16,10 @@ from session_support import (
 )
 
 from cardshoe.controller.games import GAME_NAMES
-from cardshoe.controller.journal import Journal
 from cardshoe.controller.observers import RoundResult, RoundVoided
 
 FEWEST_DECKS = {"punto-banco": 2, "seven-up": 4, "macau-1": 6, "macau-2": 6}
 AUTOMATIC_ROUNDS = 12
-
-
-def assert_every_event_journaled_once(path: Path) -> None:
-    with Journal.open_readonly(path) as journal:
-        seqs = [
-            record.device_seq for record in journal.records() if record.kind.startswith("device.")
-        ]
-        assert journal.verify().ok
-    assert seqs == list(range(1, len(seqs) + 1))
 
 
 @pytest.mark.parametrize("game", GAME_NAMES)
