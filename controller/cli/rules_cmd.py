@@ -51,34 +51,18 @@ def play(game_name: str, cards: str, as_json: bool) -> None:
 
 
 def round_record(played: PlayedRound) -> dict[str, Any]:
-    """The JSON form of a played round; a void round has no totals, winner or flags."""
+    """The JSON form of a played round (round_json's shape, shared with shoectl demo)."""
+    from cardshoe.controller.round_json import round_json
+
     current = played.round
-    record: dict[str, Any] = {
-        "round": played.number,
-        "dealt": [{"card": str(dealt.card), "to": dealt.to.value} for dealt in current.dealt],
-        "player": [str(card) for card in current.player],
-        "banker": [str(card) for card in current.banker],
-        "player_total": None,
-        "banker_total": None,
-        "winner": None,
-        "natural": None,
-        "player_pair": None,
-        "banker_pair": None,
-        "sevens": None,
-        "void": played.void.value if played.void else None,
-    }
-    if played.void is None:
-        outcome = current.outcome()
-        record.update(
-            player_total=outcome.player_total,
-            banker_total=outcome.banker_total,
-            winner=outcome.winner.value,
-            natural=outcome.natural,
-            player_pair=outcome.player_pair,
-            banker_pair=outcome.banker_pair,
-            sevens=outcome.sevens,
-        )
-    return record
+    return round_json(
+        played.number,
+        current.dealt,
+        current.player,
+        current.banker,
+        None if played.void else current.outcome(),
+        played.void.value if played.void else None,
+    )
 
 
 def _text_table(records: list[dict[str, Any]]) -> str:
