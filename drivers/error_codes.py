@@ -35,3 +35,7 @@ class ErrorCode(IntEnum):
     """Too many events await acknowledgement; the device will not deal more cards."""
     INTERNAL = 12
     """The firmware hit an error of its own; the detail is in a FAULT event."""
+    AUTH_REQUIRED = 13
+    """Protocol 1.1: the device is paired and the command came outside an authenticated session."""
+    NOT_PAIRING = 14
+    """Protocol 1.1: PAIR while the device is not in pairing mode (its key switch is off)."""

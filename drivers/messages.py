@@ -5,7 +5,7 @@ followed by a body whose layout depends on the message type:
 
     byte 0     protocol major version (PROTOCOL_MAJOR)
     byte 1     message type (MessageType)
-    byte 2     header flags (HeaderFlag; all zero in protocol 1.x)
+    byte 2     header flags (HeaderFlag: AUTH_TAG on a sealed frame, see auth.py)
     bytes 3-6  tag, u32 little-endian: the event sequence number of a device
                event, the request id of a command or of its reply, or the
                sequence number an ACK acknowledges
@@ -53,6 +53,9 @@ FIRMWARE_HASH_SIZE = 32
 """SHA-256 of the firmware image."""
 MAX_TEXT_BYTES = 32
 MAX_LISTED_FAULTS = 16
+NONCE_SIZE = 16
+"""A session nonce: 16 random bytes from each side."""
+PAIRING_KEY_SIZE = 32
 
 
 class MessageType(IntEnum):
@@ -60,6 +63,8 @@ class MessageType(IntEnum):
     HELLO = 0x01
     REPLY = 0x02
     STATUS = 0x03
+    AUTH_RESPONSE = 0x04
+    """Protocol 1.1: the device's nonce, sealed with the new session key."""
     # Device -> host events (tag = event sequence number; resent until acknowledged)
     CARD = 0x10
     CUT_CARD = 0x11
@@ -80,11 +85,19 @@ class MessageType(IntEnum):
     RESET = 0x47
     # Host -> device acknowledgement (tag = acknowledged sequence number)
     ACK = 0x48
+    # Host -> device, protocol 1.1 link authentication (tag = request id)
+    AUTH_CHALLENGE = 0x49
+    PAIR = 0x4A
+    """Give the device its pairing key; refused unless the device is in pairing mode."""
 
 
 class HeaderFlag(IntFlag):
     AUTH_TAG = 0x80
-    """Reserved for link authentication (an HMAC tag after the body); not in 1.x."""
+    """Protocol 1.1: a counter and an HMAC tag follow the body (auth.py seals and opens it).
+
+    decode_message never sees it set: a receiver opens a sealed payload first,
+    and refuses it as UNSUPPORTED when it has no session to open it with.
+    """
 
 
 class DeviceKind(IntEnum):
@@ -139,6 +152,9 @@ class Capability(IntFlag):
     DEALER_BUTTON = 1 << 7
     CUT_CARD_DETECTION = 1 << 8
     DOOR_SENSOR = 1 << 9
+    AUTH_REQUIRED = 1 << 10
+    """Protocol 1.1: the device holds a pairing key and serves nothing but GET_INFO,
+    AUTH_CHALLENGE and (in pairing mode) PAIR until the host has authenticated."""
 
 
 class SensorFlag(IntFlag):
@@ -212,6 +228,19 @@ class Reply(Answer):
 
     request_id: int
     result: ErrorCode
+
+
+@dataclass(frozen=True)
+class AuthResponse(Answer):
+    """The answer to AUTH_CHALLENGE, sealed with the session key both nonces give.
+
+    Its valid tag proves the device holds the pairing key; firmware_hash
+    repeats the HELLO's, so the hash the host checks is an authenticated one.
+    """
+
+    request_id: int
+    device_nonce: bytes
+    firmware_hash: bytes
 
 
 @dataclass(frozen=True)
@@ -376,6 +405,22 @@ class Reset(Command):
 
 
 @dataclass(frozen=True)
+class AuthChallenge(Command):
+    """Start an authenticated session with a fresh random nonce (after GET_INFO)."""
+
+    request_id: int
+    host_nonce: bytes
+
+
+@dataclass(frozen=True)
+class Pair(Command):
+    """The device's new pairing key, accepted only in pairing mode (a technician's switch)."""
+
+    request_id: int
+    pairing_key: bytes
+
+
+@dataclass(frozen=True)
 class Ack:
     """Cumulative: every event with seq <= acked_seq is durably recorded by the host."""
 
@@ -386,6 +431,7 @@ Message = (
     Hello
     | Reply
     | Status
+    | AuthResponse
     | CardRead
     | CutCard
     | ShoeEmpty
@@ -403,6 +449,8 @@ Message = (
     | ReturnCards
     | Reset
     | Ack
+    | AuthChallenge
+    | Pair
 )
 
 EVENT_SEQ = UInt("I", 1)
@@ -467,6 +515,12 @@ LAYOUTS: tuple[MessageLayout, ...] = (
         ("cards_remaining", OptionalCount()),
         ("active_faults", FAULT_LIST),
     ),
+    _answer(
+        MessageType.AUTH_RESPONSE,
+        AuthResponse,
+        ("device_nonce", FixedBytes(NONCE_SIZE)),
+        ("firmware_hash", FixedBytes(FIRMWARE_HASH_SIZE)),
+    ),
     _event(
         MessageType.CARD,
         CardRead,
@@ -505,6 +559,8 @@ LAYOUTS: tuple[MessageLayout, ...] = (
     _command(MessageType.RETURN, ReturnCards, ("expected_cards", U16)),
     _command(MessageType.RESET, Reset),
     MessageLayout(MessageType.ACK, Ack, "acked_seq", EVENT_SEQ, ()),
+    _command(MessageType.AUTH_CHALLENGE, AuthChallenge, ("host_nonce", FixedBytes(NONCE_SIZE))),
+    _command(MessageType.PAIR, Pair, ("pairing_key", FixedBytes(PAIRING_KEY_SIZE))),
 )
 
 _BY_TYPE = {layout.type: layout for layout in LAYOUTS}
