@@ -1,0 +1,87 @@
+"""shoectl status: the running service's table, device and last alarm, over its socket."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+SOCKET_OPTION = click.option(
+    "--socket",
+    "socket_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="The service's control socket (default: from --config).",
+)
+CONFIG_OPTION = click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="The table configuration naming the socket (default: /etc/cardshoe/table.toml "
+    "if present, else /run/cardshoe/control.sock).",
+)
+
+
+@click.command()
+@SOCKET_OPTION
+@CONFIG_OPTION
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def status(socket_path: Path | None, config_path: Path | None, as_json: bool) -> None:
+    """State, shoe, round, device and last alarm of the running `shoectl run`.
+
+    Asks the service over its control socket, so the device stays with the
+    service. Exit 3 with one line when no service answers.
+    """
+    from cardshoe.controller.cli.service_access import service_socket
+    from cardshoe.controller.control_socket import request
+
+    record = request(service_socket(socket_path, config_path), "status")
+    click.echo(json.dumps(record) if as_json else status_text(record))
+
+
+def status_text(record: dict[str, Any]) -> str:
+    """The status as aligned "name  value" rows, for a person."""
+    device = record["device"]
+    alarm = record["last_alarm"]
+    state = record["state"]
+    if record["held_state"] is not None:
+        state = f"held in {record['held_state']} ({', '.join(record['holds'])})"
+    rows = [
+        ("table", f"{record['table_id']} ({record['game']}, {record['decks']} decks)"),
+        ("service", f"pid {record['pid']}, started {record['started_at']}"),
+        ("state", state),
+        ("shoe", record["shoe_id"] or "none open"),
+    ]
+    if record["shoe_id"] is not None:
+        rows += [
+            ("round", "none yet" if record["round_no"] is None else str(record["round_no"])),
+            ("player", " ".join(record["player"]) or "-"),
+            ("banker", " ".join(record["banker"]) or "-"),
+            ("next card", record["card_due"] or "none due"),
+            (
+                "cards",
+                f"{record['dealt']} dealt, {record['burned']} burned, "
+                f"{record['rounds_finished']} rounds finished",
+            ),
+        ]
+    connected = "connected" if device["connected"] else "LINK DOWN"
+    rows += [
+        (
+            "device",
+            f"{device['model']} {device['kind']} serial {device['serial_number']} "
+            f"at {device['url']} ({connected})",
+        ),
+        ("firmware", f"{device['firmware_version']} (sha256 {device['firmware_hash']})"),
+        (
+            "last alarm",
+            "none since start"
+            if alarm is None
+            else f"{alarm['time']} {alarm['kind']}: {alarm['detail']}",
+        ),
+        ("journal", record["journal"]),
+    ]
+    width = max(len(name) for name, _ in rows)
+    return "\n".join(f"{name:<{width}}  {value}" for name, value in rows)
