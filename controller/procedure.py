@@ -315,6 +315,24 @@ TRANSITIONS: tuple[Transition, ...] = (
 )
 
 
+def _leaves(transition: Transition, state: State) -> bool:
+    return transition.source == state or (
+        isinstance(transition.source, tuple) and state in transition.source
+    )
+
+
+AUTOMATIC_FROM: dict[State, tuple[Trigger, ...]] = {
+    state: tuple(
+        trigger
+        for trigger in AUTOMATIC
+        if any(t.trigger is trigger and _leaves(t, state) for t in TRANSITIONS)
+    )
+    for state in State
+}
+"""The AUTOMATIC triggers that have a transition out of each state, in AUTOMATIC's order:
+the only ones worth asking about there."""
+
+
 def machine_options(model: Any) -> dict[str, Any]:
     """The Machine settings the procedure runs with, also used to draw the diagram."""
     return {
@@ -331,10 +349,38 @@ def machine_options(model: Any) -> dict[str, Any]:
     }
 
 
+class ProcedureMachine(Machine):
+    """transitions' Machine, remembering which triggers leave each state.
+
+    Every may_<trigger>() asks get_triggers(state), which scans every event
+    of the machine; the procedure asks after every input (AUTOMATIC), and
+    the scan was most of the controller's time per card. The answer only
+    changes when a transition is added or removed, so it is kept until then.
+    """
+
+    def __init__(self, **options: Any) -> None:
+        self._triggers_from: dict[tuple[str, ...], list[str]] = {}
+        super().__init__(**options)
+
+    def add_transition(self, *args: Any, **kwargs: Any) -> None:
+        self._triggers_from.clear()
+        super().add_transition(*args, **kwargs)
+
+    def remove_transition(self, *args: Any, **kwargs: Any) -> None:
+        self._triggers_from.clear()
+        super().remove_transition(*args, **kwargs)
+
+    def get_triggers(self, *args: Any) -> list[str]:
+        key = tuple(state.name if hasattr(state, "name") else state for state in args)
+        if key not in self._triggers_from:
+            self._triggers_from[key] = super().get_triggers(*args)
+        return list(self._triggers_from[key])
+
+
 def build_machine(model: Any) -> Machine:
     """A queued flat Machine over the tables above, bound to `model` (a TableModel)."""
     logging.getLogger("transitions").setLevel(logging.WARNING)
-    return Machine(**machine_options(model))
+    return ProcedureMachine(**machine_options(model))
 
 
 def guard_and_action_names(transitions: Sequence[Transition] = TRANSITIONS) -> set[str]:

@@ -67,6 +67,7 @@ from cardshoe.controller.observers import (
 )
 from cardshoe.controller.procedure import (
     AUTOMATIC,
+    AUTOMATIC_FROM,
     HOLDABLE,
     ROUND_STATES,
     State,
@@ -218,7 +219,7 @@ class TableModel:
         """Feed one input and run on; the facts established, in order."""
         self._dispatch(item)
         for _ in range(MAX_AUTOMATIC_STEPS):
-            step = next((t for t in AUTOMATIC if self.may_trigger(t)), None)
+            step = next((t for t in AUTOMATIC_FROM[self.state] if self.may_trigger(t)), None)
             if step is None:
                 break
             self.trigger(step)

@@ -6,6 +6,7 @@ from fractions import Fraction
 
 import pytest
 from table_inputs import DECK_SET, Table, card_id, deal_while_due, ids, tagged_shoe
+from transitions import Machine
 
 from cardshoe.controller.cards import parse_cards
 from cardshoe.controller.config import (
@@ -46,7 +47,13 @@ from cardshoe.controller.observers import (
     ShoeEnded,
     TableIdle,
 )
-from cardshoe.controller.procedure import TRANSITIONS, State, guard_and_action_names
+from cardshoe.controller.procedure import (
+    AUTOMATIC,
+    AUTOMATIC_FROM,
+    TRANSITIONS,
+    State,
+    guard_and_action_names,
+)
 from cardshoe.controller.shoe_order import play_shoe_order
 from cardshoe.controller.table import TableModel
 from cardshoe.drivers.messages import FaultKind, Orientation
@@ -88,6 +95,15 @@ def test_every_guard_and_action_the_tables_name_is_a_model_method() -> None:
 def test_every_state_but_the_initial_one_is_some_transition_s_destination() -> None:
     destinations = {t.dest for t in TRANSITIONS if t.dest is not None}
     assert set(State) - {State.IDLE} <= destinations
+
+
+@pytest.mark.parametrize("state", list(State))
+def test_the_triggers_asked_about_in_each_state_are_those_transitions_finds(state: State) -> None:
+    """The machine's remembered get_triggers and AUTOMATIC_FROM agree with a fresh scan."""
+    machine = TableModel(manual()).machine
+    scanned = Machine.get_triggers(machine, state.value)
+    assert machine.get_triggers(state.value) == scanned
+    assert AUTOMATIC_FROM[state] == tuple(t for t in AUTOMATIC if t in scanned)
 
 
 def test_a_manual_shoe_opens_burns_by_decks_and_opens_round_one() -> None:
