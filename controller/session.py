@@ -291,22 +291,26 @@ class TableSession:
         step; a service pings its watchdog there, so a stuck loop stops the pings.
         """
         self._stop.clear()
-        with self._lock:
-            self._last_ended = None
-            if self.state is State.IDLE:
-                self.start_shoe(shoe_id, deck_set)
-                if self.config.uses_cut_card_and_burn:
-                    self.shoe_loaded()
-                    self.cut_done()
+        self._last_ended = None
+        opened = False
         while not self._stop.is_set():
+            with self._lock:
+                if self.state is State.IDLE and self._last_ended is not None:
+                    return self._last_ended
+                if self.state is State.IDLE and not opened:
+                    self._open_shoe(shoe_id, deck_set)
+                    opened = True
+                self._house_decisions(rounds, betting_time_s)
             self.step(poll_s)
             if on_step is not None:
                 on_step()
-            with self._lock:
-                if self._last_ended is not None and self.state is State.IDLE:
-                    return self._last_ended
-                self._house_decisions(rounds, betting_time_s)
         return None
+
+    def _open_shoe(self, shoe_id: str | None, deck_set: int | None) -> None:
+        self.start_shoe(shoe_id, deck_set)
+        if self.config.uses_cut_card_and_burn:
+            self.shoe_loaded()
+            self.cut_done()
 
     def stop(self) -> None:
         """Make run_shoe return after the step under way (from any thread)."""
