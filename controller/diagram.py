@@ -15,6 +15,7 @@ import sys
 
 from transitions.extensions import GraphMachine
 
+from cardshoe.controller.irregularities import IRREGULARITIES
 from cardshoe.controller.procedure import (
     AUTOMATIC,
     TRANSITIONS,
@@ -87,6 +88,19 @@ def _table(rows: list[Transition]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _irregularities() -> str:
+    lines = [
+        "| reason code | in a round being dealt | alarm | source | meaning |",
+        "|---|---|---|---|---|",
+    ]
+    for code, rule in IRREGULARITIES.items():
+        lines.append(
+            f"| `{code}` | {rule.consequence} | {rule.alarm or '—'} | {rule.source} | "
+            f"{rule.meaning} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 def render() -> str:
     """The whole page."""
     automatic = ", ".join(f"`{trigger}`" for trigger in AUTOMATIC)
@@ -109,6 +123,11 @@ def render() -> str:
         + "a state change of their own; what they cause follows through the automatic "
         + "transitions.\n\n"
         + _table(internal)
+        + "\n## Irregularities\n\n"
+        + "From `controller/irregularities.py`. A card that no hand is due (no round being "
+        + "dealt) is burned instead, and only a `record` irregularity keeps its card in play; "
+        + "a void round settles nothing and earlier results stand.\n\n"
+        + _irregularities()
     )
 
 
