@@ -69,6 +69,11 @@ class PortUnavailable(click.ClickException):
 @click.option(
     "--auto-dealer", is_flag=True, help="Manual shoe: the virtual dealer pulls when the gate opens."
 )
+@click.option(
+    "--pairing-mode",
+    is_flag=True,
+    help="Start with the pairing switch on: the device takes one key from `shoectl pair`.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object describing the port.")
 def sim(
     use_pty: bool,
@@ -82,6 +87,7 @@ def sim(
     scenario: Path | None,
     realistic: bool,
     auto_dealer: bool,
+    pairing_mode: bool,
     as_json: bool,
 ) -> None:
     """Run a simulated dealing shoe or shuffler-dealer on a pty or a TCP port.
@@ -108,6 +114,7 @@ def sim(
             inject=inject,
             scenario=scenario,
             realistic=realistic,
+            pairing_mode=pairing_mode,
         )
     except SimConfigError as exc:
         raise click.UsageError(str(exc)) from None

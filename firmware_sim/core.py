@@ -145,6 +145,8 @@ class FirmwareCore(ABC):
         timing: Timing = INSTANT,
         clock: Clock = time.monotonic,
         queue_capacity: int = EVENT_QUEUE_MIN_CAPACITY,
+        pairing_key: bytes | None = None,
+        pairing_mode: bool = False,
     ) -> None:
         self._check_settings(profile, decks, deck_set, list(injections))
         self._lock = threading.RLock()
@@ -167,6 +169,8 @@ class FirmwareCore(ABC):
             queue_capacity=queue_capacity,
         )
         # Non-volatile state: it survives resets, power cycles and re-plugs.
+        self.link.pairing_key = pairing_key
+        self.link.pairing_mode = pairing_mode
         self.firmware_image = profile.firmware_image
         self.active_faults: dict[FaultKind, int] = {}
         """Each active fault and the seq of the FAULT event that raised it."""
@@ -293,6 +297,11 @@ class FirmwareCore(ABC):
         self.plugged = True
         self._start_firmware()
         self._notify()
+
+    @locked
+    def set_pairing_mode(self, on: bool) -> None:
+        """The technician turns the pairing key switch: PAIR is accepted only while it is on."""
+        self.link.pairing_mode = on
 
     @locked
     def status(self) -> Status:
@@ -567,7 +576,8 @@ class FirmwareCore(ABC):
             request_id=request_id,
             protocol_minor=PROTOCOL_MINOR,
             device_kind=self.profile.kind,
-            capabilities=self.profile.capabilities,
+            capabilities=self.profile.capabilities
+            | (Capability.AUTH_REQUIRED if self.link.pairing_key is not None else Capability(0)),
             last_acked_seq=self.link.last_acked_seq,
             next_seq=self.link.next_seq,
             firmware_hash=self.firmware_hash,

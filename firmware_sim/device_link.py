@@ -7,7 +7,12 @@ This is the part of a device's firmware that docs/protocol.md specifies:
 - the answer to the last command is kept, so a command repeated with the
   same request id is answered again without being executed twice;
 - until a host sends GET_INFO (and again after 3 s without a valid frame)
-  the device sends an unsolicited HELLO every second and no events.
+  the device sends an unsolicited HELLO every second and no events;
+- a paired device (one holding a pairing key, protocol 1.1) answers only
+  GET_INFO, AUTH_CHALLENGE and PAIR until the host has authenticated; then
+  it seals every frame but HELLO and opens every frame it receives, and
+  drops (and counts) whatever fails to open. PAIR is accepted only while
+  the technician has the device in pairing mode.
 
 It knows nothing about cards: the device model behind `execute` does. It
 does no I/O: bytes come in through feed(), go out through take_output(),
@@ -22,6 +27,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from cardshoe.drivers.auth import AuthError, Direction, LinkAuth, is_sealed, new_nonce
+from cardshoe.drivers.error_codes import ErrorCode
 from cardshoe.drivers.framing import DELIMITER, FrameDecoder, encode_frame
 from cardshoe.drivers.link_constants import (
     EVENT_QUEUE_MIN_CAPACITY,
@@ -32,12 +39,15 @@ from cardshoe.drivers.link_constants import (
 from cardshoe.drivers.messages import (
     Ack,
     Answer,
+    AuthChallenge,
+    AuthResponse,
     Command,
     Event,
     GetInfo,
     GetStatus,
     Hello,
     Message,
+    Pair,
     Reply,
     decode_message,
     encode_message,
@@ -47,6 +57,10 @@ from cardshoe.drivers.protocol_errors import MessageError
 log = logging.getLogger(__name__)
 
 Clock = Callable[[], float]
+
+OPEN_TO_ALL = (GetInfo, AuthChallenge, Pair)
+"""What a paired device serves without a session: starting one, and pairing (guarded by
+the pairing-mode switch, not by the link)."""
 
 
 @dataclass
@@ -88,8 +102,15 @@ class DeviceLink:
         self.pending: deque[Event] = deque()
         self.next_seq = first_seq
         self.last_acked_seq = first_seq - 1
+        self.pairing_key: bytes | None = None
+        # The technician's pairing switch: PAIR is accepted only while it is on.
+        self.pairing_mode = False
         # Volatile: lost at every power-up.
         self.connected = False
+        self.auth: LinkAuth | None = None
+        """The authenticated session, once AUTH_CHALLENGE has been answered."""
+        self.auth_failures = 0
+        """Frames dropped because they did not open: forged, replayed, from an old session."""
         self._output = bytearray()
         self._sent_at: float | None = None
         self._hello_due = 0.0
@@ -103,6 +124,7 @@ class DeviceLink:
     def power_up(self) -> None:
         """Start (or restart) the firmware: RAM state is gone, the queue and counter stay."""
         self.connected = False
+        self.auth = None
         self.decoder.reset()
         self._sent_at = None
         self._answered = None
@@ -155,6 +177,7 @@ class DeviceLink:
         if self.connected and now - self._last_valid_frame >= LINK_DOWN_AFTER_S:
             log.info("device link: no valid frame for %.1f s, back to HELLO", LINK_DOWN_AFTER_S)
             self.connected = False
+            self.auth = None
             self._hello_due = now
         if not self.connected and now >= self._hello_due:
             self._hello_due = now + HELLO_INTERVAL_S
@@ -162,30 +185,103 @@ class DeviceLink:
         if (
             self._sent_at is not None
             and now - self._sent_at >= EVENT_RETRANSMIT_INTERVAL_S
-            and self.connected
+            and self._delivering
         ):
             self._sent_at = None
             self._send_next_event()
 
     # --- internals ------------------------------------------------------------------
 
+    @property
+    def _delivering(self) -> bool:
+        """Events flow once a host has connected, and on a paired device has authenticated."""
+        return self.connected and (self.pairing_key is None or self.auth is not None)
+
     def _receive(self, payload: bytes) -> None:
+        opened = self._open(payload)
+        if opened is None:
+            return
         try:
-            message = decode_message(payload)
+            message = decode_message(opened)
         except MessageError as exc:
             log.warning("device link: refusing a payload: %s", exc)
             self._send(Reply(self._refusal_tag(exc), exc.error_code))
             return
-        if isinstance(message, Ack):
+        if (
+            self.pairing_key is not None
+            and not is_sealed(payload)
+            and not isinstance(message, OPEN_TO_ALL)
+        ):
+            self._refuse_unsealed(message)
+        elif isinstance(message, Ack):
             self._receive_ack(message.acked_seq)
         elif isinstance(message, GetInfo):
             self._connect(message)
+        elif isinstance(message, AuthChallenge):
+            self._authenticate(message)
+        elif isinstance(message, Pair):
+            self._answer_once(message, lambda: self._pair(message))
         elif isinstance(message, GetStatus):
             self._send(self._execute(message))
         elif isinstance(message, Command):
-            self._answer_once(message)
+            self._answer_once(message, lambda: self._execute(message))
         else:
             log.warning("device link: %s is not a host message; ignored", type(message).__name__)
+
+    def _open(self, payload: bytes) -> bytes | None:
+        """The payload to decode (opened, if it came sealed), or None when it is dropped.
+
+        An unpaired device passes a sealed payload on, and the codec refuses it
+        as UNSUPPORTED, exactly as in protocol 1.0.
+        """
+        if self.pairing_key is None or not is_sealed(payload):
+            return payload
+        if self.auth is None:
+            return self._drop("a sealed frame outside an authenticated session")
+        try:
+            return self.auth.open(payload)
+        except AuthError as exc:
+            return self._drop(str(exc))
+
+    def _drop(self, reason: str) -> None:
+        self.auth_failures += 1
+        log.warning("device link: dropped a frame that failed authentication: %s", reason)
+
+    def _refuse_unsealed(self, message: Message) -> None:
+        """Nobody without the key may make a paired device deal, or drop an event by ACK."""
+        if isinstance(message, Command):
+            self._send(Reply(message.request_id, ErrorCode.AUTH_REQUIRED))
+        else:
+            log.warning("device link: ignored an unsealed %s", type(message).__name__)
+
+    def _authenticate(self, challenge: AuthChallenge) -> None:
+        """Start a session: a fresh nonce, the session key, a sealed AUTH_RESPONSE, events."""
+        if self.pairing_key is None:
+            self._send(Reply(challenge.request_id, ErrorCode.UNSUPPORTED))
+            return
+        identity = self._hello(challenge.request_id)
+        device_nonce = new_nonce()
+        self.auth = LinkAuth.start(
+            self.pairing_key,
+            challenge.host_nonce,
+            device_nonce,
+            identity.serial_number,
+            sends=Direction.DEVICE_TO_HOST,
+        )
+        self._answered = None
+        self.connected = True
+        self._send(AuthResponse(challenge.request_id, device_nonce, identity.firmware_hash))
+        self._sent_at = None
+        self._send_next_event()
+
+    def _pair(self, command: Pair) -> Answer:
+        """Take the new key in pairing mode, then leave it: one key per turn of the switch."""
+        if not self.pairing_mode:
+            return Reply(command.request_id, ErrorCode.NOT_PAIRING)
+        self.pairing_key = command.pairing_key
+        self.pairing_mode = False
+        log.info("device link: paired with a new key; pairing mode is off")
+        return Reply(command.request_id, ErrorCode.OK)
 
     @staticmethod
     def _refusal_tag(exc: MessageError) -> int:
@@ -200,16 +296,17 @@ class DeviceLink:
         """
         self._answered = None
         self.connected = True
+        self.auth = None
         self._send(self._hello(message.request_id))
         self._sent_at = None
         self._send_next_event()
 
-    def _answer_once(self, command: Command) -> None:
+    def _answer_once(self, command: Command, execute: Callable[[], Answer]) -> None:
         if self._answered is not None and self._answered[0] == command.request_id:
             log.info("device link: request %d repeated; resending its answer", command.request_id)
             self._send(self._answered[1])
             return
-        answer = self._execute(command)
+        answer = execute()
         self._answered = (command.request_id, answer)
         self._send(answer)
 
@@ -246,11 +343,11 @@ class DeviceLink:
 
     def _send_next_event(self) -> None:
         """Send the oldest unacknowledged event, unless one is already in flight."""
-        if not self.connected or not self.pending or self._sent_at is not None:
+        if not self._delivering or not self.pending or self._sent_at is not None:
             return
         self._sent_at = self._clock()
         event = self.pending[0]
-        frame = encode_frame(encode_message(event))
+        frame = self._frame(event)
         faults = self.wire_faults
         if event.seq in faults.drop:
             faults.drop.discard(event.seq)
@@ -269,7 +366,14 @@ class DeviceLink:
         self._emit(frame)
 
     def _send(self, message: Message) -> None:
-        self._emit(encode_frame(encode_message(message)))
+        self._emit(self._frame(message))
+
+    def _frame(self, message: Message) -> bytes:
+        """Sealed in a session, each time anew (a resend gets a new counter); HELLO never."""
+        payload = encode_message(message)
+        if self.auth is not None and not isinstance(message, Hello):
+            payload = self.auth.seal(payload)
+        return encode_frame(payload)
 
     def _emit(self, data: bytes) -> None:
         self._output += data

@@ -27,7 +27,7 @@ def create_device(
     """A powered-up device of the named profile; options are FirmwareCore's keywords.
 
     Options: seed, decks, deck_set, cut_card_depth, injections, timing,
-    clock, queue_capacity.
+    clock, queue_capacity, pairing_key, pairing_mode.
     """
     device_profile = get_profile(profile).with_serial_number(serial_number)
     return MODEL_CLASSES[device_profile.kind](device_profile, **options)
@@ -42,6 +42,7 @@ def configure_device(
     inject: Iterable[str] = (),
     scenario: Path | None = None,
     realistic: bool = False,
+    pairing_mode: bool = False,
 ) -> FirmwareCore:
     """A device from user-facing settings (CLI flags, sim:// URL parameters).
 
@@ -56,4 +57,5 @@ def configure_device(
         decks=decks or base.decks or DEFAULT_DECKS,
         injections=[*base.injections, *(parse_injection(text) for text in inject)],
         timing=Timing.realistic() if realistic else INSTANT,
+        pairing_mode=pairing_mode,
     )
