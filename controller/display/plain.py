@@ -1,0 +1,101 @@
+"""The table as plain text lines, one per event: the display off a terminal.
+
+Logs, pipes and CI read these; they take the same journal-form events as the
+board (kind and payload), so a service's event stream prints the same lines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, TextIO
+
+from cardshoe.controller.observers import TableEvent
+
+FLAGS = ("natural", "player_pair", "banker_pair")
+
+
+def _cards(cards: list[str | None]) -> str:
+    return " ".join(card or "??" for card in cards) or "-"
+
+
+def _shoe_started(p: Mapping[str, Any]) -> str:
+    return (
+        f"shoe {p['shoe_id']} started: {p['game']}, {p['decks']} decks, "
+        f"{p['device_kind']}, options {p['fingerprint'][:12]}"
+    )
+
+
+def _burned(p: Mapping[str, Any]) -> str:
+    left = "" if p["burn_remaining"] is None else f", {p['burn_remaining']} to go"
+    return f"burn {p['card'] or '??'} ({p['reason']}{left})"
+
+
+def _result(p: Mapping[str, Any]) -> str:
+    flags = [flag.replace("_", " ") for flag in FLAGS if p[flag]]
+    if p["sevens"]:
+        flags.append(f"sevens {p['sevens']}")
+    if p["demo"]:
+        flags.append("demonstration")
+    notes = f" ({', '.join(flags)})" if flags else ""
+    winner = "tie" if p["winner"] == "tie" else f"{p['winner']} wins"
+    return (
+        f"round {p['round_no']}: player {_cards(p['player'])} = {p['player_total']}, "
+        f"banker {_cards(p['banker'])} = {p['banker_total']}: {winner}{notes}"
+    )
+
+
+def _shoe_ended(p: Mapping[str, Any]) -> str:
+    remaining = "unknown" if p["remaining"] is None else p["remaining"]
+    verdict = "reconciled" if p["reconciled"] else "NOT reconciled"
+    return (
+        f"shoe {p['shoe_id']} ended after {p['rounds']} rounds: loaded {p['loaded']}, "
+        f"dealt {p['dealt']}, burned {p['burned']}, returned {p['returned']}, "
+        f"remaining {remaining}: {verdict}"
+    )
+
+
+LINES: dict[str, Callable[[Mapping[str, Any]], str]] = {
+    "shoe.started": _shoe_started,
+    "shoe.shuffled": lambda p: f"the machine shuffled {p['card_count']} cards",
+    "card.burned": _burned,
+    "shoe.last_round": lambda p: f"round {p['last_round']} is the last ({p['cause']})",
+    "card.assigned": lambda p: f"round {p['round_no']}: {p['card']} to {p['to']}",
+    "card.set_aside": lambda p: (
+        f"round {p['round_no']}: {p['card'] or '??'} set aside ({p['reason']})"
+    ),
+    "round.result": _result,
+    "round.void": lambda p: f"round {p['round_no']}: VOID ({p['reason']})",
+    "round.cards_returned": lambda p: (
+        f"the machine took back {p['counted']} cards ({p['expected']} expected)"
+    ),
+    "irregularity": lambda p: (
+        f"irregularity {p['code']} in round {p['round_no']}: {p['consequence']} ({p['detail']})"
+    ),
+    "hold.started": lambda p: f"HOLD {p['reason']} (while {p['held_state']})",
+    "hold.ended": lambda p: (
+        f"hold {p['reason']} ended"
+        + (f"; still held: {', '.join(p['holds_left'])}" if p["holds_left"] else "")
+    ),
+    "alarm": lambda p: f"ALARM {p['kind']}: {p['detail']}",
+    "shoe.ended": _shoe_ended,
+}
+"""Event kind -> its line; kinds not here (round opened, bets closed, ...) print nothing."""
+
+
+def plain_line(kind: str, payload: Mapping[str, Any]) -> str | None:
+    """The line for one event in journal form, or None for a kind that prints nothing."""
+    line = LINES.get(kind)
+    return None if line is None else line(payload)
+
+
+class PlainLines:
+    """An observer that writes one line per table event to a text stream."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def notify(self, event: TableEvent) -> None:
+        line = plain_line(event.KIND, event.payload())
+        if line is not None:
+            self._stream.write(line + "\n")
+            self._stream.flush()

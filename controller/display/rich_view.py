@@ -1,0 +1,325 @@
+"""The live table on a terminal, drawn with rich from a TableBoard.
+
+render_board(board) is the whole picture: the round on the layout (cards,
+totals, whose card is next), the shoe's counters and cut card, the last
+results, the bead road and big road, and the holds and alarms. TableView is
+the observer that keeps a board and hands rich the picture whenever
+rich.live.Live refreshes, from its own thread, so the view locks the board.
+rich is imported here: import this module only where a terminal display runs.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from cardshoe.controller.cards import MANDATORY_SEVEN_TEXT, RANK_SYMBOLS, parse_card
+from cardshoe.controller.display.board import BURN, ResultRow, TableBoard
+from cardshoe.controller.hands import Winner, point_total
+from cardshoe.controller.observers import TableEvent
+from cardshoe.controller.roads import ROAD_ROWS, RoadResult, bead_road, big_road
+
+SUITS = {"S": ("♠", "bold"), "H": ("♥", "bold red"), "D": ("♦", "bold red"), "C": ("♣", "bold")}
+RANKS = dict(zip(RANK_SYMBOLS, ["A", *map(str, range(2, 11)), "J", "Q", "K"], strict=True))
+WINNERS = {
+    Winner.BANKER: ("B", "bold white on red", "bold red"),
+    Winner.PLAYER: ("P", "bold white on blue", "bold blue"),
+    Winner.TIE: ("T", "bold white on green", "bold green"),
+}
+"""Winner -> (letter, bead road style, big road style): Banker red, Player blue, Tie green."""
+PAIR_MARKS = {
+    (True, False): ("•", "bold red"),
+    (False, True): ("•", "bold blue"),
+    (True, True): ("•", "bold magenta"),
+}
+"""(banker_pair, player_pair) -> the mark beside a bead."""
+NATURAL_MARK = ("*", "bold yellow")
+TIE_STYLE = "bold green"
+BEAD_CELL_WIDTH = 3
+BIG_ROAD_CELL_WIDTH = 2
+RECENT_RESULTS = 6
+PHASE_STYLES = {"shoe ended": "bold", "round void": "bold yellow"}
+
+
+def card_text(card: str | None) -> Text:
+    """A card as a table shows it: rank and suit symbol, hearts and diamonds red."""
+    if card is None:
+        return Text("??", style="bold yellow")
+    if card == MANDATORY_SEVEN_TEXT:
+        return Text("7*", style="bold yellow")
+    parsed = parse_card(card)
+    assert parsed.suit is not None
+    glyph, style = SUITS[parsed.suit.value]
+    return Text(RANKS[RANK_SYMBOLS[parsed.rank - 1]] + glyph, style=style)
+
+
+def hand_text(cards: Sequence[str | None]) -> Text:
+    return Text(" ").join(card_text(card) for card in cards) if cards else Text("-", "dim")
+
+
+def hand_total(cards: Sequence[str]) -> int:
+    return point_total(parse_card(card).value for card in cards)
+
+
+def render_board(board: TableBoard) -> RenderableType:
+    """The whole table view of one board."""
+    top = Table.grid(expand=True, padding=(0, 1))
+    top.add_column(ratio=3)
+    top.add_column(ratio=2)
+    top.add_column(ratio=4)
+    top.add_row(_round_panel(board), _shoe_panel(board), _results_panel(board))
+    roads = Table.grid(expand=True, padding=(0, 1))
+    roads.add_column(ratio=1)
+    roads.add_column(ratio=2)
+    results = board.road_results()
+    roads.add_row(
+        Panel(BeadRoad(results), title="Bead road", height=ROAD_ROWS + 2),
+        Panel(BigRoad(results), title="Big road", height=ROAD_ROWS + 2),
+    )
+    return Panel(
+        Group(top, roads, _alerts_panel(board)),
+        title=_title(board),
+        title_align="left",
+        border_style="green",
+    )
+
+
+def _title(board: TableBoard) -> str:
+    parts = ["cardshoe"]
+    if board.table_id:
+        parts.append(f"table {board.table_id}")
+    if board.game:
+        kind = "manual shoe" if board.device_kind == "shoe" else "shuffler-dealer"
+        parts += [board.game, f"{board.decks} deck{'' if board.decks == 1 else 's'}", kind]
+    if board.shoe_id:
+        parts.append(f"shoe {board.shoe_id}")
+    if board.fingerprint:
+        parts.append(f"options {board.fingerprint[:12]}")
+    return " · ".join(parts)
+
+
+def _round_panel(board: TableBoard) -> Panel:
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(style="bold")
+    grid.add_column()
+    grid.add_column(justify="right")
+    finished = _finished_row(board)
+    for name, cards, style in (
+        ("Player", board.player, "blue"),
+        ("Banker", board.banker, "red"),
+    ):
+        total = hand_total(cards) if cards else None
+        marker = ""
+        if finished is not None and finished.winner in (name.lower(), "tie"):
+            marker = " ◀"
+        grid.add_row(
+            Text(name, style=style),
+            hand_text(cards),
+            Text("" if total is None else f"{total}{marker}", style="bold"),
+        )
+    if board.set_aside:
+        grid.add_row(Text("Aside", style="yellow"), hand_text(board.set_aside), "")
+    heading = "Round -" if board.round_no is None else f"Round {board.round_no}"
+    if board.round_demo:
+        heading += " (demonstration)"
+    phase = Text(board.phase, style=PHASE_STYLES.get(board.phase, ""))
+    if board.holds:
+        phase = Text("HELD", style="bold white on red")
+    return Panel(
+        Group(
+            Text.assemble((heading, "bold"), "  ", phase),
+            grid,
+            Text.assemble("next card: ", _next_card(board)),
+        ),
+        title="Round",
+        title_align="left",
+    )
+
+
+def _finished_row(board: TableBoard) -> ResultRow | None:
+    if board.results and board.results[-1].round == board.round_no:
+        return board.results[-1]
+    return None
+
+
+def _next_card(board: TableBoard) -> Text:
+    if board.holds:
+        return Text("none (held)", style="bold red")
+    if board.next_card is None:
+        return Text("none", style="dim")
+    if board.next_card == BURN:
+        left = "" if board.burn_remaining is None else f" ({board.burn_remaining} to go)"
+        return Text(f"burn{left}", style="bold yellow")
+    return Text(board.next_card, style="bold blue" if board.next_card == "player" else "bold red")
+
+
+def _shoe_panel(board: TableBoard) -> Panel:
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column()
+    grid.add_column(justify="right", style="bold")
+    grid.add_row("dealt", str(board.dealt))
+    grid.add_row("burned", str(board.burned))
+    if board.returned:
+        grid.add_row("returned", str(board.returned))
+    grid.add_row("in shoe", str(board.in_shoe))
+    grid.add_row("rounds", str(len(board.results)))
+    if board.last_round_cause == "cut_card":
+        cut = Text(f"out; last round {board.last_round}", style="bold yellow")
+    elif board.last_round_cause == "house":
+        cut = Text(f"none; the house ends at round {board.last_round}", style="bold yellow")
+    elif board.device_kind == "shoe":
+        cut = Text("not yet", style="dim")
+    else:
+        cut = Text("none (continuous shuffle)", style="dim")
+    rows: list[RenderableType] = [grid, Text.assemble("cut card: ", cut)]
+    if board.ended is not None:
+        ok = board.ended["reconciled"]
+        rows.append(
+            Text(
+                "reconciled" if ok else "NOT reconciled",
+                style="bold green" if ok else "bold white on red",
+            )
+        )
+    return Panel(Group(*rows), title="Shoe", title_align="left")
+
+
+def _results_panel(board: TableBoard) -> Panel:
+    table = Table.grid(padding=(0, 1))
+    for _ in range(5):
+        table.add_column()
+    for row in reversed(board.results[-RECENT_RESULTS:]):
+        table.add_row(
+            Text(str(row.round), style="dim"),
+            hand_text(row.player),
+            hand_text(row.banker),
+            _verdict(row),
+            Text(_notes(row), style="dim"),
+        )
+    body: RenderableType = table if board.results else Text("none yet", style="dim")
+    return Panel(body, title="Last results", title_align="left")
+
+
+def _verdict(row: ResultRow) -> Text:
+    if row.winner is None:
+        return Text(f"VOID {row.void}", style="bold yellow")
+    letter, style, _ = WINNERS[Winner(row.winner)]
+    return Text.assemble((f" {letter} ", style), f" {row.player_total}-{row.banker_total}")
+
+
+def _notes(row: ResultRow) -> str:
+    notes = [
+        name
+        for name, flag in (
+            ("natural", row.natural),
+            ("P pair", row.player_pair),
+            ("B pair", row.banker_pair),
+            ("demo", row.demo),
+        )
+        if flag
+    ]
+    return ", ".join(notes)
+
+
+def _alerts_panel(board: TableBoard) -> Panel:
+    lines = [Text(f"HOLD {hold}", style="bold white on red") for hold in board.holds]
+    lines += [
+        Text(f"ALARM {alarm['kind']}: {alarm['detail']}", style="bold red")
+        for alarm in reversed(board.alarms)
+    ]
+    lines += [
+        Text(
+            f"irregularity {entry['code']} (round {entry['round']}): {entry['consequence']}",
+            style="yellow",
+        )
+        for entry in reversed(board.irregularities)
+    ]
+    body: RenderableType = Group(*lines) if lines else Text("none", style="dim")
+    return Panel(body, title="Holds and alarms", title_align="left")
+
+
+@dataclass(frozen=True)
+class _Cell:
+    column: int
+    row: int
+    text: Text
+
+
+class _Road:
+    """A scoreboard grid showing the newest columns that fit the width it is given."""
+
+    def __init__(self, cells: list[_Cell], cell_width: int) -> None:
+        self.cells = cells
+        self.cell_width = cell_width
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        last = max((cell.column for cell in self.cells), default=-1)
+        first = max(0, last + 1 - options.max_width // self.cell_width)
+        grid = [[Text(" " * self.cell_width)] * (last + 1 - first) for _ in range(ROAD_ROWS)]
+        for cell in self.cells:
+            if cell.column >= first:
+                grid[cell.row][cell.column - first] = cell.text
+        for row in grid:
+            yield Text.assemble(*row)
+
+
+class BeadRoad(_Road):
+    """B red, P blue, T green; a dot for a pair (red Banker, blue Player), * a natural."""
+
+    def __init__(self, results: Sequence[RoadResult]) -> None:
+        cells = [_Cell(cell.column, cell.row, _bead(cell.result)) for cell in bead_road(results)]
+        super().__init__(cells, BEAD_CELL_WIDTH)
+
+
+def _bead(result: RoadResult) -> Text:
+    letter, style, _ = WINNERS[result.winner]
+    mark = PAIR_MARKS.get((result.banker_pair, result.player_pair))
+    if mark is None:
+        mark = NATURAL_MARK if result.natural else (" ", "")
+    return Text.assemble((letter, style), mark, " ")
+
+
+class BigRoad(_Road):
+    """Streaks down the columns; green / (or a count) for ties on the result before them."""
+
+    def __init__(self, results: Sequence[RoadResult]) -> None:
+        cells = [_Cell(c.column, c.row, _big(c.winner, c.ties)) for c in big_road(results)]
+        super().__init__(cells, BIG_ROAD_CELL_WIDTH)
+
+
+def _big(winner: Winner, ties: int) -> Text:
+    letter, _, style = WINNERS[winner]
+    tie_mark = "" if ties == 0 else "/" if ties == 1 else str(min(ties, 9))
+    return Text.assemble((letter, style), (tie_mark.ljust(1), TIE_STYLE))
+
+
+class TableView:
+    """An observer keeping a TableBoard, and the renderable rich.live.Live shows.
+
+    Live redraws from its own thread, so notify() and the drawing share a lock.
+    on_change, when given, is called after each event (a Live refresh, say).
+    """
+
+    def __init__(self, board: TableBoard, on_change: Callable[[], None] | None = None) -> None:
+        self.board = board
+        self.on_change = on_change
+        self._lock = threading.Lock()
+
+    def notify(self, event: TableEvent) -> None:
+        self.apply(event.KIND, event.payload())
+
+    def apply(self, kind: str, payload: dict[str, object]) -> None:
+        """Take one event in journal form (from a socket stream, say)."""
+        with self._lock:
+            self.board.apply(kind, payload)
+        if self.on_change is not None:
+            self.on_change()
+
+    def __rich__(self) -> RenderableType:
+        with self._lock:
+            return render_board(self.board)
