@@ -329,14 +329,14 @@ def snapshot_to_json(snapshot: TableSnapshot) -> dict[str, Any]:
 
 
 def status_line(snapshot: TableSnapshot) -> str:
-    """One line for `systemctl status`: where the procedure stands, the shoe and the round."""
+    """One line for `systemctl status`: where the procedure stands, the shoe and the round.
+
+    It changes a few times a round, not with every card, so systemd is told little.
+    """
     state = snapshot.state.value
     if snapshot.held_state is not None:
         state = f"held ({', '.join(snapshot.holds)}) in {snapshot.held_state.value}"
     if snapshot.shoe_id is None:
         return f"{state}: no shoe open"
     round_text = "no round yet" if snapshot.round_no is None else f"round {snapshot.round_no}"
-    return (
-        f"{state}: shoe {snapshot.shoe_id}, {round_text}, "
-        f"{snapshot.dealt} dealt, {snapshot.burned} burned"
-    )
+    return f"{state}: shoe {snapshot.shoe_id}, {round_text}"
