@@ -1,9 +1,7 @@
 """What every benchmark module returns: measurements, each beside the target it answers to.
 
 A bench module exposes measure() -> list[Measurement] and prints them when
-run alone; bench/run_all.py collects them into docs/performance.md. A
-measurement that needs a part not written yet is still listed, with no
-value and the reason, so the table never shows a number nobody measured.
+run alone; bench/run_all.py collects them into docs/performance.md.
 """
 
 from __future__ import annotations
@@ -27,34 +25,26 @@ class Target:
 
 @dataclass(frozen=True)
 class Measurement:
-    """One row of the results table; value None means not measured, and detail says why."""
+    """One row of the results table; detail says how it was measured."""
 
     name: str
-    value: float | None
+    value: float
     unit: str
     target: Target | None = None
     detail: str = ""
 
     @property
     def met(self) -> bool | None:
-        if self.value is None or self.target is None:
-            return None
-        return self.target.met_by(self.value)
+        """Whether the target is met; None when the row has no target."""
+        return None if self.target is None else self.target.met_by(self.value)
 
     def value_text(self) -> str:
-        if self.value is None:
-            return "not measured yet"
         if self.value >= 100:
             return f"{self.value:,.0f} {self.unit}"
         return f"{self.value:.3g} {self.unit}"
 
     def met_text(self) -> str:
         return {True: "yes", False: "**no**", None: "—"}[self.met]
-
-
-def not_measured(name: str, needs: str, target: Target | None = None) -> Measurement:
-    """A row for a measurement whose code under test does not exist yet."""
-    return Measurement(name, None, "", target, f"needs {needs}")
 
 
 def percentile(samples: list[float], percent: int) -> float:

@@ -1,0 +1,165 @@
+"""The table service as systemd runs it: start-up to READY=1, and its resident memory.
+
+`shoectl run --auto-shoe --betting-time 0` starts as a child process with
+NOTIFY_SOCKET pointing at a datagram socket this script reads, as systemd
+does; its device is the simulated manual shoe on a real pty, the virtual
+dealer pulling whenever the gate opens. Start-up is the time from spawning
+the process to READY=1 (interpreter, imports, journal, device handshake,
+recovery). Memory is VmRSS from /proc at READY and VmHWM, the peak, once the
+service has dealt a whole 8-deck shoe and opened the next. Target (issue 7):
+RSS under 60 MB. A measurement, not a test: it asserts nothing.
+
+    .venv/bin/python bench/bench_service.py
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from results import Measurement, Target, print_measurements
+
+from cardshoe.controller.control_socket import request
+from cardshoe.controller.errors import UserError
+from cardshoe.firmware_sim.attach_pty import serve_pty
+from cardshoe.firmware_sim.devices import create_device
+
+DECKS = 8
+SEED = 3
+WAIT_S = 60.0
+"""The longest any step waits; reached only when the service is broken."""
+RSS_TARGET = Target(60, at_least=False, text="< 60 MB")
+
+
+class NotifyListener:
+    """Reads the notify socket all the time, as systemd does, and notes when READY=1 came."""
+
+    def __init__(self, path: Path) -> None:
+        self._socket = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self._socket.bind(str(path))
+        self._socket.settimeout(0.05)
+        self.ready = threading.Event()
+        self.ready_at = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._read, name="bench-notify", daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        while not self._stop.is_set():
+            try:
+                message = self._socket.recv(4096).decode()
+            except TimeoutError:
+                continue
+            if "READY=1" in message.splitlines() and not self.ready.is_set():
+                self.ready_at = time.perf_counter()
+                self.ready.set()
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._socket.close()
+
+
+def memory_mb(pid: int, field: str) -> float:
+    """A VmRSS or VmHWM line of /proc/<pid>/status, in MB (10^6 bytes)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) * 1024 / 1e6
+    raise RuntimeError(f"/proc/{pid}/status has no {field}")
+
+
+def wait_for_next_shoe(control_socket: Path, service: subprocess.Popen[bytes]) -> int:
+    """Poll the service until its first shoe has ended and another opened; its rounds."""
+    deadline = time.monotonic() + WAIT_S
+    first_shoe = None
+    rounds = 0
+    while time.monotonic() < deadline and service.poll() is None:
+        try:
+            status = request(control_socket, "status")
+        except UserError:
+            time.sleep(0.05)
+            continue
+        shoe = status["shoe_id"]
+        if first_shoe is None:
+            first_shoe = shoe
+        elif shoe != first_shoe:
+            return rounds
+        rounds = status["rounds_finished"]
+        time.sleep(0.05)
+    raise RuntimeError(f"the service did not finish a shoe (exit {service.poll()})")
+
+
+def run_service(folder: Path) -> tuple[float, float, float, int]:
+    """Seconds to READY=1, MB resident at READY, peak MB after a shoe, rounds dealt."""
+    core = create_device("cs-1", seed=SEED, decks=DECKS)
+    core.dealer.auto = True
+    with serve_pty(core) as pty:
+        config = folder / "table.toml"
+        config.write_text(
+            f'table_id = "BENCH"\n[game]\nname = "punto-banco"\ndecks = {DECKS}\n'
+            f'[device]\nkind = "shoe"\nurl = "{pty.link}"\n'
+            '[service]\njournal_path = "journal.sqlite"\ncontrol_socket = "control.sock"\n'
+        )
+        listener = NotifyListener(folder / "notify.sock")
+        command = [sys.executable, "-m", "cardshoe.controller.cli", "run", "--config", str(config)]
+        command += ["--auto-shoe", "--betting-time", "0"]
+        environment = {**os.environ, "NOTIFY_SOCKET": str(folder / "notify.sock")}
+        started = time.perf_counter()
+        service = subprocess.Popen(
+            command, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        try:
+            if not listener.ready.wait(WAIT_S):
+                raise RuntimeError(f"no READY=1 from the service (exit {service.poll()})")
+            startup = listener.ready_at - started
+            at_ready = memory_mb(service.pid, "VmRSS")
+            rounds = wait_for_next_shoe(folder / "control.sock", service)
+            peak = memory_mb(service.pid, "VmHWM")
+        finally:
+            service.send_signal(signal.SIGTERM)
+            service.wait(WAIT_S)
+            listener.close()
+    return startup, at_ready, peak, rounds
+
+
+def measure() -> list[Measurement]:
+    with tempfile.TemporaryDirectory(prefix="cardshoe-bench-") as folder:
+        startup, at_ready, peak, rounds = run_service(Path(folder))
+    return [
+        Measurement(
+            "service start-up to READY=1",
+            startup,
+            "s",
+            None,
+            "spawn of shoectl run to READY=1: imports, journal, handshake, recovery",
+        ),
+        Measurement(
+            "service resident memory at READY=1",
+            at_ready,
+            "MB",
+            RSS_TARGET,
+            "VmRSS of shoectl run, simulated shoe on a pty",
+        ),
+        Measurement(
+            "service peak resident memory over a whole shoe",
+            peak,
+            "MB",
+            RSS_TARGET,
+            f"VmHWM after an {DECKS}-deck shoe of {rounds} rounds and the next shoe's start",
+        ),
+    ]
+
+
+def main() -> None:
+    print_measurements(measure())
+
+
+if __name__ == "__main__":
+    main()
