@@ -55,7 +55,7 @@ from cardshoe.controller.observers import (
     ShoeEnded,
 )
 from cardshoe.controller.procedure import State
-from cardshoe.controller.recovery import Recovered, journaled_apply, recover
+from cardshoe.controller.recovery import SESSION_KIND_PREFIX, Recovered, journaled_apply, recover
 from cardshoe.controller.table import CardDue, Fact, HoldReason, TableModel
 from cardshoe.drivers.device import DealerDevice, ShoeDevice
 from cardshoe.drivers.errors import CommandRefused, DeviceGone, DeviceTimeout
@@ -76,8 +76,8 @@ log = structlog.get_logger(__name__)
 
 RETRY_INTERVAL_S = 0.5
 """After a refused or failed device command, wait this long before asking again."""
-SESSION_STARTED = "session.started"
-"""A record about the controller process itself; replay skips it (recovery.SESSION_KIND_PREFIX)."""
+SESSION_STARTED = SESSION_KIND_PREFIX + "started"
+"""A record about the controller process itself, which replay skips."""
 
 _DEVICE_KINDS = {
     DeviceKind.SHOE: WireDeviceKind.MANUAL_SHOE,
