@@ -1,8 +1,8 @@
 """Bad input through the real shoectl: one line on stderr, the right exit code, no traceback.
 
-CASES is the table: add a row when a command lands (shoectl run --config
-with a broken file, for one). A row may write files into a fresh folder
-first; "{tmp}" in its arguments names that folder.
+CASES is the table: add a row for each new way to get an input wrong as
+commands land. A row may write files into a fresh folder first; "{tmp}" in
+its arguments names that folder.
 The hypothesis campaign below drives the same entry point in-process with
 arbitrary words where a technician types a game, a deck count or cards.
 """
@@ -23,6 +23,8 @@ from cardshoe.controller.cli.main import main
 BAD_INPUT = 2
 DEVICE_ABSENT = 3
 PLAY = ("rules", "play", "--game", "punto-banco", "--cards")
+RUN = ("run", "--device-wait", "0", "--config", "{tmp}/table.toml")
+SERVICE_FILES = '[service]\njournal_path = "journal.sqlite"\ncontrol_socket = "control.sock"\n'
 ODDS = ("odds", "--game", "punto-banco", "--decks")
 
 
@@ -89,6 +91,36 @@ CASES: dict[str, BadInput] = {
         ("sim", "--scenario", "{tmp}/scenario.toml"),
         "bogus",
         files=(("scenario.toml", "profile = 'cs-1'\nbogus = 1\n"),),
+    ),
+    "configuration that is not TOML": BadInput(
+        RUN, "not valid TOML", files=(("table.toml", "[game\nname = 1\n"),)
+    ),
+    "configuration key misspelt": BadInput(
+        RUN, "unknown key game.nmae", files=(("table.toml", '[game]\nnmae = "macau-1"\n'),)
+    ),
+    "configuration value of the wrong type": BadInput(
+        RUN, "game.decks", files=(("table.toml", '[game]\ndecks = "eight"\n'),)
+    ),
+    "configuration value out of range": BadInput(
+        RUN,
+        "out of range: use 6-12",
+        files=(("table.toml", '[game]\nname = "macau-1"\ndecks = 4\n'),),
+    ),
+    "configuration key holding a line break": BadInput(
+        RUN, "unknown key game.", files=(("table.toml", '[game]\n"na\\nme" = 1\n'),)
+    ),
+    "configuration with a date where a name goes": BadInput(
+        RUN, "table_id", files=(("table.toml", "table_id = [1979-05-27]\n"),)
+    ),
+    "configured URL of an unknown scheme": BadInput(
+        RUN, "device.url", files=(("table.toml", '[device]\nurl = "nope://x"\n'),)
+    ),
+    "configuration file missing": BadInput(RUN, "no such configuration file"),
+    "configured device absent": BadInput(
+        RUN,
+        "no device at",
+        exit_code=DEVICE_ABSENT,
+        files=(("table.toml", '[device]\nurl = "/dev/cardshoe/none"\n' + SERVICE_FILES),),
     ),
 }
 

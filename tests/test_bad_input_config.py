@@ -4,10 +4,8 @@ tests/test_config.py lists the known mistakes one by one; here hypothesis
 writes the configuration: any key, known or not, with any value TOML can
 hold, and the example file with lines dropped, duplicated or edited. The
 contract: a TableConfig, or a ConfigError (exit code 2) whose message is
-one line, never any other exception.
-
-No shoectl command takes --config yet; when `shoectl run --config` lands,
-its cases belong in the table of tests/test_bad_input_cli.py.
+one line, never any other exception. How `shoectl run --config` shows such
+an error is in the table of tests/test_bad_input_cli.py.
 """
 
 from __future__ import annotations
