@@ -2,9 +2,10 @@
 
 tests/test_messages.py checks single damage to one payload; this campaign
 stacks several mutations (header fields included), splices messages into
-each other, sends whole messages over a damaged line, and checks card IDs
-against the field rules of docs/protocol.md "Card ID". The contract in every
-case: a ProtocolError or a value that re-encodes to exactly the bytes read.
+each other, sends whole messages over a damaged line, plays an attacker
+against sealed (protocol 1.1) frames, and checks card IDs against the field
+rules of docs/protocol.md "Card ID". The contract in every case: a
+ProtocolError or a value that re-encodes to exactly the bytes read.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from test_fuzz_framing import damaged
 from test_messages import any_message
 
 from cardshoe.controller.cards import CardNotationError, parse_cards
+from cardshoe.drivers.auth import AuthError, Direction, LinkAuth
 from cardshoe.drivers.cardid import CARD_ID_SIZE, CardId
 from cardshoe.drivers.error_codes import ErrorCode
 from cardshoe.drivers.framing import DELIMITER, FrameDecoder, encode_frame
@@ -123,6 +125,42 @@ def test_messages_over_a_damaged_line_arrive_exactly_as_sent_or_not_at_all(messa
         assert message in messages
     remaining = iter(received)
     assert all(message in remaining for message in expected), "an intact frame was lost"
+
+
+SESSION_KEY = bytes(range(32))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(any_message, min_size=1, max_size=6), st.data())
+def test_only_genuine_sealed_frames_open_each_once_and_in_order(messages, data) -> None:
+    """The line replays, reorders, alters, reflects and forges sealed frames; the host opens.
+
+    Whatever arrives, the host's LinkAuth accepts only frames the device
+    sealed, each at most once and in the order sealed, and refuses nothing
+    genuine that is newer than all it accepted; every refusal is an AuthError.
+    """
+    device = LinkAuth(SESSION_KEY, Direction.DEVICE_TO_HOST)
+    host = LinkAuth(SESSION_KEY, Direction.HOST_TO_DEVICE)
+    payloads = [encode_message(message) for message in messages]
+    sealed = [device.seal(payload) for payload in payloads]
+    reflected = [LinkAuth(SESSION_KEY, Direction.HOST_TO_DEVICE).seal(p) for p in payloads]
+    for _ in range(data.draw(st.integers(1, 15))):
+        index = data.draw(st.integers(0, len(sealed) - 1))
+        wire = data.draw(
+            st.sampled_from([sealed[index], reflected[index]])
+            | mutated(sealed[index], sealed[-1 - index])
+            | st.binary(max_size=80)
+        )
+        counter = sealed.index(wire) + 1 if wire in sealed else None
+        newest_accepted = host.received
+        try:
+            inner = host.open(wire)
+        except AuthError:
+            assert counter is None or counter <= newest_accepted, "a fresh genuine frame refused"
+            continue
+        assert counter is not None, f"opened {wire.hex()}, which the device never sealed"
+        assert counter > newest_accepted
+        assert inner == payloads[counter - 1]
 
 
 def card_rule_holds(code: bytes) -> bool:
