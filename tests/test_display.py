@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import re
 from collections.abc import Sequence
@@ -208,11 +207,10 @@ def test_an_empty_board_renders() -> None:
 
 def test_plain_lines_say_each_event_on_one_line() -> None:
     board_events = [event for event in SHOE if plain_line(event.KIND, event.payload())]
-    stream = io.StringIO()
-    lines = PlainLines(stream)
+    printed: list[str] = []
+    lines = PlainLines(printed.append)
     for event in SHOE:
         lines.notify(event)
-    printed = stream.getvalue().splitlines()
     assert len(printed) == len(board_events)
     assert "round 1: player 7H AD = 8, banker 5S 4C = 9: banker wins" in printed
     assert "round 2: VOID (foreign_card)" in printed

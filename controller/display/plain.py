@@ -7,7 +7,7 @@ board (kind and payload), so a service's event stream prints the same lines.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, TextIO
+from typing import Any
 
 from cardshoe.controller.observers import TableEvent
 
@@ -89,13 +89,12 @@ def plain_line(kind: str, payload: Mapping[str, Any]) -> str | None:
 
 
 class PlainLines:
-    """An observer that writes one line per table event to a text stream."""
+    """An observer handing one line per table event (no line break) to `write`."""
 
-    def __init__(self, stream: TextIO) -> None:
-        self._stream = stream
+    def __init__(self, write: Callable[[str], None]) -> None:
+        self._write = write
 
     def notify(self, event: TableEvent) -> None:
         line = plain_line(event.KIND, event.payload())
         if line is not None:
-            self._stream.write(line + "\n")
-            self._stream.flush()
+            self._write(line)

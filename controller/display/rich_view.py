@@ -105,36 +105,34 @@ def _title(board: TableBoard) -> str:
 
 
 def _round_panel(board: TableBoard) -> Panel:
-    grid = Table.grid(padding=(0, 1))
-    grid.add_column(style="bold")
-    grid.add_column()
-    grid.add_column(justify="right")
-    finished = _finished_row(board)
-    for name, cards, style in (
-        ("Player", board.player, "blue"),
-        ("Banker", board.banker, "red"),
-    ):
-        total = hand_total(cards) if cards else None
-        marker = ""
-        if finished is not None and finished.winner in (name.lower(), "tie"):
-            marker = " ◀"
-        grid.add_row(
-            Text(name, style=style),
-            hand_text(cards),
-            Text("" if total is None else f"{total}{marker}", style="bold"),
-        )
-    if board.set_aside:
-        grid.add_row(Text("Aside", style="yellow"), hand_text(board.set_aside), "")
+    """The round on the layout; while bets are open, the round just finished stays shown."""
+    shown = _finished_row(board)
+    player, banker, demo = board.player, board.banker, board.round_demo
     heading = "Round -" if board.round_no is None else f"Round {board.round_no}"
-    if board.round_demo:
-        heading += " (demonstration)"
     phase = Text(board.phase, style=PHASE_STYLES.get(board.phase, ""))
+    if board.phase == "betting" and board.results:
+        shown = board.results[-1]
+        player, banker, demo = shown.player, shown.banker, shown.demo
+        heading = f"Round {shown.round}"
+        phase = Text(f"round {board.round_no}: bets open", style="bold green")
+    if demo:
+        heading += " (demonstration)"
     if board.holds:
         phase = Text("HELD", style="bold white on red")
+    hands = Table.grid(padding=(0, 1))
+    hands.add_column(style="bold")
+    hands.add_column()
+    hands.add_column(justify="right")
+    for name, cards, style in (("Player", player, "blue"), ("Banker", banker, "red")):
+        won = shown is not None and shown.winner in (name.lower(), "tie")
+        total = f"{hand_total(cards)}{' ◀' if won else ''}" if cards else ""
+        hands.add_row(Text(name, style=style), hand_text(cards), Text(total, style="bold"))
+    if board.set_aside:
+        hands.add_row(Text("Aside", style="yellow"), hand_text(board.set_aside), "")
     return Panel(
         Group(
             Text.assemble((heading, "bold"), "  ", phase),
-            grid,
+            hands,
             Text.assemble("next card: ", _next_card(board)),
         ),
         title="Round",
@@ -172,7 +170,7 @@ def _shoe_panel(board: TableBoard) -> Panel:
     if board.last_round_cause == "cut_card":
         cut = Text(f"out; last round {board.last_round}", style="bold yellow")
     elif board.last_round_cause == "house":
-        cut = Text(f"none; the house ends at round {board.last_round}", style="bold yellow")
+        cut = Text(f"none; last round {board.last_round}", style="bold yellow")
     elif board.device_kind == "shoe":
         cut = Text("not yet", style="dim")
     else:
@@ -192,7 +190,7 @@ def _shoe_panel(board: TableBoard) -> Panel:
 def _results_panel(board: TableBoard) -> Panel:
     table = Table.grid(padding=(0, 1))
     for _ in range(5):
-        table.add_column()
+        table.add_column(no_wrap=True, overflow="ellipsis")
     for row in reversed(board.results[-RECENT_RESULTS:]):
         table.add_row(
             Text(str(row.round), style="dim"),

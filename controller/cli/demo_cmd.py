@@ -1,0 +1,251 @@
+"""shoectl demo: deal a whole shoe on a simulated device through the table's production code."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+if TYPE_CHECKING:
+    from cardshoe.controller.config import TableConfig
+    from cardshoe.controller.demo import DemoResult, DemoSettings
+    from cardshoe.controller.observers import Observer
+    from cardshoe.drivers.device import DeviceInfo
+
+TRANSPORTS = ("pty", "tcp", "usb", "inproc")
+DEVICE_KINDS = ("shoe", "auto")
+TERMINAL_CARD_INTERVAL_S = 0.2
+"""On a terminal the table deals about five cards a second, so a person can follow it."""
+
+
+@click.command()
+@click.option("--game", help="punto-banco, seven-up, macau-1 or macau-2 [default: the config's]")
+@click.option("--decks", type=int, help="Decks in the shoe [default: the config's]")
+@click.option("--seed", type=int, help="Seed the simulator's shuffle to repeat a run exactly.")
+@click.option(
+    "--rounds",
+    type=click.IntRange(min=1),
+    help="End the shoe after K rounds [default: the cut card; 10 a deck on a machine]",
+)
+@click.option(
+    "--device",
+    "device_kind",
+    type=click.Choice(DEVICE_KINDS),
+    help="shoe: manual dealing shoe; auto: shuffler-dealer [default: the config's]",
+)
+@click.option(
+    "--transport",
+    type=click.Choice(TRANSPORTS),
+    default="pty",
+    show_default=True,
+    help="How the controller reaches the simulated device.",
+)
+@click.option(
+    "--inject",
+    multiple=True,
+    metavar="KIND@round=N",
+    help="A simulator fault (repeatable): KIND@round=N or KIND@card=N[,for=SECONDS].",
+)
+@click.option(
+    "--journal",
+    "journal_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Keep the journal in this file [default: a temporary journal]",
+)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Table configuration (TOML); --game, --decks and --device override it.",
+)
+@click.option(
+    "--speed",
+    type=click.FloatRange(min=0),
+    help="Seconds between cards [default: 0.2 on a terminal, else 0]",
+)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per line per event.")
+def demo(
+    game: str | None,
+    decks: int | None,
+    seed: int | None,
+    rounds: int | None,
+    device_kind: str | None,
+    transport: str,
+    inject: tuple[str, ...],
+    journal_path: Path | None,
+    config_path: Path | None,
+    speed: float | None,
+    as_json: bool,
+) -> None:
+    """Deal a whole shoe: the firmware simulator, and the real driver, journal and procedure.
+
+    A virtual dealer pulls each card the controller lets go. On a terminal the
+    table is drawn live; elsewhere it prints one line per event, or with --json
+    one JSON object per line.
+    """
+    from cardshoe.controller.demo import DemoSettings, Transport
+
+    config = table_config(config_path, game, decks, device_kind)
+    live = sys.stdout.isatty() and not as_json
+    if speed is None:
+        speed = TERMINAL_CARD_INTERVAL_S if live else 0.0
+    settings = DemoSettings(
+        config=config,
+        seed=seed,
+        rounds=rounds,
+        transport=Transport(transport),
+        inject=inject,
+        journal_path=journal_path,
+        card_interval_s=speed,
+    )
+    if as_json:
+        _run_json(settings)
+    elif live:
+        _run_live(settings)
+    else:
+        _run_plain(settings)
+
+
+def table_config(
+    path: Path | None, game: str | None, decks: int | None, device_kind: str | None
+) -> TableConfig:
+    """The configuration file's table (or the defaults) with the options given on top."""
+    from dataclasses import replace
+
+    from cardshoe.controller.config import DeviceKind, TableConfig, load_config
+
+    base = load_config(path) if path is not None else TableConfig()
+    game_config = replace(
+        base.game,
+        name=base.game.name if game is None else game,
+        decks=base.game.decks if decks is None else decks,
+    )
+    device = (
+        base.device if device_kind is None else replace(base.device, kind=DeviceKind(device_kind))
+    )
+    return replace(base, game=game_config, device=device)
+
+
+class _Lines:
+    """Standard output, line by line; a reader that goes away (| head) ends the demo quietly."""
+
+    closed = False
+
+    def write(self, line: str) -> None:
+        if self.closed:
+            return
+        try:
+            click.echo(line)
+        except BrokenPipeError:
+            self.closed = True
+
+    def stop_requested(self) -> bool:
+        return self.closed
+
+
+def _run(
+    settings: DemoSettings,
+    observers: list[Observer],
+    lines: _Lines | None = None,
+    on_device: Callable[[DeviceInfo], None] | None = None,
+) -> DemoResult:
+    """Run the demo; a device that cannot be opened is the usual one-line error."""
+    from cardshoe.controller.cli.device_access import device_user_error
+    from cardshoe.controller.demo import run_demo
+    from cardshoe.drivers.errors import DriverError
+
+    stop_requested = (lambda: False) if lines is None else lines.stop_requested
+    try:
+        result = run_demo(settings, observers, on_device, stop_requested)
+    except DriverError as exc:
+        raise device_user_error(exc) from exc
+    if lines is not None and lines.closed:
+        raise BrokenPipeError
+    return result
+
+
+def _quiet_logging(**options: Any) -> None:
+    """Warnings and errors only: the table's events are the demo's output."""
+    import logging
+
+    from cardshoe.controller.logging_setup import configure_logging
+
+    configure_logging(level=logging.WARNING, **options)
+
+
+def _run_json(settings: DemoSettings) -> None:
+    from cardshoe.controller.demo_events import DemoEventStream
+
+    lines = _Lines()
+
+    def emit(line: dict[str, Any]) -> None:
+        lines.write(json.dumps(line))
+
+    def device_line(info: DeviceInfo) -> None:
+        described = {key: value for key, value in info.to_json().items() if key != "counters"}
+        emit({"event": "device", "transport": str(settings.transport), **described})
+
+    _quiet_logging()
+    config = settings.config
+    start = {"table_id": config.table_id, "seed": settings.seed}
+    stream = DemoEventStream(config.game.build_game(), emit, start)
+    result = _run(settings, [stream], lines, device_line)
+    emit({"event": "link", "counters": result.link_counters})
+
+
+def _run_plain(settings: DemoSettings) -> None:
+    from cardshoe.controller.display.plain import PlainLines
+
+    lines = _Lines()
+
+    def device_line(info: DeviceInfo) -> None:
+        lines.write(
+            f"{info.model} {info.serial_number} (firmware {info.firmware_version}) "
+            f"on {info.url} over {settings.transport}"
+        )
+
+    _quiet_logging()
+    result = _run(settings, [PlainLines(lines.write)], lines, device_line)
+    for line in _closing_lines(result):
+        lines.write(line)
+
+
+def _run_live(settings: DemoSettings) -> None:
+    from rich.console import Console
+    from rich.live import Live
+
+    from cardshoe.controller.display.board import TableBoard
+    from cardshoe.controller.display.rich_view import TableView
+
+    console = Console()
+    view = TableView(TableBoard(table_id=settings.config.table_id))
+    with Live(view, console=console, refresh_per_second=10, redirect_stderr=True):
+        _quiet_logging(stream=sys.stderr, json_lines=False)
+        result = _run(settings, [view])
+    for line in _closing_lines(result):
+        console.print(line, markup=False, highlight=False)
+
+
+STREAM_POSITION = frozenset({"last_acked_seq", "next_seq", "delivered_seq", "frames_ok"})
+"""Link counters that say where the stream stands, not what went wrong on it."""
+
+
+def _closing_lines(result: DemoResult) -> list[str]:
+    lines = []
+    if result.held_for is not None:
+        lines.append(
+            f"the table was held ({result.held_for}) and only a technician can clear it: "
+            "the demo abandoned the shoe"
+        )
+    trouble = {
+        name: count
+        for name, count in result.link_counters.items()
+        if count and name not in STREAM_POSITION
+    }
+    described = ", ".join(f"{name} {count}" for name, count in trouble.items())
+    lines.append(f"link: {described or 'every frame arrived whole, once, in order'}")
+    return lines

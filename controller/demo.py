@@ -1,0 +1,274 @@
+"""shoectl demo's wiring: a simulated device, and production code for everything else.
+
+The firmware simulator stands in for the shoe or shuffler-dealer; the rest is
+what a table runs: the transport (a real pseudo-terminal by default, or TCP,
+pyusb with the simulator's backend, or in-process sim://), the driver, the
+journal and the TableSession with its procedure and rules engine. The
+virtual dealer does what the person at the table does: pulls a card whenever
+the shoe's gate lets one go (the simulator's own virtual dealer), calls "no
+more bets" with the dealer button when a round opens, and turns a card the
+machine dealt face down face up. A hold no one at a demo table can clear
+(a failed self-test, a lost event) ends the shoe as the pit would: abandoned,
+unreconciled, on the record.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from cardshoe.controller.config import DeviceKind, TableConfig
+from cardshoe.controller.errors import UserError
+from cardshoe.controller.journal import Journal
+from cardshoe.controller.observers import Observer, ShoeEnded
+from cardshoe.controller.procedure import State
+from cardshoe.controller.session import TableSession
+from cardshoe.controller.table import HoldReason, fault_hold
+from cardshoe.drivers.device import DeviceInfo, open_device
+from cardshoe.drivers.messages import FaultKind
+from cardshoe.drivers.usb_transport import UsbAddress
+from cardshoe.firmware_sim.attach_pty import serve_pty
+from cardshoe.firmware_sim.attach_tcp import serve_tcp
+from cardshoe.firmware_sim.core import FirmwareCore
+from cardshoe.firmware_sim.devices import create_device
+from cardshoe.firmware_sim.errors import SimConfigError
+from cardshoe.firmware_sim.faults import parse_injection
+from cardshoe.firmware_sim.sim_url import publish, register_sim_url_handler, release
+from cardshoe.firmware_sim.timing import Timing
+from cardshoe.firmware_sim.usb_backend import SimUsbBackend
+
+
+class Transport(StrEnum):
+    """How the controller reaches the simulated device."""
+
+    PTY = "pty"
+    """A real pseudo-terminal, opened with pyserial as a serial port is."""
+    TCP = "tcp"
+    """socket://127.0.0.1:PORT, as a serial-over-LAN adapter is reached."""
+    USB = "usb"
+    """pyusb's real core over the simulator's backend (usb://VID:PID/SERIAL)."""
+    INPROC = "inproc"
+    """sim://, the simulator in this process behind pyserial's URL handler."""
+
+
+SIMULATED_PROFILES = {DeviceKind.SHOE: "cs-1", DeviceKind.AUTO: "cs-auto"}
+"""The simulator's profile for each kind of device a table may have."""
+AUTO_ROUNDS_PER_DECK = 10
+"""An automatic machine takes every round's cards back (Art. 7.2), so its shoe never runs
+out; the house changes it when it chooses (Art. 3.2). Unless told, the demo changes it after
+about as many rounds as the same decks give from a manual shoe (52 cards, about 5 a round)."""
+BETTING_PAUSE_CARDS = 5
+"""On a paced demo, bets stay open this many card intervals before the dealer closes them."""
+HOLDS_THAT_END = frozenset(
+    {
+        HoldReason.LINK_LOST,
+        HoldReason.FACE_DOWN_CARD,
+        fault_hold(FaultKind.JAM),
+        fault_hold(FaultKind.DOOR_OPEN),
+        fault_hold(FaultKind.EVENT_BACKLOG),
+    }
+)
+"""Holds that end at a demo table: the device recovers by itself, or the dealer corrects it
+(the face-down card). Any other hold needs a technician: the demo ends the shoe."""
+
+
+@dataclass(frozen=True)
+class DemoSettings:
+    config: TableConfig
+    seed: int | None = None
+    """Seeds the simulator's shuffle, so a run can be repeated card for card."""
+    rounds: int | None = None
+    """The house ends the shoe after this many rounds; None: the cut card decides (manual
+    shoe) or AUTO_ROUNDS_PER_DECK does (automatic machine)."""
+    transport: Transport = Transport.PTY
+    inject: tuple[str, ...] = ()
+    """Simulator faults, written KIND@round=N or KIND@card=N (docs/simulator.md)."""
+    journal_path: Path | None = None
+    """Keep the journal here; None: a temporary journal, gone after the run."""
+    card_interval_s: float = 0.0
+    """The least time between two cards, so a person can follow the table; 0: no pause."""
+
+    @property
+    def automatic(self) -> bool:
+        return self.config.device.kind is DeviceKind.AUTO
+
+    @property
+    def house_rounds(self) -> int | None:
+        if self.rounds is not None or not self.automatic:
+            return self.rounds
+        return AUTO_ROUNDS_PER_DECK * self.config.game.decks
+
+
+@dataclass(frozen=True)
+class DemoResult:
+    ended: ShoeEnded | None
+    """The shoe's reconciliation; None when the shoe could not be opened."""
+    held_for: str | None
+    """The hold that stopped the shoe, when one no one at the table could clear did."""
+    link_counters: dict[str, int]
+    """The driver's frame and event counters at the end (bad frames dropped, resends...)."""
+
+
+def simulated_device(settings: DemoSettings) -> FirmwareCore:
+    """The simulated shoe or machine the table's configuration calls for, faults included."""
+    pace = settings.card_interval_s
+    try:
+        core = create_device(
+            SIMULATED_PROFILES[settings.config.device.kind],
+            seed=settings.seed,
+            decks=settings.config.game.decks,
+            cut_card_depth=settings.config.shoe.cut_card_depth,
+            injections=[parse_injection(text) for text in settings.inject],
+            timing=Timing(pull_interval_s=pace, deal_s=pace),
+        )
+    except SimConfigError as exc:
+        raise UserError(f"--inject: {exc}") from None
+    core.dealer.auto = True
+    return core
+
+
+@contextmanager
+def attached(core: FirmwareCore, transport: Transport) -> Iterator[tuple[str, Any]]:
+    """Serve the device over the transport; the URL to open and the pyusb backend, if any."""
+    if transport is Transport.PTY:
+        with serve_pty(core) as pty:
+            yield str(pty.link), None
+    elif transport is Transport.TCP:
+        with serve_tcp(core) as tcp:
+            yield tcp.url, None
+    elif transport is Transport.USB:
+        with SimUsbBackend(core) as backend:
+            profile = core.profile
+            yield UsbAddress(profile.usb_vid, profile.usb_pid, core.serial_number).url, backend
+    else:
+        register_sim_url_handler()
+        name = f"shoectl-demo-{core.serial_number}-{id(core):x}"
+        url = publish(core, name)
+        try:
+            yield url, None
+        finally:
+            release(name)
+
+
+@contextmanager
+def demo_journal(settings: DemoSettings) -> Iterator[Journal]:
+    """The journal at --journal (kept, so a rerun resumes its shoe), or a temporary one."""
+    table_id = settings.config.table_id
+    if settings.journal_path is not None:
+        with Journal.open(settings.journal_path, table_id=table_id) as journal:
+            yield journal
+        return
+    with (
+        tempfile.TemporaryDirectory(prefix="shoectl-demo-") as folder,
+        Journal.open(Path(folder) / "journal.sqlite", table_id=table_id) as journal,
+    ):
+        yield journal
+
+
+class DemoDealer:
+    """The person at the demo table, acting between the session's steps (run_shoe's on_step).
+
+    At a manual shoe: presses the dealer button once per round, after the
+    betting pause. At an automatic machine: closes bets by command (the
+    session's betting_time_s) and turns a face-down card face up. Either
+    way: stops the session when a hold that needs a technician comes.
+    """
+
+    def __init__(
+        self,
+        core: FirmwareCore,
+        session: TableSession,
+        pause_s: float,
+        stop_requested: Callable[[], bool] = lambda: False,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.core = core
+        self.session = session
+        self.stop_requested = stop_requested
+        self.presses_button = session.config.device.kind is DeviceKind.SHOE
+        self.pause_s = pause_s
+        self.clock = clock
+        self.held_for: str | None = None
+        self._round_seen: tuple[int | None, float] | None = None
+        self._button_for: int | None = None
+        self._face_down_since: float | None = None
+
+    def on_step(self) -> None:
+        if self.stop_requested():
+            self.session.stop()
+            return
+        snapshot = self.session.snapshot()
+        stuck = [hold for hold in snapshot.holds if hold not in HOLDS_THAT_END]
+        if stuck or snapshot.state is State.FAULT:
+            self.held_for = stuck[0] if stuck else str(State.FAULT)
+            self.session.stop()
+            return
+        now = self.clock()
+        if HoldReason.FACE_DOWN_CARD in snapshot.holds:
+            if self._face_down_since is None:
+                self._face_down_since = now
+            if now - self._face_down_since >= self.pause_s:
+                self.session.confirm_face_up()
+                self._face_down_since = None
+        if snapshot.state is State.BETTING and self.presses_button:
+            self._press_button_after_pause(snapshot.round_no, now)
+
+    def _press_button_after_pause(self, round_no: int | None, now: float) -> None:
+        if self._round_seen is None or self._round_seen[0] != round_no:
+            self._round_seen = (round_no, now)
+        waited = now - self._round_seen[1] >= self.pause_s * BETTING_PAUSE_CARDS
+        if waited and self._button_for != round_no and self.core.press_button():
+            self._button_for = round_no
+
+
+def run_demo(
+    settings: DemoSettings,
+    observers: Iterable[Observer],
+    on_device: Callable[[DeviceInfo], None] | None = None,
+    stop_requested: Callable[[], bool] = lambda: False,
+) -> DemoResult:
+    """Deal one shoe on a simulated device through the table's production code.
+
+    on_device hears the device's identity once it is open; stop_requested,
+    asked between steps, ends the run early (the reader went away), leaving
+    the shoe open in the journal. Raises UserError for settings the simulator
+    refuses, and the drivers' DriverError when the device cannot be opened.
+    """
+    core = simulated_device(settings)
+    end = _ShoeEnd()
+    with ExitStack() as stack:
+        url, usb_backend = stack.enter_context(attached(core, settings.transport))
+        journal = stack.enter_context(demo_journal(settings))
+        device = stack.enter_context(open_device(url, usb_backend=usb_backend))
+        if on_device is not None:
+            on_device(device.info)
+        session = TableSession(settings.config, journal, device, [*observers, end])
+        dealer = DemoDealer(core, session, settings.card_interval_s, stop_requested)
+        pause = settings.card_interval_s * BETTING_PAUSE_CARDS
+        session.run_shoe(
+            deck_set=core.deck_set,
+            rounds=settings.house_rounds,
+            betting_time_s=pause if settings.automatic else None,
+            on_step=dealer.on_step,
+        )
+        if dealer.held_for is not None and session.snapshot().shoe_id is not None:
+            session.abandon_shoe(
+                f"demo: the table is held ({dealer.held_for}); only a technician can clear it"
+            )
+        return DemoResult(end.event, dealer.held_for, device.info.counters)
+
+
+class _ShoeEnd:
+    """Hears how the shoe ended: reconciled at the end of run_shoe, or abandoned after it."""
+
+    event: ShoeEnded | None = None
+
+    def notify(self, event: object) -> None:
+        if isinstance(event, ShoeEnded):
+            self.event = event
