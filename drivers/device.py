@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
+from cardshoe.drivers.auth import KeyLookup
 from cardshoe.drivers.errors import CommandRefused, DeviceGone, DeviceTimeout, LinkProtocolError
 from cardshoe.drivers.link import Link, LinkState, LinkTiming
 from cardshoe.drivers.link_constants import PROTOCOL_MAJOR
@@ -33,6 +34,7 @@ from cardshoe.drivers.messages import (
     ErrorCode,
     GateMode,
     GetStatus,
+    Pair,
     Reply,
     Reset,
     ReturnCards,
@@ -64,6 +66,8 @@ class DeviceInfo:
     protocol_version: str
     """The negotiated version, "major.minor"."""
     capabilities: Capability
+    authenticated: bool
+    """The device proved it holds its pairing key in this session (protocol 1.1)."""
     counters: dict[str, int]
     """The event stream's position (last_acked_seq and next_seq on the device as far as
     the host knows, delivered_seq to the controller) and the link's frame and event counters."""
@@ -78,6 +82,7 @@ class DeviceInfo:
             "firmware_hash": self.firmware_hash.hex(),
             "protocol_version": self.protocol_version,
             "capabilities": [member.name for member in Capability if member in self.capabilities],
+            "authenticated": self.authenticated,
             "counters": dict(self.counters),
         }
 
@@ -113,6 +118,7 @@ class Device:
             firmware_hash=hello.firmware_hash,
             protocol_version=f"{PROTOCOL_MAJOR}.{self._link.protocol_minor}",
             capabilities=hello.capabilities,
+            authenticated=self._link.authenticated,
             counters=self._link.counter_values(),
         )
 
@@ -207,6 +213,17 @@ class Device:
             raise DeviceTimeout(f"{self._link.url} sent no SELF_TEST_RESULT within {timeout:g} s")
         return result
 
+    def pair(self, pairing_key: bytes) -> None:
+        """Give the device its pairing key (protocol 1.1), replacing any it held.
+
+        The device takes it only while its pairing switch is on: otherwise
+        CommandRefused with NOT_PAIRING. Store the key on the host only once
+        this has returned.
+        """
+        if self._link.protocol_minor < 1:
+            raise CommandRefused("PAIR", ErrorCode.UNKNOWN_MESSAGE)
+        self._run(lambda request_id: Pair(request_id, pairing_key), "PAIR")
+
     def reset(self) -> None:
         """Restart the device's firmware and reconnect; its queue and counter survive."""
         self._run(Reset, "RESET")
@@ -277,19 +294,25 @@ def open_device(
     timeout: float = 2.0,
     reconnect: bool = True,
     timing: LinkTiming | None = None,
+    keys: KeyLookup | None = None,
 ) -> ShoeDevice | DealerDevice:
     """Connect to the device at url and handshake within timeout seconds.
 
     url: any pyserial URL (/dev/ttyUSB0, /dev/serial/by-id/..., socket://HOST:PORT,
     sim://...) or usb://VID:PID[/SERIAL]. reconnect: after an unplug, keep
     reconnecting with backoff (LinkLost / LinkRestored events) instead of
-    ending the session.
+    ending the session. keys: the host's pairing key for a serial number (None: it
+    holds none); with it, a paired device is authenticated at every handshake and
+    refused (AuthenticationFailed) when it cannot prove it holds that key, and a
+    device whose key this host holds is refused if it does not ask for
+    authentication. Without keys the link is protocol 1.0, unauthenticated.
     """
     link = Link(
         lambda: open_transport(url, usb_backend=usb_backend),
         url=url,
         timing=timing or LinkTiming(),
         reconnect=reconnect,
+        keys=keys,
     )
     hello = link.open(timeout)
     device_class = ShoeDevice if hello.device_kind is DeviceKind.MANUAL_SHOE else DealerDevice

@@ -54,6 +54,12 @@ class LinkProtocolError(DriverError):
     """The device speaks the protocol wrongly or in a version this host cannot use."""
 
 
+class AuthenticationFailed(DriverError):
+    """The device could not be authenticated (protocol 1.1): it holds another pairing key,
+    it is unpaired though this host holds a key for it, or it is paired and this host holds
+    none. Either way nothing it sends is trusted; re-pairing is the fix when it is ours."""
+
+
 class CommandRefused(DriverError):
     """The device answered a command with an error code instead of OK."""
 

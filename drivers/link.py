@@ -19,6 +19,14 @@ reordered. It applies the host rules of docs/protocol.md:
 Acknowledgement is the controller's explicit step (ack), after its journal
 commit. Bad frames and undecodable payloads are counted and logged, never
 raised; an undecodable payload is also reported once as ProtocolViolation.
+
+With a key store (keys), a device that reports AUTH_REQUIRED is authenticated
+after GET_INFO (protocol 1.1): AUTH_CHALLENGE with a fresh nonce, and its
+sealed AUTH_RESPONSE must open under the session key the pairing key gives.
+Its HELLO is taken only then. From then on every frame is sealed both ways;
+one that fails to open, or comes unsealed, is dropped before it is decoded,
+counted and reported as AuthFailure. Without a key store the link is exactly
+protocol 1.0.
 """
 
 from __future__ import annotations
@@ -33,7 +41,17 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from enum import Enum
 
+from cardshoe.drivers.auth import (
+    AuthError,
+    Direction,
+    KeyLookup,
+    LinkAuth,
+    is_sealed,
+    new_nonce,
+    unsealed,
+)
 from cardshoe.drivers.errors import (
+    AuthenticationFailed,
     CommandRefused,
     DeviceGone,
     DeviceTimeout,
@@ -50,6 +68,7 @@ from cardshoe.drivers.link_constants import (
     PROTOCOL_MINOR,
 )
 from cardshoe.drivers.link_events import (
+    AuthFailure,
     DeviceEvent,
     LinkLost,
     LinkRestored,
@@ -62,6 +81,9 @@ from cardshoe.drivers.messages import (
     LAYOUTS,
     Ack,
     Answer,
+    AuthChallenge,
+    AuthResponse,
+    Capability,
     CardRead,
     Command,
     ErrorCode,
@@ -120,6 +142,8 @@ class LinkCounters:
     """Answers to no waiting command (late, or to an earlier session)."""
     command_retries: int = 0
     reconnects: int = 0
+    auth_failures: int = 0
+    """Frames dropped unread because they failed authentication (protocol 1.1)."""
 
 
 class _PendingCommand:
@@ -156,6 +180,7 @@ class Link:
         url: str,
         timing: LinkTiming,
         reconnect: bool,
+        keys: KeyLookup | None = None,
     ) -> None:
         self.url = url
         self.counters = LinkCounters()
@@ -165,7 +190,7 @@ class Link:
         self._decoder = FrameDecoder()
         self._cond = threading.Condition()
         self._command_lock = threading.Lock()
-        self._write_lock = threading.Lock()
+        self._write_lock = threading.RLock()
         self._closing = threading.Event()
         self._state = LinkState.CONNECTING
         self._gone_reason = "never connected"
@@ -193,6 +218,15 @@ class Link:
         self._accepted = 0
         self._recent: deque[tuple[int, Event]] = deque(maxlen=_RECENT_EVENTS)
         self._last_rx = self._last_tx = time.monotonic()
+        self._keys = keys
+        self._key: bytes | None = None
+        """This device's pairing key, looked up once, at the first handshake."""
+        self._key_looked_up = False
+        self._auth: LinkAuth | None = None
+        """The authenticated session; sealing happens under the write lock."""
+        self._challenge: tuple[bytes, Hello, bytes] | None = None
+        """Our nonce, the HELLO it vouches for and the key, until AUTH_RESPONSE proves it."""
+        self._last_rejected: bytes | None = None
 
     # --- session lifecycle -------------------------------------------------
 
@@ -242,6 +276,11 @@ class Link:
     @property
     def protocol_minor(self) -> int:
         return min(PROTOCOL_MINOR, self.hello.protocol_minor)
+
+    @property
+    def authenticated(self) -> bool:
+        """Whether the device proved it holds its pairing key in this session."""
+        return self._auth is not None
 
     def counter_values(self) -> dict[str, int]:
         """Stream position, frame and link counters together, for `shoectl info` and monitoring."""
@@ -373,7 +412,8 @@ class Link:
         try:
             self._write(DELIMITER)
             return self._handshake(attempts)
-        except DriverError:
+        except Exception:
+            # A DriverError, or the key store's own error (an unusable key file).
             self._drop_transport()
             with self._cond:
                 if self._state is LinkState.CONNECTING:
@@ -381,6 +421,9 @@ class Link:
             raise
 
     def _handshake(self, attempts: int) -> Hello:
+        with self._cond:
+            self._auth = None
+            self._challenge = None
         answer = self._exchange(lambda request_id: GetInfo(request_id, PROTOCOL_MINOR), attempts)
         if isinstance(answer, Reply):
             if answer.result is ErrorCode.VERSION_MISMATCH:
@@ -390,7 +433,41 @@ class Link:
             raise CommandRefused("GET_INFO", answer.result)
         if not isinstance(answer, Hello):
             raise LinkProtocolError(f"{self.url} answered GET_INFO with {type(answer).__name__}")
+        if self._keys is not None:
+            self._authenticate(answer, attempts, self._keys)
         return answer
+
+    def _authenticate(self, hello: Hello, attempts: int, keys: KeyLookup) -> None:
+        """Prove the device holds the pairing key this host holds for it, or refuse it."""
+        if not self._key_looked_up:
+            self._key = keys(hello.serial_number)
+            self._key_looked_up = True
+        device = f"device {hello.serial_number!r} at {self.url}"
+        required = Capability.AUTH_REQUIRED in hello.capabilities
+        if self._key is None:
+            if required:
+                raise AuthenticationFailed(
+                    f"{device} is paired but this host holds no pairing key for it: "
+                    "pair it with `shoectl pair` or install its key file"
+                )
+            return
+        key = self._key
+        if not required:
+            raise AuthenticationFailed(
+                f"{device} does not ask for authentication although this host holds its "
+                "pairing key: an unpaired replacement or a spoof; check the device, then "
+                "pair it again"
+            )
+        host_nonce = new_nonce()
+        with self._cond:
+            self._challenge = (host_nonce, hello, key)
+        answer = self._exchange(lambda request_id: AuthChallenge(request_id, host_nonce), attempts)
+        if isinstance(answer, Reply):
+            raise AuthenticationFailed(f"{device} refused authentication ({answer.result.name})")
+        if not isinstance(answer, AuthResponse):
+            raise LinkProtocolError(
+                f"{self.url} answered AUTH_CHALLENGE with {type(answer).__name__}"
+            )
 
     def _adopt_hello(self, hello: Hello) -> tuple[DriverError | None, int | None]:
         """Take a HELLO answering our GET_INFO (reader thread, lock held).
@@ -455,6 +532,11 @@ class Link:
                 self._dispatch(payload)
 
     def _dispatch(self, payload: bytes) -> None:
+        with self._cond:
+            admitted = self._admit(payload)
+        if admitted is None:
+            return
+        payload = admitted
         self._last_rx = time.monotonic()
         try:
             message = decode_message(payload)
@@ -473,6 +555,84 @@ class Link:
                 log.warning("%s: dropped a host message from the device: %r", self.url, message)
         if resend is not None:
             self._send_ack(resend)
+
+    def _admit(self, payload: bytes) -> bytes | None:
+        """The payload to decode, opened if sealed; None when it is dropped (lock held).
+
+        Without a key store every payload goes on, as in protocol 1.0. With one,
+        an unsealed frame goes on only from an unpaired device, or if it is a
+        HELLO, or the refusal of our AUTH_CHALLENGE; and a sealed frame only if
+        it opens. A frame that fails in an authenticated session is an alarm;
+        one that comes between sessions (a previous session's last frames) is
+        only counted.
+        """
+        if self._keys is None:
+            return payload
+        if is_sealed(payload):
+            if self._auth is not None:
+                try:
+                    return self._auth.open(payload)
+                except AuthError as exc:
+                    return self._reject(payload, str(exc))
+            if self._challenge is not None:
+                return self._open_response(payload, *self._challenge)
+            return self._drop_between_sessions("a sealed frame outside a session")
+        message_type = payload[1] if len(payload) > 1 else None
+        if self._key is None or message_type == MessageType.HELLO:
+            return payload
+        if self._auth is not None:
+            return self._reject(payload, "an unsealed frame on an authenticated link")
+        if self._challenge is not None and message_type == MessageType.REPLY:
+            return payload
+        return self._drop_between_sessions("an unsealed frame before authentication")
+
+    def _open_response(
+        self, payload: bytes, host_nonce: bytes, hello: Hello, key: bytes
+    ) -> bytes | None:
+        """Open what should be the sealed AUTH_RESPONSE: the session key needs its nonce."""
+        try:
+            response = decode_message(unsealed(payload))
+        except (AuthError, MessageError):
+            return self._drop_between_sessions("an unreadable sealed frame during the handshake")
+        if not isinstance(response, AuthResponse):
+            return self._drop_between_sessions("a sealed frame before AUTH_RESPONSE")
+        auth = LinkAuth.start(
+            key,
+            host_nonce,
+            response.device_nonce,
+            hello.serial_number,
+            sends=Direction.HOST_TO_DEVICE,
+        )
+        try:
+            opened = auth.open(payload)
+        except AuthError as exc:
+            self.counters.auth_failures += 1
+            if self._pending is not None:
+                self._pending.fail(
+                    AuthenticationFailed(
+                        f"device {hello.serial_number!r} at {self.url} did not prove it holds "
+                        f"this host's pairing key ({exc}): paired with another key, or a spoof; "
+                        "pair it again if it is ours"
+                    )
+                )
+            return None
+        self._auth = auth
+        return opened
+
+    def _reject(self, payload: bytes, reason: str) -> None:
+        """Drop a frame that failed authentication and raise the alarm once per payload."""
+        self.counters.auth_failures += 1
+        log.error("%s: dropped a frame that failed authentication: %s", self.url, reason)
+        if payload == self._last_rejected:
+            return None
+        self._last_rejected = payload
+        self._buffer.append(AuthFailure(f"a frame failed authentication: {reason}"))
+        self._cond.notify_all()
+        return None
+
+    def _drop_between_sessions(self, reason: str) -> None:
+        self.counters.auth_failures += 1
+        log.info("%s: dropped %s", self.url, reason)
 
     def _classify(self, event: Event) -> bool:
         """Apply the host's seq rules to one event (lock held); True: acknowledge again."""
@@ -519,12 +679,41 @@ class Link:
             return None
         resend = None
         if isinstance(answer, Hello) and isinstance(pending.command, GetInfo):
-            error, resend = self._adopt_hello(answer)
-            if error is not None:
-                pending.fail(error)
+            if self._authenticates(answer):
+                pending.complete(answer)
                 return None
+            error, resend = self._adopt_hello(answer)
+        elif isinstance(answer, AuthResponse) and self._challenge is not None:
+            error, resend = self._adopt_authenticated(answer, self._challenge[1])
+        else:
+            error = None
+        if error is not None:
+            pending.fail(error)
+            return None
         pending.complete(answer)
         return resend
+
+    def _authenticates(self, hello: Hello) -> bool:
+        """Whether this HELLO waits for AUTH_RESPONSE before it is taken (lock held)."""
+        if self._keys is None:
+            return False
+        return self._key is not None or Capability.AUTH_REQUIRED in hello.capabilities
+
+    def _adopt_authenticated(
+        self, response: AuthResponse, hello: Hello
+    ) -> tuple[DriverError | None, int | None]:
+        """Take the HELLO the device has just vouched for with its key (lock held)."""
+        self._challenge = None
+        if response.firmware_hash != hello.firmware_hash:
+            return (
+                AuthenticationFailed(
+                    f"device {hello.serial_number!r} at {self.url} reported firmware "
+                    f"{hello.firmware_hash.hex()} in HELLO but {response.firmware_hash.hex()} "
+                    "authenticated: altered on the wire"
+                ),
+                None,
+            )
+        return self._adopt_hello(hello)
 
     def _on_undecodable(self, payload: bytes, exc: MessageError) -> None:
         with self._cond:
@@ -572,10 +761,22 @@ class Link:
                 raise
             self._last_tx = time.monotonic()
 
+    def _send(self, message: Command | Ack) -> None:
+        """Frame and write one message, sealed in an authenticated session.
+
+        GET_INFO and AUTH_CHALLENGE start a session and so are never sealed.
+        Sealing under the write lock puts the counters on the wire in order.
+        """
+        with self._write_lock:
+            payload = encode_message(message)
+            if self._auth is not None and not isinstance(message, GetInfo | AuthChallenge):
+                payload = self._auth.seal(payload)
+            self._write(encode_frame(payload))
+
     def _send_ack(self, seq: int) -> None:
         """Best effort: if the link is down, the next handshake acknowledges again."""
         try:
-            self._write(encode_frame(encode_message(Ack(seq))))
+            self._send(Ack(seq))
         except DeviceGone:
             log.info("%s: ACK %d not sent, the link is down", self.url, seq)
             return
@@ -589,7 +790,6 @@ class Link:
     def _exchange_locked(self, build: Callable[[int], Command], attempts: int) -> Answer:
         self._request_id = self._request_id % _LAST_REQUEST_ID + 1
         command = build(self._request_id)
-        frame = encode_frame(encode_message(command))
         pending = _PendingCommand(command)
         name = type(command).__name__
         with self._cond:
@@ -601,7 +801,7 @@ class Link:
                 if attempt:
                     self.counters.command_retries += 1
                     log.info("%s: no answer to %s, sending it again", self.url, name)
-                self._write(frame)
+                self._send(command)
                 answer = pending.wait(self._timing.reply_timeout_s)
                 if answer is not None:
                     return answer
@@ -686,19 +886,22 @@ class Link:
         try:
             self._connect(self._timing.attempts)
         except DriverError as exc:
-            self._report_connect_failure(str(exc), isinstance(exc, LinkProtocolError))
+            self._report_connect_failure(exc)
             return False
         log.warning("%s: link restored", self.url)
         return True
 
-    def _report_connect_failure(self, reason: str, is_violation: bool) -> None:
+    def _report_connect_failure(self, exc: DriverError) -> None:
+        reason = str(exc)
         with self._cond:
             if reason == self._reported_failure:
                 return
             self._reported_failure = reason
-            if is_violation:
+            if isinstance(exc, AuthenticationFailed):
+                self._buffer.append(AuthFailure(reason))
+            elif isinstance(exc, LinkProtocolError):
                 self._buffer.append(ProtocolViolation(reason))
-                self._cond.notify_all()
+            self._cond.notify_all()
         log.warning("%s: reconnect failed: %s", self.url, reason)
 
     def _drop_transport(self) -> None:

@@ -71,6 +71,15 @@ class ProtocolViolation(DriverEvent):
     seq: int | None = None
 
 
+@dataclass(frozen=True)
+class AuthFailure(ProtocolViolation):
+    """A frame failed authentication and was dropped unread (forged, altered, replayed, or
+    unsealed on an authenticated link), or the device failed authentication at a reconnect.
+
+    A ProtocolViolation, so a controller that knows only those still raises an alarm.
+    """
+
+
 DeviceEvent = (
     CardRead
     | CutCard
@@ -85,6 +94,7 @@ DeviceEvent = (
     | SequenceGap
     | SequenceRegression
     | ProtocolViolation
+    | AuthFailure
 )
 
 

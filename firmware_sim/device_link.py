@@ -218,7 +218,10 @@ class DeviceLink:
         elif isinstance(message, GetInfo):
             self._connect(message)
         elif isinstance(message, AuthChallenge):
-            self._authenticate(message)
+            self._answer_once(message, lambda: self._authenticate(message))
+            if self.auth is not None:
+                self._sent_at = None
+                self._send_next_event()
         elif isinstance(message, Pair):
             self._answer_once(message, lambda: self._pair(message))
         elif isinstance(message, GetStatus):
@@ -254,11 +257,14 @@ class DeviceLink:
         else:
             log.warning("device link: ignored an unsealed %s", type(message).__name__)
 
-    def _authenticate(self, challenge: AuthChallenge) -> None:
-        """Start a session: a fresh nonce, the session key, a sealed AUTH_RESPONSE, events."""
+    def _authenticate(self, challenge: AuthChallenge) -> Answer:
+        """Start a session: a fresh nonce and the session key; the answer goes out sealed.
+
+        A repeated challenge (same request id, its answer lost) gets the same
+        answer in the same session, sealed anew, as any repeated command.
+        """
         if self.pairing_key is None:
-            self._send(Reply(challenge.request_id, ErrorCode.UNSUPPORTED))
-            return
+            return Reply(challenge.request_id, ErrorCode.UNSUPPORTED)
         identity = self._hello(challenge.request_id)
         device_nonce = new_nonce()
         self.auth = LinkAuth.start(
@@ -268,11 +274,8 @@ class DeviceLink:
             identity.serial_number,
             sends=Direction.DEVICE_TO_HOST,
         )
-        self._answered = None
         self.connected = True
-        self._send(AuthResponse(challenge.request_id, device_nonce, identity.firmware_hash))
-        self._sent_at = None
-        self._send_next_event()
+        return AuthResponse(challenge.request_id, device_nonce, identity.firmware_hash)
 
     def _pair(self, command: Pair) -> Answer:
         """Take the new key in pairing mode, then leave it: one key per turn of the switch."""

@@ -285,3 +285,13 @@ def test_a_paired_device_can_be_paired_again_only_at_the_switch() -> None:
     assert [reply.result for reply in host.receive()] == [ErrorCode.OK]
     host.key = new_key
     host.authenticate()
+
+
+def test_a_repeated_challenge_gets_the_same_session_sealed_anew() -> None:
+    host = paired_host()
+    response, _ = host.authenticate()
+    assert host.auth is not None
+    host.send(AuthChallenge(host.next_request_id - 1, bytes(16)), seal=False)
+    again, *_replayed_events = host.receive()
+    assert again == response
+    assert host.auth.received == 4
