@@ -16,17 +16,25 @@ import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from session_support import (
+    assert_every_event_journaled_once,
+    journaled,
+    rounds_as_the_rules_engine_plays_them,
+)
+
 from cardshoe.controller.config import TableConfig, load_config
 from cardshoe.controller.control_socket import request
 from cardshoe.firmware_sim.attach_pty import PtyAttachment, serve_pty
 from cardshoe.firmware_sim.core import FirmwareCore
 from cardshoe.firmware_sim.devices import create_device
+from cardshoe.firmware_sim.timing import INSTANT, Timing
 
 WAIT_S = 30.0
 """The longest any step of a service test waits; reached only when something is broken."""
@@ -63,17 +71,29 @@ class Table:
 
 
 @contextmanager
-def simulated_table(folder: Path, *, seed: int = 7, kind: str = "shoe") -> Iterator[Table]:
-    """A configuration in folder naming a simulated device on a pty, dealer pulling by itself."""
+def simulated_table(
+    folder: Path,
+    *,
+    seed: int = 7,
+    kind: str = "shoe",
+    game: str | None = None,
+    decks: int = 8,
+    pull_interval_s: float = PULL_INTERVAL_S,
+    timing: Timing = INSTANT,
+) -> Iterator[Table]:
+    """A configuration in folder naming a simulated device on a pty, dealer pulling by itself.
+
+    game defaults to Punto Banco on a manual shoe and Macau method 1 on the machine.
+    """
     profile = "cs-1" if kind == "shoe" else "cs-auto"
-    core = create_device(profile, seed=seed, decks=8)
+    core = create_device(profile, seed=seed, decks=decks, timing=timing)
     core.dealer.auto = True
-    core.dealer.pull_interval_s = PULL_INTERVAL_S
+    core.dealer.pull_interval_s = pull_interval_s
     with serve_pty(core) as pty:
         table = Table(folder, core, pty)
-        game = "punto-banco" if kind == "shoe" else "macau-1"
+        game = game or ("punto-banco" if kind == "shoe" else "macau-1")
         table.config_path.write_text(
-            f'table_id = "T1"\n[game]\nname = "{game}"\ndecks = 8\n'
+            f'table_id = "T1"\n[game]\nname = "{game}"\ndecks = {decks}\n'
             f'[device]\nkind = "{kind}"\nurl = "{pty.link}"\n'
             '[service]\njournal_path = "journal.sqlite"\ncontrol_socket = "control.sock"\n'
         )
@@ -207,6 +227,23 @@ def wait_until(condition: Callable[[], bool], what: str, timeout: float = WAIT_S
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         time.sleep(0.02)
+
+
+def assert_shoe_dealt_once(table: Table, shoe_id: str) -> None:
+    """Reconciled, each device event journaled once, each physical card dealt once, in order."""
+    assert_every_event_journaled_once(table.journal_path)
+    (ended,) = [r.payload for r in journaled(table.journal_path, "shoe.ended")]
+    assert (ended["shoe_id"], ended["reconciled"]) == (shoe_id, True)
+    assert ended["dealt"] + ended["burned"] == ended["device_cards_dealt"]
+    kinds = ("card.assigned", "card.burned", "card.set_aside")
+    physical = [
+        r.payload["physical_id"] for kind in kinds for r in journaled(table.journal_path, kind)
+    ]
+    assert len(physical) == ended["dealt"] + ended["burned"]
+    assert [card for card, count in Counter(physical).items() if count > 1] == []
+    opened = [r.payload["round_no"] for r in journaled(table.journal_path, "round.opened")]
+    assert opened == list(range(1, len(opened) + 1))
+    rounds_as_the_rules_engine_plays_them(table.journal_path, table.config())
 
 
 def open_manual_shoe(table: Table, shoe_id: str) -> None:

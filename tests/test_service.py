@@ -10,23 +10,19 @@ from __future__ import annotations
 import json
 import signal
 import time
-from collections import Counter
 from pathlib import Path
 
 import pytest
 from conftest import ShoectlRunner
 from service_support import (
     Table,
+    assert_shoe_dealt_once,
     open_manual_shoe,
     running_service,
     simulated_table,
     wait_until,
 )
-from session_support import (
-    assert_every_event_journaled_once,
-    journaled,
-    rounds_as_the_rules_engine_plays_them,
-)
+from session_support import journaled
 
 from cardshoe.controller.control_socket import request
 from cardshoe.controller.errors import UserError
@@ -44,23 +40,6 @@ def table(tmp_path: Path):
 
 def rounds_finished(table: Table) -> int:
     return table.status()["rounds_finished"]
-
-
-def assert_shoe_dealt_once(table: Table, shoe_id: str) -> None:
-    """Reconciled, each device event journaled once, each physical card dealt once, in order."""
-    assert_every_event_journaled_once(table.journal_path)
-    (ended,) = [r.payload for r in journaled(table.journal_path, "shoe.ended")]
-    assert (ended["shoe_id"], ended["reconciled"]) == (shoe_id, True)
-    assert ended["dealt"] + ended["burned"] == ended["device_cards_dealt"]
-    kinds = ("card.assigned", "card.burned", "card.set_aside")
-    physical = [
-        r.payload["physical_id"] for kind in kinds for r in journaled(table.journal_path, kind)
-    ]
-    assert len(physical) == ended["dealt"] + ended["burned"]
-    assert [card for card, count in Counter(physical).items() if count > 1] == []
-    opened = [r.payload["round_no"] for r in journaled(table.journal_path, "round.opened")]
-    assert opened == list(range(1, len(opened) + 1))
-    rounds_as_the_rules_engine_plays_them(table.journal_path, table.config())
 
 
 def test_run_journals_rounds_answers_status_stops_on_sigterm_and_resumes_the_shoe(
