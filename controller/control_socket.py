@@ -254,38 +254,49 @@ class ControlServer:
             else:
                 self._connections.discard(connection)
 
-    def answer(self, line: bytes) -> tuple[dict[str, Any], bool]:
-        """The answer to one request line, and whether the connection now streams events."""
+    def answer(self, line: bytes) -> tuple[dict[str, Any], queue.Queue[str | None] | None]:
+        """The answer to one request line; for a subscription, also its queue of events.
+
+        The queue opens before the status is read, so no event falls between
+        the two: one may show in both, which a display takes in its stride.
+        """
         try:
             request = json.loads(line)
         except (json.JSONDecodeError, UnicodeDecodeError):
-            return _refusal("a request is one JSON object per line", EXIT_BAD_INPUT), False
+            return _refusal("a request is one JSON object per line", EXIT_BAD_INPUT), None
         if not isinstance(request, dict) or not isinstance(request.get("cmd"), str):
-            return _refusal('a request is {"cmd": NAME, ...}', EXIT_BAD_INPUT), False
+            return _refusal('a request is {"cmd": NAME, ...}', EXIT_BAD_INPUT), None
         name = request["cmd"]
         subscribing = name == "subscribe"
         handler = self._handlers.get("status" if subscribing else name)
         if handler is None:
             known = ", ".join(sorted([*self._handlers, "subscribe"]))
             message = f"unknown command {name!r}: the commands are {known}"
-            return _refusal(message, EXIT_BAD_INPUT), False
+            return _refusal(message, EXIT_BAD_INPUT), None
+        lines = self._feed.open() if subscribing else None
         try:
-            return {"ok": True, "result": handler(request)}, subscribing
+            return {"ok": True, "result": handler(request)}, lines
         except UserError as exc:
-            return _refusal(str(exc), exc.exit_code), False
+            refusal = _refusal(str(exc), exc.exit_code)
         except Exception as exc:
             _LOGGER.exception("control socket command %r failed", name)
-            return _refusal(f"the service failed on {name!r}: {exc}", EXIT_CHECK_FAILED), False
+            refusal = _refusal(f"the service failed on {name!r}: {exc}", EXIT_CHECK_FAILED)
+        if lines is not None:
+            self.unsubscribe(lines)
+        return refusal, None
 
-    def stream(self, write: Callable[[bytes], object]) -> None:
-        lines = self._feed.open()
+    def stream(self, lines: queue.Queue[str | None], write: Callable[[bytes], object]) -> None:
+        """Write the subscription's events until the feed ends it or the client goes."""
         try:
             while (line := lines.get()) is not None:
                 write(line.encode() + b"\n")
         except OSError:
             return
         finally:
-            self._feed.close_queue(lines)
+            self.unsubscribe(lines)
+
+    def unsubscribe(self, lines: queue.Queue[str | None]) -> None:
+        self._feed.close_queue(lines)
 
 
 def _refusal(message: str, exit_code: int) -> dict[str, Any]:
@@ -310,12 +321,17 @@ class _Connection(socketserver.StreamRequestHandler):
             if len(line) > MAX_LINE_BYTES:
                 self._send(_refusal(f"a request is at most {MAX_LINE_BYTES} bytes", EXIT_BAD_INPUT))
                 return
-            answer, subscribing = control.answer(line)
-            if not self._send(answer):
-                return
-            if subscribing:
-                control.stream(self._write)
-                return
+            answer, lines = control.answer(line)
+            sent = self._send(answer)
+            if lines is None:
+                if not sent:
+                    return
+                continue
+            if sent:
+                control.stream(lines, self._write)
+            else:
+                control.unsubscribe(lines)
+            return
 
     def _write(self, data: bytes) -> None:
         self.wfile.write(data)
