@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from cardshoe.drivers.link_events import (
+    AuthFailure,
     DriverEvent,
     LinkLost,
     LinkRestored,
@@ -122,6 +123,7 @@ DRIVER_INPUTS: Mapping[str, type] = {
     "link.sequence_gap": SequenceGap,
     "link.sequence_regression": SequenceRegression,
     "link.protocol_violation": ProtocolViolation,
+    "link.auth_failure": AuthFailure,
 }
 _DRIVER_KINDS = {cls: kind for kind, cls in DRIVER_INPUTS.items()}
 
