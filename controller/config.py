@@ -221,6 +221,12 @@ class DeviceConfig:
     def firmware_check_enforced(self) -> bool:
         return bool(self.allowed_firmware_hashes)
 
+    def firmware_approved(self, firmware_hash: bytes) -> bool:
+        """Whether a device reporting this SHA-256 may deal here (always, when not enforced)."""
+        return (
+            not self.firmware_check_enforced or firmware_hash.hex() in self.allowed_firmware_hashes
+        )
+
 
 def _check_url(url: str) -> None:
     if url.startswith("/"):
@@ -242,6 +248,8 @@ class ServiceConfig:
 
     journal_path: Path = Path("/var/lib/cardshoe/journal.sqlite")
     control_socket: Path = Path("/run/cardshoe/control.sock")
+    key_dir: Path = Path("/etc/cardshoe/keys")
+    """The devices' pairing keys, one file <serial>.key each (controller/pairing.py)."""
 
 
 @dataclass(frozen=True)
@@ -342,6 +350,7 @@ class TableConfig:
             arguments["service"] = ServiceConfig(
                 journal_path=base_dir / service.journal_path,
                 control_socket=base_dir / service.control_socket,
+                key_dir=base_dir / service.key_dir,
             )
         if table_id is not None:
             arguments["table_id"] = table_id
@@ -392,6 +401,7 @@ _FIELD_READERS: dict[tuple[str, str], tuple[type, str]] = {
     ("device", "allowed_firmware_hashes"): (tuple, "a list of SHA-256 hex strings"),
     ("service", "journal_path"): (Path, "a file path"),
     ("service", "control_socket"): (Path, "a file path"),
+    ("service", "key_dir"): (Path, "a folder path"),
 }
 
 

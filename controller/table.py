@@ -288,8 +288,7 @@ class TableModel:
             Trigger.HOLD if result.failures else Trigger.RELEASE,
             reason=HoldReason.SELF_TEST_FAILED,
         )
-        allowed = self.config.device.allowed_firmware_hashes
-        approved = not allowed or result.firmware_hash.hex() in allowed
+        approved = self.config.device.firmware_approved(result.firmware_hash)
         self.trigger(
             Trigger.RELEASE if approved else Trigger.HOLD,
             reason=HoldReason.FIRMWARE_NOT_APPROVED,
