@@ -78,6 +78,8 @@ RETRY_INTERVAL_S = 0.5
 """After a refused or failed device command, wait this long before asking again."""
 SESSION_STARTED = SESSION_KIND_PREFIX + "started"
 """A record about the controller process itself, which replay skips."""
+DEVICE_REFUSED = SESSION_KIND_PREFIX + "device_refused"
+"""Why the controller would not deal with the device; its payload is the alarm's."""
 
 _DEVICE_KINDS = {
     DeviceKind.SHOE: WireDeviceKind.MANUAL_SHOE,
@@ -87,6 +89,31 @@ _DEVICE_KINDS = {
 
 class ProcedureRefused(UserError):
     """An operator command the procedure does not allow now; it is journaled all the same."""
+
+
+class DeviceNotApproved(UserError):
+    """The device may not deal at this table (software verification); already journaled."""
+
+    exit_code = 3
+
+
+def record_device_refusal(
+    journal: Journal,
+    alarm: Alarm,
+    *,
+    device_serial: str | None,
+    shoe_id: str | None = None,
+    round_no: int | None = None,
+) -> None:
+    """Journal why a device was refused, as a session record that recovery passes over."""
+    with journal.transaction() as transaction:
+        transaction.append(
+            DEVICE_REFUSED,
+            alarm.payload(),
+            shoe_id=shoe_id,
+            round_no=round_no,
+            device_serial=device_serial,
+        )
 
 
 @dataclass(frozen=True)
@@ -124,7 +151,8 @@ class TableSession:
         """Rebuild the table from the journal and get ready to take the device's events.
 
         Raises UserError when the device is of another kind than config.device.kind,
-        and ConfigError when an open shoe started under other game options.
+        ConfigError when an open shoe started under other game options, and
+        DeviceNotApproved when its firmware hash is not in device.allowed_firmware_hashes.
         """
         self.config = config
         self.journal = journal
@@ -158,6 +186,7 @@ class TableSession:
         """The device's last event at the handshake: everything up to it comes before commands."""
         self._round_opened_at: float | None = None
         self._record_start()
+        self._refuse_unapproved_firmware()
 
     def subscribe(self, observer: Observer) -> None:
         """Add an observer (a display, a floor link) after the session has started."""
@@ -404,6 +433,34 @@ class TableSession:
             detail = f"{len(recovered.mismatches)} replayed input(s) differ from the journal"
             log.error("journal replay mismatch", mismatches=list(recovered.mismatches))
             self._hub.publish([Alarm(AlarmKind.JOURNAL, detail)])
+
+    def _refuse_unapproved_firmware(self) -> None:
+        """Deal nothing with a firmware image the table's allow-list does not hold.
+
+        The hash is the one the device reported at the handshake (authenticated
+        when the link is). The refusal is journaled and alarmed before it is raised.
+        """
+        info = self.device.info
+        if self.config.device.firmware_approved(info.firmware_hash):
+            return
+        alarm = Alarm(
+            AlarmKind.FIRMWARE,
+            f"device {info.serial_number} runs firmware {info.firmware_version} "
+            f"(sha256 {info.firmware_hash.hex()}), which device.allowed_firmware_hashes "
+            "does not list",
+        )
+        record_device_refusal(
+            self.journal,
+            alarm,
+            device_serial=self.device_serial,
+            shoe_id=self.model.shoe_id,
+            round_no=self.model.round_no,
+        )
+        log.error("device refused", reason=alarm.detail)
+        self._hub.publish([alarm])
+        raise DeviceNotApproved(
+            f"{alarm.detail}: install an approved image, or add its hash once it is approved"
+        )
 
     # --- draw control -------------------------------------------------------------------
 
