@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from cardshoe.controller.errors import UserError
 
 if TYPE_CHECKING:
+    from cardshoe.drivers.auth import KeyLookup
     from cardshoe.drivers.device import DealerDevice, ShoeDevice
     from cardshoe.drivers.errors import DriverError
 
@@ -25,14 +26,19 @@ EXIT_DEVICE_UNAVAILABLE = 3
 
 
 @contextmanager
-def opened_device(url: str, *, timeout: float) -> Iterator[ShoeDevice | DealerDevice]:
-    """The device at url for the length of a command, without reconnection."""
+def opened_device(
+    url: str, *, timeout: float, keys: KeyLookup | None = None
+) -> Iterator[ShoeDevice | DealerDevice]:
+    """The device at url for the length of a command, without reconnection.
+
+    keys: the pairing keys to authenticate a paired device with (open_device's).
+    """
     from cardshoe.drivers.device import open_device
     from cardshoe.drivers.errors import DriverError
 
     register_url_scheme(url)
     try:
-        with open_device(url, timeout=timeout, reconnect=False) as device:
+        with open_device(url, timeout=timeout, reconnect=False, keys=keys) as device:
             yield device
     except DriverError as exc:
         raise device_user_error(exc) from exc

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import click
@@ -19,8 +20,16 @@ DEFAULT_TIMEOUT_S = 2.0
     show_default=True,
     help="Seconds to wait for the device to answer.",
 )
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="A table configuration: check the firmware against its allow-list, and "
+    "authenticate a paired device with the keys in its service.key_dir.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def info(url: str, timeout: float, as_json: bool) -> None:
+def info(url: str, timeout: float, config_path: Path | None, as_json: bool) -> None:
     """Model, kind, serial number, firmware, protocol, capabilities and counters.
 
     URL is a serial port (/dev/ttyUSB0, /dev/cardshoe/shoe-SERIAL), socket://HOST:PORT,
@@ -28,10 +37,14 @@ def info(url: str, timeout: float, as_json: bool) -> None:
     shows what is attached. Exit 3 when the device is absent, busy or not permitted.
     """
     from cardshoe.controller.cli.device_access import device_user_error, opened_device
+    from cardshoe.controller.config import load_config
+    from cardshoe.controller.pairing import KeyStore
     from cardshoe.drivers.errors import DriverError
     from cardshoe.drivers.messages import message_to_json
 
-    with opened_device(url, timeout=timeout) as device:
+    config = load_config(config_path) if config_path else None
+    keys = KeyStore(config.service.key_dir).lookup if config else None
+    with opened_device(url, timeout=timeout, keys=keys) as device:
         try:
             status = device.get_status()
         except DriverError as exc:
@@ -40,6 +53,13 @@ def info(url: str, timeout: float, as_json: bool) -> None:
         status_fields = message_to_json(status)["fields"]
         del status_fields["request_id"]
         record["status"] = status_fields
+        if config is not None:
+            device_config = config.device
+            record["firmware_allowed"] = (
+                device_config.firmware_approved(device.info.firmware_hash)
+                if device_config.firmware_check_enforced
+                else None
+            )
     click.echo(json.dumps(record) if as_json else _text(record))
 
 
@@ -51,7 +71,13 @@ def _text(record: dict[str, Any]) -> str:
         ("kind", record["kind"]),
         ("serial number", record["serial_number"]),
         ("firmware", f"{record['firmware_version']} (sha256 {record['firmware_hash']})"),
+        *(
+            [("firmware check", _firmware_check(record["firmware_allowed"]))]
+            if "firmware_allowed" in record
+            else []
+        ),
         ("protocol", record["protocol_version"]),
+        ("link", "authenticated" if record["authenticated"] else "not authenticated"),
         ("capabilities", ", ".join(record["capabilities"]) or "none"),
         ("status", ", ".join(status["flags"]) or "none"),
         ("gate", status["gate"]),
@@ -62,3 +88,9 @@ def _text(record: dict[str, Any]) -> str:
     ]
     width = max(len(name) for name, _ in rows)
     return "\n".join(f"{name:<{width}}  {value}" for name, value in rows)
+
+
+def _firmware_check(allowed: bool | None) -> str:
+    if allowed is None:
+        return "not enforced (device.allowed_firmware_hashes is empty)"
+    return "allowed" if allowed else "NOT ALLOWED (not in device.allowed_firmware_hashes)"

@@ -25,6 +25,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     ),
     "list": ("cardshoe.controller.cli.list_cmd", "list_command", "Shoes and dealers attached."),
     "info": ("cardshoe.controller.cli.info_cmd", "info", "Identity and counters of a device."),
+    "pair": ("cardshoe.controller.cli.pair_cmd", "pair", "Give a device its link pairing key."),
     "sim": ("cardshoe.controller.cli.sim_cmd", "sim", "Run a simulated shoe on a pty or TCP port."),
     "demo": ("cardshoe.controller.cli.demo_cmd", "demo", "Deal a whole simulated shoe, live."),
     "run": ("cardshoe.controller.cli.run_cmd", "run", "Run the table service (systemd runs this)."),

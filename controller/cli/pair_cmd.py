@@ -1,0 +1,95 @@
+"""shoectl pair: give a device a new random pairing key and keep it in the host's key store."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+DEFAULT_TIMEOUT_S = 2.0
+
+
+@click.command()
+@click.argument("url")
+@click.option(
+    "--key-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Where to keep the key (default: <service.key_dir>/<serial>.key).",
+)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="The table configuration whose service.key_dir holds the keys.",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0.1),
+    default=DEFAULT_TIMEOUT_S,
+    show_default=True,
+    help="Seconds to wait for the device to answer.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def pair(
+    url: str, key_file: Path | None, config_path: Path | None, timeout: float, as_json: bool
+) -> None:
+    """Pair the device at URL: a new random key on the device and in the key store.
+
+    Turn the device's pairing switch on first (the simulator: `shoectl sim --pairing-mode`):
+    the device takes a key only then, and only one. The key crosses the cable in clear this
+    once, so pair over the direct cable at the table. The key file is written with mode 0600;
+    the service reads it from service.key_dir. Pairing again replaces the key on both sides.
+    Exit 3 when the device is absent or not in pairing mode, or the key file cannot be written.
+    """
+    from cardshoe.controller.cli.device_access import (
+        EXIT_CHECK_FAILED,
+        EXIT_DEVICE_UNAVAILABLE,
+        opened_device,
+    )
+    from cardshoe.controller.config import ServiceConfig, load_config
+    from cardshoe.controller.errors import UserError
+    from cardshoe.controller.pairing import KeyStore, staged_key_file
+    from cardshoe.drivers.auth import key_id, new_pairing_key
+    from cardshoe.drivers.error_codes import ErrorCode
+    from cardshoe.drivers.errors import CommandRefused
+
+    service = load_config(config_path).service if config_path else ServiceConfig()
+    key = new_pairing_key()
+    with opened_device(url, timeout=timeout) as device:
+        serial_number = device.info.serial_number
+        target = key_file or KeyStore(service.key_dir).path_for(serial_number)
+        with staged_key_file(target, key) as commit:
+            try:
+                device.pair(key)
+            except CommandRefused as exc:
+                if exc.code is not ErrorCode.NOT_PAIRING:
+                    raise
+                raise UserError(
+                    f"device {serial_number} at {url} is not in pairing mode: turn its pairing "
+                    "switch on (simulator: shoectl sim --pairing-mode), then pair again",
+                    EXIT_DEVICE_UNAVAILABLE,
+                ) from exc
+            commit()
+    with opened_device(url, timeout=timeout, keys={serial_number: key}.get) as device:
+        authenticated = device.info.authenticated
+    if not authenticated:
+        raise UserError(
+            f"device {serial_number} took the key but does not authenticate with it: "
+            "check that it speaks protocol 1.1, then pair again",
+            EXIT_CHECK_FAILED,
+        )
+    record = {
+        "serial_number": serial_number,
+        "key_file": str(target),
+        "key_id": key_id(key),
+        "authenticated": authenticated,
+    }
+    if as_json:
+        click.echo(json.dumps(record))
+    else:
+        click.echo(
+            f"paired {serial_number}: key {record['key_id']} in {target}; the link authenticates"
+        )
