@@ -136,6 +136,11 @@ IRREGULARITIES: Mapping[Irregularity, IrregularityRule] = {
     ),
 }
 
+INTRUDER_FINDINGS = frozenset(
+    {Irregularity.FOREIGN_CARD, Irregularity.DUPLICATE_CARD, Irregularity.EXCESS_COPIES}
+)
+"""Findings that mean the card was never part of the loaded pack, so it adds to the count."""
+
 _SUITS = {
     CardSuit.SPADES: Suit.SPADES,
     CardSuit.HEARTS: Suit.HEARTS,

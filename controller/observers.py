@@ -243,7 +243,7 @@ class CardsReturned(TableEvent):
 
 @dataclass(frozen=True)
 class ShoeEnded(TableEvent):
-    """The shoe's card accounting: loaded = dealt + burned - returned + remaining."""
+    """The shoe's card accounting: loaded + intruders = dealt + burned - returned + remaining."""
 
     KIND: ClassVar[str] = "shoe.ended"
     shoe_id: str
@@ -252,8 +252,10 @@ class ShoeEnded(TableEvent):
     dealt: int
     burned: int
     returned: int
+    intruders: int
+    """Cards found that were never loaded (foreign, duplicate, excess copies)."""
     remaining: int | None
-    """The device's count of cards still in it; None when it cannot tell (manual shoe)."""
+    """The device's count of cards still in it; None when it cannot tell."""
     device_cards_dealt: int | None
     reconciled: bool
     """Every count that could be compared agreed; false also for an abandoned shoe."""

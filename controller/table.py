@@ -35,6 +35,7 @@ from cardshoe.controller.inputs import (
     StartShoe,
 )
 from cardshoe.controller.irregularities import (
+    INTRUDER_FINDINGS,
     IRREGULARITIES,
     CardInspection,
     Consequence,
@@ -183,6 +184,9 @@ class Shoe:
     dealt: int = 0
     """Cards a round took (assigned to a hand or set aside in a void round)."""
     burned: int = 0
+    intruders: int = 0
+    """Cards that came out but were never loaded: foreign, a physical card seen twice, or a
+    copy more than the decks hold. The shoe held them on top of what was loaded."""
     returned: int = 0
     cards_out: int = 0
     """Cards taken out of the automatic machine since its last shuffle or return."""
@@ -531,10 +535,11 @@ class TableModel:
             )
         if count.cards_remaining is not None:
             accounted = taken - shoe.returned + count.cards_remaining
-            if accounted != shoe.loaded:
+            if accounted != shoe.loaded + shoe.intruders:
                 problems.append(
-                    f"loaded {shoe.loaded} != dealt {shoe.dealt} + burned {shoe.burned} "
-                    f"- returned {shoe.returned} + remaining {count.cards_remaining}"
+                    f"loaded {shoe.loaded} + intruders {shoe.intruders} != dealt {shoe.dealt} "
+                    f"+ burned {shoe.burned} - returned {shoe.returned} "
+                    f"+ remaining {count.cards_remaining}"
                 )
         if problems:
             self._emit(Alarm(AlarmKind.RECONCILIATION, "; ".join(problems)))
@@ -571,6 +576,7 @@ class TableModel:
                 shoe.dealt,
                 shoe.burned,
                 shoe.returned,
+                shoe.intruders,
                 remaining,
                 device_cards_dealt,
                 reconciled,
@@ -670,6 +676,8 @@ class TableModel:
 
     def _count_card(self, shoe: Shoe, inspection: CardInspection) -> None:
         shoe.cards_out += 1
+        if any(code in INTRUDER_FINDINGS for code in inspection.findings):
+            shoe.intruders += 1
         card_id, card = inspection.card_id, inspection.card
         if card_id is not None and card is not None and inspection.belongs_to_shoe:
             if card_id.tagged:

@@ -96,10 +96,6 @@ class ManualShoe(FirmwareCore):
         self.gate = command.mode
         return ErrorCode.OK
 
-    def _cards_remaining(self) -> int | None:
-        """A shoe that only reads cards as they leave cannot count what is still inside."""
-        return None
-
     def _tick_model(self, now: float) -> None:
         if (
             self.dealer.ready(now)

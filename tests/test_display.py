@@ -136,7 +136,7 @@ def test_the_end_of_the_shoe_takes_the_tables_counts() -> None:
         [
             *SHOE,
             LastRoundSet(3, "house"),
-            ShoeEnded("T1-shoe", 2, 52, 8, 2, 0, None, 10, reconciled=True),
+            ShoeEnded("T1-shoe", 2, 52, 8, 2, 0, 0, None, 10, reconciled=True),
         ]
     )
     assert board.ended is not None and board.ended["reconciled"]

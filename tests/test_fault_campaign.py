@@ -135,10 +135,10 @@ FAULT_OUTCOMES: Mapping[InjectionKind, Mapping[DeviceKind, Expected]] = {
         DeviceKind.AUTO: Expected(
             Outcome.VOID,
             "7 Up 5.1; Macau Art. 10; the card goes back into the machine with its round, "
-            "so the count at the shoe's end finds one card too many",
+            "and the shoe's count accounts for it as an intruder",
             void="foreign_card",
             irregularities=(("foreign_card", "void_round"),),
-            alarms=frozenset({"foreign_card", RECONCILIATION}),
+            alarms=frozenset({"foreign_card"}),
         ),
     },
     InjectionKind.DUPLICATE_CARD: {
@@ -211,9 +211,10 @@ FAULT_OUTCOMES: Mapping[InjectionKind, Mapping[DeviceKind, Expected]] = {
     InjectionKind.OUT_OF_CARDS: {
         DeviceKind.SHOE: Expected(
             Outcome.VOID,
-            "7 Up 5.5: too few cards to complete the round",
+            "7 Up 5.5; a shoe that runs out early held fewer cards than were loaded",
             void="insufficient_cards",
             irregularities=(("insufficient_cards", "void_round"),),
+            alarms=frozenset({RECONCILIATION}),
             shoe_end=ShoeEnd.EMPTY,
         ),
         DeviceKind.AUTO: Expected(

@@ -131,7 +131,8 @@ def test_too_few_cards_to_finish_a_round_voids_it_and_ends_the_shoe(tmp_path: Pa
     path = run(tmp_path, MANUAL, "out-of-cards@round=2")
     assert voids(path) == {2: "insufficient_cards"}
     assert results(path) == [1]
-    assert journaled(path, "shoe.ended")[0].payload["reconciled"]
+    assert not journaled(path, "shoe.ended")[0].payload["reconciled"]
+    assert "reconciliation" in alarm_kinds(path)
 
 
 @pytest.mark.parametrize("fault", ["jam", "door-open"])

@@ -208,7 +208,11 @@ def test_status_reports_counts_gate_and_flags() -> None:
         status.flags
         == StatusFlag.CARD_AT_EXIT | StatusFlag.SHOE_LOADED | StatusFlag.SELF_TEST_PASSED
     )
-    assert (status.gate, status.cards_dealt, status.cards_remaining) == (GateMode.LOCKED, 0, None)
+    assert (status.gate, status.cards_dealt, status.cards_remaining) == (
+        GateMode.LOCKED,
+        0,
+        8 * 52,
+    )
     auto = connected("cs-auto", decks=6)
     (status,) = command(auto, GetStatus(3))
     assert status.cards_remaining == 6 * 52
