@@ -11,7 +11,10 @@ or 0640 root:cardshoe for a service running in group cardshoe, passes.
 
 A new key is written beside its final name, synced, and moved into place
 only once the device has accepted it (staged_key_file), so a failed pairing
-never leaves the host with a key the device does not hold.
+never leaves the host with a key the device does not hold. It gets mode
+0640 and the group of its folder, and a new folder the group of the one
+above it: under /etc/cardshoe (root:cardshoe, see udev/systemd) the service
+can read the keys and nobody else can.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from cardshoe.drivers.messages import PAIRING_KEY_SIZE
 KEY_SUFFIX = ".key"
 FORBIDDEN_MODE_BITS = stat.S_IWGRP | stat.S_IRWXO
 """Group write, and anything for others: the bits a key file must not have."""
-KEY_FILE_MODE = 0o600
+KEY_FILE_MODE = 0o640
 KEY_DIR_MODE = 0o750
 _SERIAL_FOR_FILE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$")
 _MAX_KEY_FILE_BYTES = 256
@@ -115,15 +118,19 @@ def _check_protection(path: Path, status: os.stat_result) -> None:
 
 @contextlib.contextmanager
 def staged_key_file(path: Path, key: bytes) -> Iterator[Callable[[], None]]:
-    """Write the key beside path (mode 0600, synced); the yielded commit moves it into place.
+    """Write the key beside path (synced); the yielded commit moves it into place.
 
     If the block raises, or ends without calling commit, the staged file is
     removed and whatever key file was there before stays as it was.
     """
+    folder = path.parent
     staged = path.with_name(f".{path.name}.{os.getpid()}.new")
     try:
-        path.parent.mkdir(mode=KEY_DIR_MODE, parents=True, exist_ok=True)
+        if not folder.is_dir():
+            folder.mkdir(mode=KEY_DIR_MODE, parents=True)
+            os.chown(folder, -1, folder.parent.stat().st_gid)
         descriptor = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL, KEY_FILE_MODE)
+        os.fchown(descriptor, -1, folder.stat().st_gid)
     except PermissionError:
         raise KeyFileError(
             f"not permitted to write a key file in {path.parent}: run as root, or give "

@@ -90,15 +90,19 @@ def test_a_staged_key_replaces_the_file_only_on_commit(tmp_path: Path) -> None:
     with staged_key_file(path, new) as commit:
         commit()
     assert read_key_file(path) == new
-    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640
     assert [item.name for item in tmp_path.iterdir()] == ["k.key"]
 
 
-def test_a_new_key_folder_is_made_closed_to_others(tmp_path: Path) -> None:
+def test_a_new_key_takes_its_folders_group_and_a_new_folder_its_parents(tmp_path: Path) -> None:
+    group = 4321 if os.geteuid() == 0 else os.getegid()
+    os.chown(tmp_path, -1, group)
     path = tmp_path / "made" / "k.key"
     with staged_key_file(path, new_pairing_key()) as commit:
         commit()
     assert stat.S_IMODE(path.parent.stat().st_mode) & 0o007 == 0
+    assert path.parent.stat().st_gid == path.stat().st_gid == group
+    assert read_key_file(path)
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root may write anywhere")
@@ -145,7 +149,7 @@ def test_pair_keys_the_device_and_the_store_and_the_link_then_authenticates(
         "authenticated": True,
     }
     assert device_key.hex() not in result.stdout + result.stderr
-    assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
+    assert stat.S_IMODE(key_file.stat().st_mode) & 0o027 == 0
     assert not shoe_in_pairing_mode.core.link.pairing_mode
 
 

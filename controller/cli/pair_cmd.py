@@ -40,8 +40,9 @@ def pair(
 
     Turn the device's pairing switch on first (the simulator: `shoectl sim --pairing-mode`):
     the device takes a key only then, and only one. The key crosses the cable in clear this
-    once, so pair over the direct cable at the table. The key file is written with mode 0600;
-    the service reads it from service.key_dir. Pairing again replaces the key on both sides.
+    once, so pair over the direct cable at the table. The key file gets mode 0640 and the
+    group of its folder; the service reads it from service.key_dir. Pairing again replaces
+    the key on both sides.
     Exit 3 when the device is absent or not in pairing mode, or the key file cannot be written.
     """
     from cardshoe.controller.cli.device_access import (
