@@ -43,7 +43,7 @@ from cardshoe.drivers.error_codes import ErrorCode
 from cardshoe.drivers.errors import AuthenticationFailed, CommandRefused
 from cardshoe.drivers.framing import encode_frame
 from cardshoe.drivers.link import LinkTiming
-from cardshoe.drivers.link_events import AuthFailure, LinkLost
+from cardshoe.drivers.link_events import AuthFailure, LinkLost, LinkRestored
 from cardshoe.drivers.messages import (
     Ack,
     AuthChallenge,
@@ -147,6 +147,40 @@ def test_without_a_key_store_a_paired_device_answers_nothing_but_the_handshake()
         with pytest.raises(CommandRefused, match="AUTH_REQUIRED"):
             device.get_status()
         assert device.next_event(0.3) is None
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_an_unplug_ends_in_a_new_authenticated_session_and_no_card_is_lost(
+    transport: str,
+) -> None:
+    key = new_pairing_key()
+    core = create_device("cs-1", seed=5, pairing_key=key)
+    timing = LinkTiming(backoff_initial_s=0.05, backoff_max_s=0.1)
+    with (
+        attach_simulator(transport, core) as attached,
+        attached.open(keys=keys_for(core.serial_number, key), timing=timing) as device,
+    ):
+        assert isinstance(device, ShoeDevice)
+        next_of(device, SelfTestResult)
+        device.release_one()
+        assert core.pull_card()
+        core.unplug()
+        seen: list[object] = []
+        while not (
+            any(isinstance(item, LinkRestored) for item in seen) and CardRead in map(type, seen)
+        ):
+            event = device.next_event(WAIT_S)
+            assert event is not None, f"stalled after {seen}"
+            if isinstance(event, LinkLost):
+                core.replug()
+            seen.append(event)
+        assert device.info.authenticated
+        (card,) = [item for item in seen if isinstance(item, CardRead)]
+        assert card.card_id() == core.shoe.dealt[0]
+        device.ack(card.seq)
+        after_restart = device.next_event(WAIT_S)
+        assert isinstance(after_restart, SelfTestResult) and after_restart.seq == card.seq + 1
+        assert device.info.counters["auth_failures"] == core.link.auth_failures == 0
 
 
 def test_a_device_re_paired_with_another_key_while_unplugged_is_an_alarm() -> None:
