@@ -28,9 +28,10 @@ from cardshoe.controller.errors import UserError
 from cardshoe.controller.journal import Journal
 from cardshoe.controller.observers import Observer, ShoeEnded
 from cardshoe.controller.procedure import State
+from cardshoe.controller.recovery import recover
 from cardshoe.controller.session import TableSession
 from cardshoe.controller.table import HoldReason, fault_hold
-from cardshoe.drivers.device import DeviceInfo, open_device
+from cardshoe.drivers.device import open_device
 from cardshoe.drivers.messages import FaultKind
 from cardshoe.drivers.usb_transport import UsbAddress
 from cardshoe.firmware_sim.attach_pty import serve_pty
@@ -90,7 +91,7 @@ class DemoSettings:
     inject: tuple[str, ...] = ()
     """Simulator faults, written KIND@round=N or KIND@card=N (docs/simulator.md)."""
     journal_path: Path | None = None
-    """Keep the journal here; None: a temporary journal, gone after the run."""
+    """Keep the journal here (a rerun resumes its open shoe); None: a temporary journal."""
     card_interval_s: float = 0.0
     """The least time between two cards, so a person can follow the table; 0: no pause."""
 
@@ -154,6 +155,37 @@ def attached(core: FirmwareCore, transport: Transport) -> Iterator[tuple[str, An
             yield url, None
         finally:
             release(name)
+
+
+def continue_from_journal(core: FirmwareCore, journal: Journal, config: TableConfig) -> bool:
+    """Make a fresh simulated device the one whose events the journal already holds.
+
+    A real device keeps its cards and its event counter while the controller
+    restarts. The demo's device lived in the previous demo process, so its
+    state is rebuilt from the journal: its event counter goes on after the
+    last event journaled and, for a manual shoe left open, the cards the shoe
+    has taken leave its stock (a cut card it has passed is not reported
+    again). Cards never journaled stay in: as far as the table knows, they
+    never left. An automatic machine's count of cards out since its shuffle
+    cannot be rebuilt, so it cannot take over an open shoe.
+
+    True when no shoe is open or the device now holds the open shoe's cards.
+    """
+    last_seq = journal.last_device_seq(core.serial_number)
+    if last_seq is None:
+        return True
+    core.link.next_seq, core.link.last_acked_seq = last_seq + 1, last_seq
+    shoe = recover(config, journal).model.shoe
+    if shoe is None:
+        return True
+    if config.device.kind is DeviceKind.AUTO:
+        return False
+    stock = core.shoe
+    stock.dealt.extend(card for card in stock.cards if card in shoe.seen)
+    stock.cards = [card for card in stock.cards if card not in shoe.seen]
+    depth = stock.cut_card_depth
+    stock.cut_card_seen = depth is not None and stock.remaining <= depth
+    return True
 
 
 @contextmanager
@@ -230,25 +262,30 @@ class DemoDealer:
 def run_demo(
     settings: DemoSettings,
     observers: Iterable[Observer],
-    on_device: Callable[[DeviceInfo], None] | None = None,
+    on_session: Callable[[TableSession], None] | None = None,
     stop_requested: Callable[[], bool] = lambda: False,
 ) -> DemoResult:
     """Deal one shoe on a simulated device through the table's production code.
 
-    on_device hears the device's identity once it is open; stop_requested,
-    asked between steps, ends the run early (the reader went away), leaving
-    the shoe open in the journal. Raises UserError for settings the simulator
-    refuses, and the drivers' DriverError when the device cannot be opened.
+    With a journal that holds an open shoe, that shoe goes on where it stopped.
+    on_session sees the session before it deals (its device, its recovered
+    shoe); stop_requested, asked between steps, ends the run early (the reader
+    went away), leaving the shoe open in the journal. Raises UserError for
+    settings the simulator refuses, and the drivers' DriverError when the
+    device cannot be opened.
     """
     core = simulated_device(settings)
     end = _ShoeEnd()
     with ExitStack() as stack:
-        url, usb_backend = stack.enter_context(attached(core, settings.transport))
         journal = stack.enter_context(demo_journal(settings))
+        took_over = continue_from_journal(core, journal, settings.config)
+        url, usb_backend = stack.enter_context(attached(core, settings.transport))
         device = stack.enter_context(open_device(url, usb_backend=usb_backend))
-        if on_device is not None:
-            on_device(device.info)
         session = TableSession(settings.config, journal, device, [*observers, end])
+        if on_session is not None:
+            on_session(session)
+        if not took_over:
+            session.abandon_shoe("demo: the simulated machine that shuffled this shoe is gone")
         dealer = DemoDealer(core, session, settings.card_interval_s, stop_requested)
         pause = settings.card_interval_s * BETTING_PAUSE_CARDS
         session.run_shoe(

@@ -379,3 +379,37 @@ def test_on_a_terminal_it_draws_the_live_table_to_the_end(tmp_path: Path) -> Non
     text = screen.decode("utf-8", "replace")
     for expected in ("Bead road", "Big road", "Last results", "reconciled", "link: "):
         assert expected in text
+
+
+def test_a_rerun_on_a_kept_journal_resumes_a_shoe_cut_short(
+    shoectl: ShoectlRunner, tmp_path: Path
+) -> None:
+    """SIGKILL the demo mid-shoe; the rerun picks the shoe up where the journal left it and
+    deals it to a reconciled end, every card once."""
+    path = tmp_path / "table.sqlite"
+    command = [sys.executable, "-m", "cardshoe.controller.cli", "demo", "--json"]
+    options = ["--journal", str(path), "--game", "macau-1", "--decks", "6", "--speed", "0.005"]
+    first = subprocess.Popen(command + options, stdout=subprocess.PIPE, text=True)
+    assert first.stdout is not None
+    rounds_seen = 0
+    while rounds_seen < 5:
+        rounds_seen += json.loads(first.stdout.readline())["event"] == "round"
+    first.kill()
+    assert first.wait(timeout=30) == -9
+    first.stdout.close()
+    lines = demo_json(shoectl, "--journal", str(path), "--game", "macau-1", "--decks", "6")
+    resumed = only(lines, "resumed")
+    assert resumed["rounds_finished"] >= 5
+    assert not of(lines, "shoe_started") and not table_records(lines)
+    rounds = of(lines, "round")
+    assert rounds[0]["round"] == resumed["rounds_finished"] + 1
+    for line in rounds:
+        played_by_the_rules_engine("macau-1", line)
+    ended = only(lines, "shoe_ended")
+    assert ended["reconciled"] and ended["rounds"] == rounds[-1]["round"]
+    with Journal.open_readonly(path) as journal:
+        assert journal.verify().ok
+        seqs = [r.device_seq for r in journal.records() if r.kind.startswith("device.")]
+        cards = [r.payload["physical_id"] for r in journal.records(kinds=["card.assigned"])]
+    assert seqs == list(range(1, len(seqs) + 1))
+    assert len(cards) == len(set(cards)) == ended["dealt"]

@@ -13,8 +13,9 @@ import click
 if TYPE_CHECKING:
     from cardshoe.controller.config import TableConfig
     from cardshoe.controller.demo import DemoResult, DemoSettings
+    from cardshoe.controller.journal import Record
     from cardshoe.controller.observers import Observer
-    from cardshoe.drivers.device import DeviceInfo
+    from cardshoe.controller.session import TableSession
 
 TRANSPORTS = ("pty", "tcp", "usb", "inproc")
 DEVICE_KINDS = ("shoe", "auto")
@@ -151,7 +152,7 @@ def _run(
     settings: DemoSettings,
     observers: list[Observer],
     lines: _Lines | None = None,
-    on_device: Callable[[DeviceInfo], None] | None = None,
+    on_session: Callable[[TableSession], None] | None = None,
 ) -> DemoResult:
     """Run the demo; a device that cannot be opened is the usual one-line error."""
     from cardshoe.controller.cli.device_access import device_user_error
@@ -160,7 +161,7 @@ def _run(
 
     stop_requested = (lambda: False) if lines is None else lines.stop_requested
     try:
-        result = run_demo(settings, observers, on_device, stop_requested)
+        result = run_demo(settings, observers, on_session, stop_requested)
     except DriverError as exc:
         raise device_user_error(exc) from exc
     if lines is not None and lines.closed:
@@ -177,6 +178,26 @@ def _quiet_logging(**options: Any) -> None:
     configure_logging(level=logging.WARNING, **options)
 
 
+def _resumed(session: TableSession) -> dict[str, Any] | None:
+    """Where a shoe the journal held open stands, or None when the session starts afresh."""
+    snapshot = session.snapshot()
+    if snapshot.shoe_id is None:
+        return None
+    return {
+        "shoe_id": snapshot.shoe_id,
+        "state": str(snapshot.held_state or snapshot.state),
+        "round": snapshot.round_no,
+        "rounds_finished": snapshot.rounds_finished,
+        "dealt": snapshot.dealt,
+        "burned": snapshot.burned,
+    }
+
+
+def _open_shoe_records(session: TableSession) -> list[Record]:
+    shoe_id = session.snapshot().shoe_id
+    return [] if shoe_id is None else list(session.journal.records(shoe_id=shoe_id))
+
+
 def _run_json(settings: DemoSettings) -> None:
     from cardshoe.controller.demo_events import DemoEventStream
 
@@ -185,15 +206,20 @@ def _run_json(settings: DemoSettings) -> None:
     def emit(line: dict[str, Any]) -> None:
         lines.write(json.dumps(line))
 
-    def device_line(info: DeviceInfo) -> None:
-        described = {key: value for key, value in info.to_json().items() if key != "counters"}
-        emit({"event": "device", "transport": str(settings.transport), **described})
+    def starting(session: TableSession) -> None:
+        info = session.device.info.to_json()
+        del info["counters"]
+        emit({"event": "device", "transport": str(settings.transport), **info})
+        resumed = _resumed(session)
+        if resumed is not None:
+            emit({"event": "resumed", **resumed})
+            stream.catch_up(_open_shoe_records(session))
 
     _quiet_logging()
     config = settings.config
     start = {"table_id": config.table_id, "seed": settings.seed}
     stream = DemoEventStream(config.game.build_game(), emit, start)
-    result = _run(settings, [stream], lines, device_line)
+    result = _run(settings, [stream], lines, starting)
     emit({"event": "link", "counters": result.link_counters})
 
 
@@ -202,14 +228,22 @@ def _run_plain(settings: DemoSettings) -> None:
 
     lines = _Lines()
 
-    def device_line(info: DeviceInfo) -> None:
+    def starting(session: TableSession) -> None:
+        info = session.device.info
         lines.write(
             f"{info.model} {info.serial_number} (firmware {info.firmware_version}) "
             f"on {info.url} over {settings.transport}"
         )
+        resumed = _resumed(session)
+        if resumed is not None:
+            lines.write(
+                f"shoe {resumed['shoe_id']} goes on from the journal: {resumed['state']}, "
+                f"{resumed['rounds_finished']} rounds finished, "
+                f"{resumed['dealt']} cards dealt, {resumed['burned']} burned"
+            )
 
     _quiet_logging()
-    result = _run(settings, [PlainLines(lines.write)], lines, device_line)
+    result = _run(settings, [PlainLines(lines.write)], lines, starting)
     for line in _closing_lines(result):
         lines.write(line)
 
@@ -221,11 +255,15 @@ def _run_live(settings: DemoSettings) -> None:
     from cardshoe.controller.display.board import TableBoard
     from cardshoe.controller.display.rich_view import TableView
 
+    def starting(session: TableSession) -> None:
+        for record in _open_shoe_records(session):
+            view.apply(record.kind, record.payload)
+
     console = Console()
     view = TableView(TableBoard(table_id=settings.config.table_id))
     with Live(view, console=console, refresh_per_second=10, redirect_stderr=True):
         _quiet_logging(stream=sys.stderr, json_lines=False)
-        result = _run(settings, [view])
+        result = _run(settings, [view], on_session=starting)
     for line in _closing_lines(result):
         console.print(line, markup=False, highlight=False)
 
