@@ -64,7 +64,7 @@ AUTO_ROUNDS_PER_DECK = 10
 """An automatic machine takes every round's cards back (Art. 7.2), so its shoe never runs
 out; the house changes it when it chooses (Art. 3.2). Unless told, the demo changes it after
 about as many rounds as the same decks give from a manual shoe (52 cards, about 5 a round)."""
-BETTING_PAUSE_CARDS = 5
+BETTING_PAUSE_CARDS = 3
 """On a paced demo, bets stay open this many card intervals before the dealer closes them."""
 HOLDS_THAT_END = frozenset(
     {

@@ -114,7 +114,7 @@ def _round_panel(board: TableBoard) -> Panel:
         shown = board.results[-1]
         player, banker, demo = shown.player, shown.banker, shown.demo
         heading = f"Round {shown.round}"
-        phase = Text(f"round {board.round_no}: bets open", style="bold green")
+        phase = Text(f"bets open: {board.round_no}", style="bold green")
     if demo:
         heading += " (demonstration)"
     if board.holds:
@@ -167,15 +167,10 @@ def _shoe_panel(board: TableBoard) -> Panel:
         grid.add_row("returned", str(board.returned))
     grid.add_row("in shoe", str(board.in_shoe))
     grid.add_row("rounds", str(len(board.results)))
-    if board.last_round_cause == "cut_card":
-        cut = Text(f"out; last round {board.last_round}", style="bold yellow")
-    elif board.last_round_cause == "house":
-        cut = Text(f"none; last round {board.last_round}", style="bold yellow")
-    elif board.device_kind == "shoe":
-        cut = Text("not yet", style="dim")
-    else:
-        cut = Text("none (continuous shuffle)", style="dim")
-    rows: list[RenderableType] = [grid, Text.assemble("cut card: ", cut)]
+    grid.add_row("cut card", _cut_card(board))
+    if board.last_round is not None:
+        grid.add_row("last round", Text(str(board.last_round), style="bold yellow"))
+    rows: list[RenderableType] = [grid]
     if board.ended is not None:
         ok = board.ended["reconciled"]
         rows.append(
@@ -185,6 +180,14 @@ def _shoe_panel(board: TableBoard) -> Panel:
             )
         )
     return Panel(Group(*rows), title="Shoe", title_align="left")
+
+
+def _cut_card(board: TableBoard) -> Text:
+    if board.device_kind == "auto":
+        return Text("none", style="dim")
+    if board.last_round_cause == "cut_card":
+        return Text("out", style="bold yellow")
+    return Text("not yet", style="dim")
 
 
 def _results_panel(board: TableBoard) -> Panel:
