@@ -109,7 +109,7 @@ class DemoSettings:
 @dataclass(frozen=True)
 class DemoResult:
     ended: ShoeEnded | None
-    """The shoe's reconciliation; None when the shoe could not be opened."""
+    """The shoe's reconciliation; None when no shoe ended (the reader went away first)."""
     held_for: str | None
     """The hold that stopped the shoe, when one no one at the table could clear did."""
     link_counters: dict[str, int]
