@@ -3,7 +3,8 @@
 CASES is the table: add a row for each new way to get an input wrong as
 commands land. A row may write files into a fresh folder first; "{tmp}" in
 its arguments names that folder.
-The hypothesis campaign below drives the same entry point in-process with
+
+The hypothesis campaigns below drives the same entry point in-process with
 arbitrary words where a technician types a game, a deck count or cards.
 """
 
@@ -23,9 +24,10 @@ from cardshoe.controller.cli.main import main
 BAD_INPUT = 2
 DEVICE_ABSENT = 3
 PLAY = ("rules", "play", "--game", "punto-banco", "--cards")
+ODDS = ("odds", "--game", "punto-banco", "--decks")
 RUN = ("run", "--device-wait", "0", "--config", "{tmp}/table.toml")
 SERVICE_FILES = '[service]\njournal_path = "journal.sqlite"\ncontrol_socket = "control.sock"\n'
-ODDS = ("odds", "--game", "punto-banco", "--decks")
+"""Keeps the service's journal and socket in {tmp}, beside its configuration."""
 
 
 @dataclass(frozen=True)
