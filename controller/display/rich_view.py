@@ -122,13 +122,14 @@ def _round_panel(board: TableBoard) -> Panel:
     hands = Table.grid(padding=(0, 1))
     hands.add_column(style="bold")
     hands.add_column()
-    hands.add_column(justify="right")
+    hands.add_column(justify="right", style="bold")
+    hands.add_column(style="bold")
     for name, cards, style in (("Player", player, "blue"), ("Banker", banker, "red")):
         won = shown is not None and shown.winner in (name.lower(), "tie")
-        total = f"{hand_total(cards)}{' ◀' if won else ''}" if cards else ""
-        hands.add_row(Text(name, style=style), hand_text(cards), Text(total, style="bold"))
+        total = str(hand_total(cards)) if cards else ""
+        hands.add_row(Text(name, style=style), hand_text(cards), total, "◀" if won else "")
     if board.set_aside:
-        hands.add_row(Text("Aside", style="yellow"), hand_text(board.set_aside), "")
+        hands.add_row(Text("Aside", style="yellow"), hand_text(board.set_aside), "", "")
     return Panel(
         Group(
             Text.assemble((heading, "bold"), "  ", phase),
