@@ -37,6 +37,8 @@ from cardshoe.controller.table import HoldReason
 from cardshoe.drivers.device import open_device
 from cardshoe.firmware_sim.core import FirmwareCore
 from cardshoe.firmware_sim.devices import create_device
+from cardshoe.firmware_sim.faults import parse_injection
+from cardshoe.firmware_sim.profiles import get_profile
 from cardshoe.firmware_sim.sim_url import publish, release
 
 MANUAL = table_config(decks=1)
@@ -202,14 +204,17 @@ def test_a_card_drawn_after_the_round_is_complete_is_burned_and_the_round_stands
 
 
 def test_a_card_outside_a_shoe_during_a_hold_is_recorded(tmp_path: Path) -> None:
+    approved = get_profile("cs-1-basic").firmware_hash.hex()
     config = TableConfig(
         table_id="T1",
         game=GameConfig(decks=1),
-        device=DeviceConfig(allowed_firmware_hashes=("0" * 64,)),
+        device=DeviceConfig(allowed_firmware_hashes=(approved,)),
     )
     path = tmp_path / "journal.sqlite"
-    core = create_device("cs-1-basic", seed=7, decks=1)
+    altered = parse_injection("bad-firmware-hash@card=1")
+    core = create_device("cs-1-basic", seed=7, decks=1, injections=[altered])
     with session_on(config, core, path) as (session, _):
+        assert not core.pull_card()  # the image is altered instead, and the self-test reruns
         while HoldReason.FIRMWARE_NOT_APPROVED not in session.snapshot().holds:
             session.step(0.05)
         with pytest.raises(ProcedureRefused, match="start_shoe"):
