@@ -370,7 +370,7 @@ class _UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
 def request(path: Path, command: str, timeout: float = CLIENT_TIMEOUT_S, **arguments: Any) -> Any:
     """Send one command to the service at path and return its result; UserError if refused."""
     with _connect(path, timeout) as connection:
-        _send_request(connection, command, arguments)
+        _send_request(connection, path, command, arguments)
         return _read_result(connection.makefile("rb"), path, timeout)
 
 
@@ -380,15 +380,20 @@ def subscription(
 ) -> Iterator[tuple[dict[str, Any], Iterator[dict[str, Any]]]]:
     """The service's status now, and its table events as they happen until it stops."""
     with _connect(path, timeout) as connection:
-        _send_request(connection, "subscribe", {})
+        _send_request(connection, path, "subscribe", {})
         reader = connection.makefile("rb")
         status = _read_result(reader, path, timeout)
         connection.settimeout(None)
         yield status, (json.loads(line) for line in reader)
 
 
-def _send_request(connection: socket.socket, command: str, arguments: dict[str, Any]) -> None:
-    connection.sendall(json.dumps({"cmd": command, **arguments}).encode() + b"\n")
+def _send_request(
+    connection: socket.socket, path: Path, command: str, arguments: dict[str, Any]
+) -> None:
+    try:
+        connection.sendall(json.dumps({"cmd": command, **arguments}).encode() + b"\n")
+    except OSError as exc:
+        raise UserError(f"lost the service on {path}: {exc}", EXIT_NO_SERVICE) from None
 
 
 def _read_result(reader: BinaryIO, path: Path, timeout: float) -> Any:
@@ -398,7 +403,7 @@ def _read_result(reader: BinaryIO, path: Path, timeout: float) -> Any:
         line = b""
     except OSError as exc:
         raise UserError(f"lost the service on {path}: {exc}", EXIT_NO_SERVICE) from None
-    if not line:
+    if not line.endswith(b"\n"):
         raise UserError(
             f"the service on {path} closed the connection without answering "
             f"(stopping, or busy for over {timeout:g} s)",

@@ -6,6 +6,7 @@ import json
 import os
 import socket
 import stat
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -193,6 +194,41 @@ def test_a_socket_not_permitted_names_the_group(mocker, tmp_path: Path) -> None:
     with pytest.raises(UserError, match="add the user to group 'cardshoe'") as refused:
         request(tmp_path / "control.sock", "status")
     assert refused.value.exit_code == 3
+
+
+def serve_once(path: Path, answer: bytes | None) -> threading.Thread:
+    """A service that accepts one connection and dies: after reading the request and writing
+    answer, or at once when answer is None."""
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    listener.listen()
+
+    def serve() -> None:
+        with listener, listener.accept()[0] as connection:
+            if answer is not None:
+                connection.makefile("rb").readline()
+                connection.sendall(answer)
+
+    thread = threading.Thread(target=serve)
+    thread.start()
+    return thread
+
+
+def test_a_service_dying_before_it_reads_the_request_is_exit_3(tmp_path: Path) -> None:
+    thread = serve_once(tmp_path / "control.sock", None)
+    # More than a socket buffer holds, so the send is still under way when the peer is gone.
+    with pytest.raises(UserError, match="lost the service on") as lost:
+        request(tmp_path / "control.sock", "echo", padding="x" * 4_000_000)
+    thread.join()
+    assert lost.value.exit_code == 3
+
+
+def test_an_answer_cut_short_by_the_service_dying_is_exit_3(tmp_path: Path) -> None:
+    thread = serve_once(tmp_path / "control.sock", b'{"ok": true, "res')
+    with pytest.raises(UserError, match="closed the connection without answering") as lost:
+        request(tmp_path / "control.sock", "status")
+    thread.join()
+    assert lost.value.exit_code == 3
 
 
 # --- which device the configuration means ----------------------------------------------
