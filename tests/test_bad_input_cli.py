@@ -118,6 +118,24 @@ CASES: dict[str, BadInput] = {
         RUN, "device.url", files=(("table.toml", '[device]\nurl = "nope://x"\n'),)
     ),
     "configuration file missing": BadInput(RUN, "no such configuration file"),
+    "no service on the socket": BadInput(
+        ("status", "--socket", "{tmp}/control.sock"), "no cardshoe service", DEVICE_ABSENT
+    ),
+    "status from a missing configuration": BadInput(
+        ("status", "--config", "{tmp}/table.toml"), "no such configuration file"
+    ),
+    "monitor of a device and the service at once": BadInput(
+        ("monitor", "--service", "sim://cs-1"), "either URL or --service"
+    ),
+    "monitor for no events": BadInput(("monitor", "--count", "0", "sim://cs-1"), "'--count'"),
+    "dump of an unknown URL scheme": BadInput(("dump", "nope://x"), "protocol 'nope'"),
+    "self-test of an absent device": BadInput(
+        ("selftest", "/dev/cardshoe/none"), "no device at", DEVICE_ABSENT
+    ),
+    "pairing without a device": BadInput(("pair",), "Missing argument 'URL'"),
+    "demo of an unknown game": BadInput(("demo", "--game", "mini-bac"), "game.name"),
+    "demo of too many decks": BadInput(("demo", "--decks", "9"), "game.decks = 9"),
+    "demo on an unknown device": BadInput(("demo", "--device", "robot"), "'robot'"),
     "configured device absent": BadInput(
         RUN,
         "no device at",
