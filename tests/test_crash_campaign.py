@@ -103,14 +103,19 @@ class PitBoss(threading.Thread):
         self.campaign = campaign
         self.shoe_seen_open = False
         self.shoe_done = threading.Event()
+        self.failure: BaseException | None = None
+        """What stopped the pit, other than a service not answering: a failure of the test."""
         self._halt = threading.Event()
 
     def run(self) -> None:
-        while not self._halt.is_set() and not self.shoe_done.is_set():
-            # No service answering, or one killed mid-answer: ask the next one.
-            with contextlib.suppress(UserError, ValueError):
-                self._act(self._ask("status"))
-            self._halt.wait(PIT_POLL_S)
+        try:
+            while not self._halt.is_set() and not self.shoe_done.is_set():
+                # No service answering, or one killed mid-answer: ask the next one.
+                with contextlib.suppress(UserError):
+                    self._act(self._ask("status"))
+                self._halt.wait(PIT_POLL_S)
+        except BaseException as failure:
+            self.failure = failure
 
     def stop(self) -> None:
         self._halt.set()
@@ -165,7 +170,9 @@ def kill_and_restart(table: Table, rng: random.Random, seed: int) -> None:
 def deal_to_the_end(table: Table, pit: PitBoss, seed: int) -> None:
     with running_service(table) as service:
         service.wait_for_notification("READY=1")
-        wait_until(pit.shoe_done.is_set, f"seed {seed}: the shoe to end", FINAL_WAIT_S)
+        ended = lambda: pit.shoe_done.is_set() or pit.failure is not None  # noqa: E731
+        wait_until(ended, f"seed {seed}: the shoe to end", FINAL_WAIT_S)
+        assert pit.failure is None, f"seed {seed}: the pit failed: {pit.failure!r}"
         assert service.stop() == 0, f"seed {seed}: {service.log_tail()}"
 
 
