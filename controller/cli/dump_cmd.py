@@ -1,0 +1,102 @@
+"""shoectl dump: every frame on a device's link, both ways, in hex beside its decoding."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+DEFAULT_TIMEOUT_S = 2.0
+POLL_S = 0.2
+
+
+@click.command()
+@click.argument("url")
+@click.option(
+    "--count", type=click.IntRange(min=1), default=None, help="Stop after this many frames."
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0.1),
+    default=DEFAULT_TIMEOUT_S,
+    show_default=True,
+    help="Seconds to wait for the device to answer.",
+)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per frame.")
+def dump(url: str, count: int | None, timeout: float, as_json: bool) -> None:
+    """Show each frame as it crosses the link, until Ctrl-C, like pyserial's spy://.
+
+    One line per frame: time, direction (tx host to device, rx device to
+    host), the bytes in hex with the 0x00 delimiter, and the decoded message.
+    A frame the link rejects says why: bad_crc, bad_cobs, oversize or
+    undecodable. dump is a host like any other: it does the handshake,
+    acknowledges each event and polls the device when it falls silent, so
+    use it on a device that is not in service. Ctrl-C ends with exit 0.
+    """
+    import logging
+
+    from cardshoe.controller.cli.device_access import device_user_error, register_url_scheme
+    from cardshoe.controller.frame_tap import FrameTap, TappedTransport
+    from cardshoe.drivers.errors import DeviceGone, DriverError
+    from cardshoe.drivers.link import Link, LinkTiming
+    from cardshoe.drivers.messages import Event
+    from cardshoe.drivers.transport import open_transport
+
+    # The dump shows every rejected frame itself; the drivers' warnings would repeat it.
+    logging.getLogger("cardshoe.drivers").setLevel(logging.ERROR)
+    printer = FramePrinter(as_json)
+    tap = FrameTap(printer.show)
+    register_url_scheme(url)
+    link = Link(
+        lambda: TappedTransport(open_transport(url), tap),
+        url=url,
+        timing=LinkTiming(),
+        reconnect=False,
+    )
+    try:
+        link.open(timeout)
+        while not printer.closed and (count is None or printer.shown < count):
+            event = link.next_event(POLL_S)
+            if isinstance(event, Event):
+                link.ack(event.seq)
+    except KeyboardInterrupt:
+        return
+    except DeviceGone as exc:
+        if not printer.closed:
+            raise device_user_error(exc) from None
+    except DriverError as exc:
+        raise device_user_error(exc) from None
+    finally:
+        link.close()
+
+
+class FramePrinter:
+    """Prints frame records; a closed stdout (dump | head) ends the dump quietly."""
+
+    def __init__(self, as_json: bool) -> None:
+        self._as_json = as_json
+        self.shown = 0
+        self.closed = False
+
+    def show(self, record: dict[str, Any]) -> None:
+        if self.closed:
+            return
+        try:
+            click.echo(json.dumps(record) if self._as_json else frame_line(record))
+        except OSError:
+            self.closed = True
+            return
+        self.shown += 1
+
+
+def frame_line(record: dict[str, Any]) -> str:
+    """TIME  DIR  HEX  |  MESSAGE field=value ... (or the reason the frame is rejected)."""
+    from cardshoe.controller.event_lines import event_line
+
+    message = record["message"]
+    if message is not None:
+        decoded = event_line({"time": "", "kind": message["type"], "payload": message["fields"]})
+    else:
+        decoded = f"{record['frame'].upper()} {record['error'] or ''}"
+    return f"{record['time']}  {record['direction']}  {record['hex']}  |  {decoded.strip()}"

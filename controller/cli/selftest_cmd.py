@@ -1,0 +1,110 @@
+"""shoectl selftest: run the device's self-test and show each check; exit 1 if one failed."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+import click
+
+if TYPE_CHECKING:
+    from cardshoe.drivers.device import DealerDevice, ShoeDevice
+
+DEFAULT_TIMEOUT_S = 2.0
+SELF_TEST_TIMEOUT_S = 30.0
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    passed: bool
+    detail: str
+
+
+@click.command()
+@click.argument("url")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0.1),
+    default=DEFAULT_TIMEOUT_S,
+    show_default=True,
+    help="Seconds to wait for the device to answer.",
+)
+@click.option(
+    "--test-timeout",
+    type=click.FloatRange(min=0.1),
+    default=SELF_TEST_TIMEOUT_S,
+    show_default=True,
+    help="Seconds to wait for the self-test to finish.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def selftest(url: str, timeout: float, test_timeout: float, as_json: bool) -> None:
+    """Run SELF_TEST on the device at URL and print each check with PASS or FAIL.
+
+    The checks: the device answers, its self-test ran and no check of it
+    failed, the firmware hash it reports after the test is the one it gave
+    at the handshake, and no fault is active. Events the device had waiting
+    are acknowledged (it sends the result only after them), so use it on a
+    device that is not in service. Exit 1 if any check failed, 3 if the
+    device is absent, busy or not permitted.
+    """
+    from cardshoe.controller.cli.device_access import (
+        EXIT_CHECK_FAILED,
+        device_user_error,
+        opened_device,
+    )
+    from cardshoe.controller.errors import UserError
+    from cardshoe.drivers.errors import DriverError
+
+    with opened_device(url, timeout=timeout) as device:
+        try:
+            checks, info = _run_checks(device, test_timeout)
+        except DriverError as exc:
+            raise device_user_error(exc) from exc
+    passed = all(check.passed for check in checks)
+    if as_json:
+        record = {"device": info, "passed": passed, "checks": [asdict(c) for c in checks]}
+        click.echo(json.dumps(record))
+    else:
+        for check in checks:
+            click.echo(f"{'PASS' if check.passed else 'FAIL'}  {check.name}: {check.detail}")
+    if not passed:
+        failed = "; ".join(f"{check.name}: {check.detail}" for check in checks if not check.passed)
+        raise UserError(f"self-test of {url} failed: {failed}", EXIT_CHECK_FAILED)
+
+
+def _run_checks(
+    device: ShoeDevice | DealerDevice, test_timeout: float
+) -> tuple[list[Check], dict[str, Any]]:
+    from cardshoe.drivers.messages import Event
+
+    device.on_event(lambda event: device.ack(event.seq) if isinstance(event, Event) else None)
+    info = device.info
+    result = device.self_test(timeout=test_timeout)
+    status = device.get_status()
+    failures = [kind.name for kind in result.failures]
+    faults = [kind.name for kind in status.active_faults]
+    same_hash = result.firmware_hash == info.firmware_hash
+    checks = [
+        Check(
+            "device answers",
+            True,
+            f"{info.model} {info.kind.name} serial {info.serial_number}, "
+            f"firmware {info.firmware_version}",
+        ),
+        Check("self-test ran", result.checks_run > 0, f"{result.checks_run} checks run"),
+        Check(
+            "device checks",
+            not failures,
+            f"{', '.join(failures)} failed" if failures else "all passed",
+        ),
+        Check(
+            "firmware hash",
+            same_hash,
+            f"sha256 {result.firmware_hash.hex()}"
+            + ("" if same_hash else f", but {info.firmware_hash.hex()} at the handshake"),
+        ),
+        Check("no active fault", not faults, ", ".join(faults) or "none"),
+    ]
+    return checks, info.to_json()
