@@ -211,6 +211,8 @@ def check_the_journal(table: Table, campaign: Campaign, device_cards_dealt: int,
     path = table.journal_path
     failure = f"seed {seed}"
     starts = journaled(path, "session.started")
+    mid_shoe = sum(record.shoe_id is not None for record in starts)
+    print(f"{len(starts)} of {KILLS + 1} lives reached the session, {mid_shoe} in the open shoe")
     assert 1 <= len(starts) <= KILLS + 1, failure
     assert [r.payload["replay_mismatches"] for r in starts] == [[]] * len(starts), failure
     assert [r.payload for r in journaled(path, "alarm")] == [], failure
