@@ -7,9 +7,10 @@ service here instead of opening the port. The protocol:
 - a request is one line, {"cmd": NAME, ...arguments};
 - the answer is one line, {"ok": true, "result": {...}} or
   {"ok": false, "error": TEXT, "exit_code": N} (the shoectl exit code);
-- {"cmd": "subscribe"} is answered like any request, then the connection
-  carries one line per table event, {"time", "kind", "payload"}, until either
-  side closes it.
+- {"cmd": "subscribe"} is answered with {"status": ..., "board": ...}: the
+  status, and the table's display board (display/board.py) as it stands
+  before the first event streamed; then the connection carries one line per
+  table event, {"time", "kind", "payload"}, until either side closes it.
 
 The socket file is mode 0660: the service's own group (cardshoe, under
 systemd) may connect, nobody else. One service per socket path: a lock file
@@ -33,7 +34,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Protocol
 
 from cardshoe.controller.cli.device_access import (
     EXIT_BAD_INPUT,
@@ -58,6 +59,14 @@ EXIT_NO_SERVICE = EXIT_DEVICE_UNAVAILABLE
 
 Handler = Callable[[Mapping[str, Any]], dict[str, Any]]
 """Answers one request (the parsed line) with its result; raises UserError to refuse it."""
+
+
+class Replica(Protocol):
+    """State rebuilt from the event stream (a display board), handed whole to new subscribers."""
+
+    def apply(self, kind: str, payload: Mapping[str, Any]) -> None: ...
+
+    def to_json(self) -> dict[str, Any]: ...
 
 
 def lock_path_for(socket_path: Path) -> Path:
@@ -160,16 +169,23 @@ class EventFeed:
 
     notify() runs inside the table's event handling, so it never blocks: each
     subscriber has its own queue, and one that falls too far behind is dropped.
+    The replica takes each event under the same lock as the queues, so a new
+    subscriber's copy of it and its stream meet exactly: no event is in both,
+    none in neither.
     """
 
-    def __init__(self, backlog: int = SUBSCRIBER_BACKLOG) -> None:
+    def __init__(self, replica: Replica | None = None, backlog: int = SUBSCRIBER_BACKLOG) -> None:
+        self._replica = replica
         self._backlog = backlog
         self._lock = threading.Lock()
         self._queues: set[queue.Queue[str | None]] = set()
 
     def notify(self, event: TableEvent) -> None:
-        line = json.dumps({"time": utc_timestamp(), "kind": event.KIND, "payload": event.payload()})
+        payload = event.payload()
+        line = json.dumps({"time": utc_timestamp(), "kind": event.KIND, "payload": payload})
         with self._lock:
+            if self._replica is not None:
+                self._replica.apply(event.KIND, payload)
             for lines in list(self._queues):
                 try:
                     lines.put_nowait(line)
@@ -178,12 +194,13 @@ class EventFeed:
                     _LOGGER.warning("dropped a control-socket subscriber that fell behind")
                     _end_queue(lines)
 
-    def open(self) -> queue.Queue[str | None]:
-        """A new subscriber's queue: event lines, then None when it must stop."""
+    def open(self) -> tuple[queue.Queue[str | None], dict[str, Any] | None]:
+        """A new subscriber's queue (event lines, then None when it must stop), and the
+        replica as it stands before the first of those lines."""
         lines: queue.Queue[str | None] = queue.Queue(self._backlog)
         with self._lock:
             self._queues.add(lines)
-        return lines
+            return lines, None if self._replica is None else self._replica.to_json()
 
     def close_queue(self, lines: queue.Queue[str | None]) -> None:
         with self._lock:
@@ -208,8 +225,8 @@ def _end_queue(lines: queue.Queue[str | None]) -> None:
 class ControlServer:
     """Serves requests on a claimed socket path from its own threads until close().
 
-    handlers answer requests by name; "subscribe" is built in and streams
-    the feed's events after answering with handlers["status"].
+    handlers answer requests by name; "subscribe" is built in: it answers with
+    handlers["status"] and the feed's replica, then streams the feed's events.
     """
 
     def __init__(self, claim: SocketClaim, handlers: Mapping[str, Handler], feed: EventFeed):
@@ -257,8 +274,8 @@ class ControlServer:
     def answer(self, line: bytes) -> tuple[dict[str, Any], queue.Queue[str | None] | None]:
         """The answer to one request line; for a subscription, also its queue of events.
 
-        The queue opens before the status is read, so no event falls between
-        the two: one may show in both, which a display takes in its stride.
+        The board comes with the queue, exactly in step; the status is read
+        just after, as a header.
         """
         try:
             request = json.loads(line)
@@ -273,9 +290,12 @@ class ControlServer:
             known = ", ".join(sorted([*self._handlers, "subscribe"]))
             message = f"unknown command {name!r}: the commands are {known}"
             return _refusal(message, EXIT_BAD_INPUT), None
-        lines = self._feed.open() if subscribing else None
+        lines, board = self._feed.open() if subscribing else (None, None)
         try:
-            return {"ok": True, "result": handler(request)}, lines
+            result = handler(request)
+            if subscribing:
+                result = {"status": result, "board": board}
+            return {"ok": True, "result": result}, lines
         except UserError as exc:
             refusal = _refusal(str(exc), exc.exit_code)
         except Exception as exc:
@@ -378,13 +398,24 @@ def request(path: Path, command: str, timeout: float = CLIENT_TIMEOUT_S, **argum
 def subscription(
     path: Path, timeout: float = CLIENT_TIMEOUT_S
 ) -> Iterator[tuple[dict[str, Any], Iterator[dict[str, Any]]]]:
-    """The service's status now, and its table events as they happen until it stops."""
+    """{"status", "board"} now, then the table's events as they happen until it stops."""
     with _connect(path, timeout) as connection:
         _send_request(connection, path, "subscribe", {})
         reader = connection.makefile("rb")
         status = _read_result(reader, path, timeout)
         connection.settimeout(None)
-        yield status, (json.loads(line) for line in reader)
+        yield status, _events(reader)
+
+
+def _events(reader: BinaryIO) -> Iterator[dict[str, Any]]:
+    """Event lines until the service closes the stream; a line cut off by its death ends it."""
+    try:
+        for line in reader:
+            if not line.endswith(b"\n"):
+                return
+            yield json.loads(line)
+    except OSError:
+        return
 
 
 def _send_request(

@@ -42,6 +42,7 @@ from cardshoe.controller.control_socket import (
     utc_timestamp,
 )
 from cardshoe.controller.device_choice import configured_url
+from cardshoe.controller.display.board import TableBoard
 from cardshoe.controller.errors import UserError
 from cardshoe.controller.journal import Journal
 from cardshoe.controller.logging_setup import LogObserver
@@ -136,7 +137,6 @@ class TableService:
         self._clock = clock
         self._stop_requested = False
         self._session: TableSession | None = None
-        self._feed = EventFeed()
         self._last_alarm = LastAlarm()
         self._started_at = utc_timestamp()
         self._last_ping = clock()
@@ -163,11 +163,11 @@ class TableService:
                 self._send(self._notifier.stopping)
                 return
             resources.enter_context(device)
-            session = TableSession(
-                self.config, journal, device, [LogObserver(), self._last_alarm, self._feed]
-            )
+            session = TableSession(self.config, journal, device, [LogObserver(), self._last_alarm])
             self._session = session
-            resources.enter_context(ControlServer(claim, self._handlers(), self._feed))
+            feed = EventFeed(open_shoe_board(self.config, journal, session.snapshot().shoe_id))
+            session.subscribe(feed)
+            resources.enter_context(ControlServer(claim, self._handlers(), feed))
             self._send(self._notifier.ready)
             log.info("service ready", socket=str(service.control_socket), pid=os.getpid())
             self._deal(session)
@@ -285,6 +285,16 @@ class TableService:
             return self.status()
 
         return handle
+
+
+def open_shoe_board(config: TableConfig, journal: Journal, shoe_id: str | None) -> TableBoard:
+    """The display board of the shoe recovery found open, from its journal records, so a
+    `monitor --table` started now shows the whole shoe, not only what happens next."""
+    board = TableBoard(table_id=config.table_id)
+    if shoe_id is not None:
+        for record in journal.records(shoe_id=shoe_id):
+            board.apply(record.kind, record.payload)
+    return board
 
 
 def command_arguments(

@@ -24,8 +24,9 @@ from cardshoe.controller.control_socket import (
     subscription,
 )
 from cardshoe.controller.device_choice import configured_url
+from cardshoe.controller.display.board import TableBoard
 from cardshoe.controller.errors import UserError
-from cardshoe.controller.observers import Alarm, AlarmKind, RoundOpened
+from cardshoe.controller.observers import Alarm, AlarmKind, BetsClosed, RoundOpened, ShoeStarted
 from cardshoe.drivers.discovery import Candidate
 from cardshoe.drivers.errors import DeviceNotFound
 
@@ -114,8 +115,8 @@ def test_one_connection_carries_several_requests(server: ControlServer) -> None:
 def test_a_subscriber_gets_the_status_then_every_event(
     server: ControlServer, feed: EventFeed
 ) -> None:
-    with subscription(server.path) as (status, events):
-        assert status == {"state": "idle"}
+    with subscription(server.path) as (answer, events):
+        assert answer == {"status": {"state": "idle"}, "board": None}
         feed.notify(RoundOpened(round_no=4, demo=False))
         feed.notify(Alarm(AlarmKind.TAMPER, "AS#00BC614E/1 seen twice"))
         first, second = next(events), next(events)
@@ -124,9 +125,28 @@ def test_a_subscriber_gets_the_status_then_every_event(
     assert first["time"].endswith("Z")
 
 
+def test_a_new_subscriber_gets_the_board_in_step_with_its_stream(tmp_path: Path) -> None:
+    feed = EventFeed(TableBoard(table_id="T1"))
+    feed.notify(ShoeStarted("S1", "punto-banco", 8, "shoe", "f" * 64, None))
+    feed.notify(RoundOpened(round_no=1, demo=False))
+    claim = claim_socket_path(tmp_path / "control.sock")
+    with (
+        ControlServer(claim, {"status": lambda line: {}}, feed),
+        subscription(claim.path) as (answer, events),
+    ):
+        feed.notify(BetsClosed(round_no=1, by="command"))
+        board = TableBoard.from_json(answer["board"])
+        assert (board.shoe_id, board.round_no, board.phase) == ("S1", 1, "betting")
+        following = next(events)
+        board.apply(following["kind"], following["payload"])
+    claim.release()
+    assert following["kind"] == "round.bets_closed"
+    assert board.phase == "dealing"
+
+
 def test_a_subscriber_that_falls_behind_is_dropped_not_waited_for() -> None:
     feed = EventFeed(backlog=3)
-    lines = feed.open()
+    lines, _ = feed.open()
     for round_no in range(10):
         feed.notify(RoundOpened(round_no=round_no, demo=False))
     queued = [lines.get_nowait() for _ in range(lines.qsize())]

@@ -6,6 +6,7 @@ import errno
 import json
 import os
 import re
+import select
 import signal
 import subprocess
 import sys
@@ -99,7 +100,7 @@ def test_ctrl_c_ends_monitor_with_exit_0(shoe_on_pty: PtyAttachment) -> None:
 def test_monitor_takes_a_url_or_service(shoectl: ShoectlRunner, args: tuple[str, ...]) -> None:
     result = shoectl("monitor", *args)
     assert result.returncode == 2
-    assert "give either URL or --service" in result.stderr
+    assert "give one of URL, --service or --table" in result.stderr
 
 
 def test_event_lines_name_the_card_or_why_it_cannot_be(tmp_path: Path) -> None:
@@ -266,3 +267,65 @@ def test_permission_denied_names_the_group_and_the_udev_rule(
     assert "permission denied" in stderr
     assert "group 'cardshoe'" in stderr
     assert "udev/70-cardshoe.rules" in stderr
+
+
+# --- monitor --table ------------------------------------------------------------------------
+
+
+def test_monitor_table_prints_the_displays_lines_off_a_terminal(tmp_path: Path) -> None:
+    with simulated_table(tmp_path) as table, running_service(table) as service:
+        service.wait_for_notification("READY=1")
+        follower = spawn("monitor", "--table", "--config", str(table.config_path), "--count", "40")
+        assert follower.stderr is not None
+        assert "following table T1" in follower.stderr.readline()
+        open_manual_shoe(table, "SHOE-P")
+        stdout, stderr = follower.communicate(timeout=30)
+        assert service.stop() == 0
+    assert follower.returncode == 0, stderr
+    lines = stdout.splitlines()
+    assert lines[0].startswith("shoe SHOE-P started: punto-banco, 8 decks, shoe")
+    assert any(re.fullmatch(r"burn \S+ \(start_of_shoe, \d to go\)", line) for line in lines)
+    assert any(re.fullmatch(r"round 1: \S+ to (player|banker)", line) for line in lines)
+
+
+def test_monitor_table_draws_the_whole_open_shoe_live_on_a_terminal(tmp_path: Path) -> None:
+    with simulated_table(tmp_path) as table, running_service(table) as service:
+        service.wait_for_notification("READY=1")
+        open_manual_shoe(table, "SHOE-L")
+        wait_until(lambda: table.status()["rounds_finished"] >= 2, "two rounds")
+        screen = drawn_on_a_terminal(
+            ["monitor", "--table", "--config", str(table.config_path)], until="Big road"
+        )
+        assert service.stop() == 0
+    assert "shoe SHOE-L" in screen
+    assert "table T1" in screen
+
+
+def drawn_on_a_terminal(args: list[str], until: str) -> str:
+    """What the command draws on a real pty until `until` shows; then Ctrl-C, exit 0."""
+    master, slave = os.openpty()
+    environment = {**os.environ, "COLUMNS": "160", "LINES": "60", "TERM": "xterm"}
+    command = [sys.executable, "-m", "cardshoe.controller.cli", *args]
+    child = subprocess.Popen(command, stdout=slave, stderr=slave, env=environment)
+    os.close(slave)
+    screen = bytearray()
+
+    def drawn() -> bool:
+        screen.extend(_read_some(master))
+        return until.encode() in screen
+
+    try:
+        wait_until(drawn, until)
+        child.send_signal(signal.SIGINT)
+        assert child.wait(30) == 0
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+        os.close(master)
+    return screen.decode(errors="replace")
+
+
+def _read_some(master: int) -> bytes:
+    ready, _, _ = select.select([master], [], [], 0.1)
+    return os.read(master, 65536) if ready else b""

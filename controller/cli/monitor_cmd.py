@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,12 @@ POLL_S = 0.2
     is_flag=True,
     help="Table events from the running `shoectl run`, over its socket.",
 )
+@click.option(
+    "--table",
+    "as_table",
+    is_flag=True,
+    help="The running service's table as the live display, over its socket.",
+)
 @SOCKET_OPTION
 @CONFIG_OPTION
 @click.option(
@@ -38,6 +45,7 @@ POLL_S = 0.2
 def monitor(
     url: str | None,
     from_service: bool,
+    as_table: bool,
     socket_path: Path | None,
     config_path: Path | None,
     count: int | None,
@@ -51,18 +59,22 @@ def monitor(
     on sending. Never point it at the table's own shoe while `shoectl run`
     has it (the port is busy anyway): use --service, which shows the
     service's table events (cards, results, holds, alarms) without touching
-    the device. Ctrl-C ends with exit 0; exit 3 when the device or the
-    service is absent or goes away.
+    the device. --table draws the service's table as `shoectl demo` does
+    (the whole open shoe, then live; plain lines when not on a terminal).
+    Ctrl-C ends with exit 0; exit 3 when the device or the service is absent
+    or goes away.
     """
     from cardshoe.controller.errors import UserError
 
-    if (url is None) == (not from_service):
-        raise UserError("give either URL or --service (see 'shoectl monitor --help')")
+    if [url is not None, from_service, as_table].count(True) != 1:
+        raise UserError("give one of URL, --service or --table (see 'shoectl monitor --help')")
     try:
         if url is not None:
             _monitor_device(url, timeout, count, as_json)
-        else:
+        elif from_service:
             _monitor_service(socket_path, config_path, count, as_json)
+        else:
+            _show_table(socket_path, config_path, count)
     except KeyboardInterrupt:
         return
 
@@ -93,19 +105,65 @@ def _monitor_service(
     socket_path: Path | None, config_path: Path | None, count: int | None, as_json: bool
 ) -> None:
     from cardshoe.controller.cli.service_access import service_socket
-    from cardshoe.controller.control_socket import EXIT_NO_SERVICE, subscription
-    from cardshoe.controller.errors import UserError
+    from cardshoe.controller.control_socket import subscription
 
     path = service_socket(socket_path, config_path)
-    with subscription(path) as (status, events):
-        shoe = status["shoe_id"] or "no shoe open"
-        click.echo(
-            f"following table {status['table_id']} on {path}: {status['state']}, {shoe}", err=True
-        )
-        for shown, record in enumerate(events, start=1):
-            _show(record, as_json)
-            if count is not None and shown >= count:
-                return
+    with subscription(path) as (answer, events):
+        _announce(path, answer["status"])
+        _follow(path, events, count, lambda record: _show(record, as_json))
+
+
+def _show_table(socket_path: Path | None, config_path: Path | None, count: int | None) -> None:
+    from rich.console import Console
+    from rich.live import Live
+
+    from cardshoe.controller.cli.service_access import service_socket
+    from cardshoe.controller.control_socket import subscription
+    from cardshoe.controller.display.board import TableBoard
+    from cardshoe.controller.display.plain import plain_line
+    from cardshoe.controller.display.rich_view import TableView
+
+    def print_line(record: dict[str, Any]) -> None:
+        line = plain_line(record["kind"], record["payload"])
+        if line is not None:
+            click.echo(line)
+
+    path = service_socket(socket_path, config_path)
+    console = Console()
+    with subscription(path) as (answer, events):
+        if not console.is_terminal:
+            _announce(path, answer["status"])
+            _follow(path, events, count, print_line)
+            return
+        view = TableView(TableBoard.from_json(answer["board"]))
+        with Live(view, console=console, refresh_per_second=10):
+            _follow(
+                path, events, count, lambda record: view.apply(record["kind"], record["payload"])
+            )
+
+
+def _announce(path: Path, status: dict[str, Any]) -> None:
+    """On stderr, so stdout holds only events: which table is followed, and where it stands."""
+    shoe = status["shoe_id"] or "no shoe open"
+    click.echo(
+        f"following table {status['table_id']} on {path}: {status['state']}, {shoe}", err=True
+    )
+
+
+def _follow(
+    path: Path,
+    events: Iterator[dict[str, Any]],
+    count: int | None,
+    show: Callable[[dict[str, Any]], None],
+) -> None:
+    """Show each event; return after count of them, exit 3 if the service stops first."""
+    from cardshoe.controller.control_socket import EXIT_NO_SERVICE
+    from cardshoe.controller.errors import UserError
+
+    for shown, record in enumerate(events, start=1):
+        show(record)
+        if count is not None and shown >= count:
+            return
     raise UserError(f"the service on {path} stopped", EXIT_NO_SERVICE)
 
 
