@@ -29,6 +29,7 @@ BENCHES = (
     "bench_controller",
     "bench_rules",
     "bench_cli",
+    "bench_technician",
     "bench_service",
 )
 
