@@ -329,3 +329,18 @@ def drawn_on_a_terminal(args: list[str], until: str) -> str:
 def _read_some(master: int) -> bytes:
     ready, _, _ = select.select([master], [], [], 0.1)
     return os.read(master, 65536) if ready else b""
+
+
+# --- start-up cost ----------------------------------------------------------------------------
+
+TECHNICIAN_MODULES = ("run_cmd", "status_cmd", "monitor_cmd", "dump_cmd", "selftest_cmd")
+HEAVY = ("structlog", "rich", "serial", "usb", "transitions", "sqlite3")
+
+
+def test_the_command_modules_leave_heavy_imports_to_the_command_itself() -> None:
+    """Loading them (as --help does) must not pull in what makes start-up slow."""
+    imports = "; ".join(f"import cardshoe.controller.cli.{name}" for name in TECHNICIAN_MODULES)
+    probe = f"import sys; {imports}; print(sorted(set({HEAVY!r}) & set(sys.modules)))"
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
