@@ -6,8 +6,9 @@ clean up by hand and the next start simply goes on:
 1. claim the control socket path: refused while a live service holds it, a
    socket file left by a killed one is replaced (control_socket.py);
 2. open the journal: SQLite rolls back a transaction a kill cut short;
-3. open the device, waiting up to device_wait_s for it to be plugged in or
-   let go by another program;
+3. open the device, authenticated with its pairing key when service.key_dir
+   holds one, waiting up to device_wait_s for it to be plugged in or let go
+   by another program;
 4. build the TableSession: it replays the journal and tells the driver the
    last event it holds, so the device resends only what was never committed;
 5. serve the control socket and send READY=1.
@@ -47,6 +48,7 @@ from cardshoe.controller.errors import UserError
 from cardshoe.controller.journal import Journal
 from cardshoe.controller.logging_setup import LogObserver
 from cardshoe.controller.observers import Alarm, TableEvent
+from cardshoe.controller.pairing import KeyStore
 from cardshoe.controller.procedure import State
 from cardshoe.controller.sdnotify import Notifier
 from cardshoe.controller.session import TableSession, TableSnapshot
@@ -179,12 +181,13 @@ class TableService:
     def _open_device(self) -> ShoeDevice | DealerDevice | None:
         """The configured device after its handshake; None if asked to stop while waiting."""
         deadline = self._clock() + self.options.device_wait_s
+        keys = KeyStore(self.config.service.key_dir).lookup
         while not self._stop_requested:
             try:
                 url = configured_url(self.config.device, self._candidates())
                 register_url_scheme(url)
                 self._notify_status(f"opening {url}")
-                return open_device(url, timeout=HANDSHAKE_TIMEOUT_S, reconnect=True)
+                return open_device(url, timeout=HANDSHAKE_TIMEOUT_S, reconnect=True, keys=keys)
             except WAIT_ANOTHER_TIME as problem:
                 if self._clock() >= deadline:
                     raise device_user_error(problem) from problem

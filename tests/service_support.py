@@ -80,13 +80,16 @@ def simulated_table(
     decks: int = 8,
     pull_interval_s: float = PULL_INTERVAL_S,
     timing: Timing = INSTANT,
+    pairing_mode: bool = False,
+    device_lines: str = "",
 ) -> Iterator[Table]:
     """A configuration in folder naming a simulated device on a pty, dealer pulling by itself.
 
     game defaults to Punto Banco on a manual shoe and Macau method 1 on the machine.
+    device_lines: more [device] keys, as TOML lines. Pairing keys live in folder/keys.
     """
     profile = "cs-1" if kind == "shoe" else "cs-auto"
-    core = create_device(profile, seed=seed, decks=decks, timing=timing)
+    core = create_device(profile, seed=seed, decks=decks, timing=timing, pairing_mode=pairing_mode)
     core.dealer.auto = True
     core.dealer.pull_interval_s = pull_interval_s
     with serve_pty(core) as pty:
@@ -94,8 +97,9 @@ def simulated_table(
         game = game or ("punto-banco" if kind == "shoe" else "macau-1")
         table.config_path.write_text(
             f'table_id = "T1"\n[game]\nname = "{game}"\ndecks = {decks}\n'
-            f'[device]\nkind = "{kind}"\nurl = "{pty.link}"\n'
+            f'[device]\nkind = "{kind}"\nurl = "{pty.link}"\n{device_lines}'
             '[service]\njournal_path = "journal.sqlite"\ncontrol_socket = "control.sock"\n'
+            'key_dir = "keys"\n'
         )
         yield table
 

@@ -155,3 +155,30 @@ def test_without_a_watchdog_there_are_no_pings(table: Table) -> None:
         assert service.stop() == 0
     assert "WATCHDOG=1" not in service.messages
     assert service.messages[-1] == "STOPPING=1"
+
+
+def test_a_paired_shoe_is_served_over_an_authenticated_link(
+    tmp_path: Path, shoectl: ShoectlRunner
+) -> None:
+    with simulated_table(tmp_path, pairing_mode=True) as table:
+        paired = shoectl("pair", str(table.pty.link), "--config", str(table.config_path))
+        assert paired.returncode == 0, paired.stderr
+        with running_service(table) as service:
+            service.wait_for_notification("READY=1")
+            assert table.status()["device"]["authenticated"] is True
+            assert service.stop() == 0
+
+
+def test_firmware_off_the_allow_list_stops_start_up_with_exit_3(
+    tmp_path: Path, shoectl: ShoectlRunner
+) -> None:
+    approved_elsewhere = "ab" * 32
+    lines = f'allowed_firmware_hashes = ["{approved_elsewhere}"]\n'
+    with simulated_table(tmp_path, device_lines=lines) as table:
+        result = shoectl("run", "--config", str(table.config_path))
+    assert result.returncode == 3
+    assert result.stderr.count("\n") == 1
+    assert "which device.allowed_firmware_hashes does not list" in result.stderr
+    assert [r.kind for r in journaled(table.journal_path, "session.device_refused")] == [
+        "session.device_refused"
+    ]
