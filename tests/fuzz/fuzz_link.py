@@ -5,8 +5,10 @@ whose sizes the input itself chooses: every payload that comes out must
 have passed the CRC (it frames back to a frame the decoder accepts again)
 and must decode to a message that re-encodes to it, or be refused with a
 ProtocolError. As a bare payload, so the fuzzer reaches the message decoder
-without having to forge a CRC-32. Its first 8 bytes are also read as a
-card ID. Any other exception or a failed check is a crash libFuzzer reports.
+without having to forge a CRC-32, and as a sealed (protocol 1.1) frame,
+which must never open under a key the input does not know. Its first 8
+bytes are also read as a card ID. Any other exception or a failed check is
+a crash libFuzzer reports.
 
 The hypothesis campaigns in tests/test_fuzz_*.py run in `make test`; this
 harness needs the optional `fuzz` extra and runs only on request.
@@ -24,6 +26,7 @@ from pathlib import Path
 import atheris
 
 with atheris.instrument_imports():
+    from cardshoe.drivers.auth import AuthError, Direction, LinkAuth
     from cardshoe.drivers.cardid import CARD_ID_SIZE, CardId, CardSuit
     from cardshoe.drivers.error_codes import ErrorCode
     from cardshoe.drivers.framing import FrameDecoder, encode_frame
@@ -44,6 +47,7 @@ with atheris.instrument_imports():
     from cardshoe.drivers.protocol_errors import CardIdError, ProtocolError
 
 MAX_READ = 64
+SESSION_KEY = bytes(range(32))
 """The largest piece one read hands the decoder; USB full-speed packets are 64 bytes."""
 
 SEEDS: tuple[Message, ...] = (
@@ -85,6 +89,15 @@ def check_card_code(code: bytes) -> None:
         raise AssertionError(f"card ID {code.hex()} read as {card}, which encodes otherwise")
 
 
+def check_sealed(data: bytes) -> None:
+    host = LinkAuth(SESSION_KEY, Direction.HOST_TO_DEVICE)
+    try:
+        host.open(data)
+    except AuthError:
+        return
+    raise AssertionError(f"{data.hex()} opened without the session key")
+
+
 def check_stream(data: bytes) -> None:
     provider = atheris.FuzzedDataProvider(data)
     decoder = FrameDecoder()
@@ -99,6 +112,7 @@ def check_stream(data: bytes) -> None:
 def test_one_input(data: bytes) -> None:
     check_stream(data)
     check_payload(data)
+    check_sealed(data)
     check_card_code(data[:CARD_ID_SIZE])
 
 
