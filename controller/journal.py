@@ -16,7 +16,9 @@ the end. docs/journal.md describes the file for auditors.
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import re
 import sqlite3
 import threading
@@ -258,13 +260,59 @@ class Transaction:
         )
 
 
+class WriterLock:
+    """One writer per journal file, across processes.
+
+    Two controllers appending to one journal would interleave two tables'
+    worth of inputs and make the replay meaningless, so a writer holds an
+    exclusive flock on a sidecar file. The kernel drops it when the process
+    dies, even by SIGKILL, so a restarted service never waits for a dead one.
+    """
+
+    def __init__(self, path: Path, fd: int) -> None:
+        self.path = path
+        self._fd: int | None = fd
+
+    @classmethod
+    def acquire(cls, journal_path: Path) -> WriterLock:
+        path = journal_path.with_name(journal_path.name + ".lock")
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o640)
+        except OSError as exc:
+            raise JournalError(f"{path}: cannot create the lock: {exc.strerror}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
+            os.close(fd)
+            raise JournalError(
+                f"{journal_path}: another process (pid {holder}) is writing this journal: "
+                "stop it first (shoectl status tells whether the service runs)"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        return cls(path, fd)
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
 class Journal:
     """One table's journal file; safe to share between threads of one process."""
 
-    def __init__(self, path: Path, connection: sqlite3.Connection, table_id: str) -> None:
+    def __init__(
+        self,
+        path: Path,
+        connection: sqlite3.Connection,
+        table_id: str,
+        writer_lock: WriterLock | None = None,
+    ) -> None:
         self.path = path
         self.table_id = table_id
         self._connection = connection
+        self._writer_lock = writer_lock
         self._lock = threading.RLock()
         self._in_transaction = False
 
@@ -274,7 +322,12 @@ class Journal:
         path = Path(path)
         if not path.parent.is_dir():
             raise JournalError(f"{path}: cannot create the journal: no folder {path.parent}")
-        connection = _connect(path, "rwc")
+        writer_lock = WriterLock.acquire(path)
+        try:
+            connection = _connect(path, "rwc")
+        except BaseException:
+            writer_lock.release()
+            raise
         try:
             version = _schema_version(connection, path)
             if version > SCHEMA_VERSION:
@@ -284,14 +337,16 @@ class Journal:
             stored_table_id = _stored_table_id(connection, path)
         except BaseException:
             connection.close()
+            writer_lock.release()
             raise
         if stored_table_id != table_id:
             connection.close()
+            writer_lock.release()
             raise JournalError(
                 f"{path}: this journal belongs to table {stored_table_id}, not {table_id}: "
                 "check table_id and service.journal_path"
             )
-        return cls(path, connection, table_id)
+        return cls(path, connection, table_id, writer_lock)
 
     @classmethod
     def open_readonly(cls, path: Path | str) -> Journal:
@@ -317,6 +372,8 @@ class Journal:
     def close(self) -> None:
         with self._lock:
             self._connection.close()
+            if self._writer_lock is not None:
+                self._writer_lock.release()
 
     def __enter__(self) -> Journal:
         return self

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import signal
 import sqlite3
+import subprocess
+import sys
 import threading
 from enum import StrEnum
 from pathlib import Path
@@ -223,6 +226,33 @@ def test_second_process_reads_while_writer_is_open(journal_path: Path) -> None:
             assert reader.verify().ok
             with pytest.raises(sqlite3.OperationalError, match="readonly"), reader.transaction():
                 pass
+
+
+def test_one_writer_per_journal_across_processes(journal_path: Path) -> None:
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\n"
+            "from cardshoe.controller.journal import Journal\n"
+            f"journal = Journal.open({str(journal_path)!r}, table_id='T1')\n"
+            "print('open', flush=True)\n"
+            "time.sleep(60)\n",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "open\n"
+        with pytest.raises(JournalError, match=f"pid {holder.pid}\\) is writing this journal"):
+            Journal.open(journal_path, table_id="T1")
+        with Journal.open_readonly(journal_path) as reader:
+            assert reader.verify().ok
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait()
+    with Journal.open(journal_path, table_id="T1") as writer, writer.transaction() as tx:
+        tx.append("after", {}, shoe_id=None, round_no=None, device_serial=None)
 
 
 def test_journal_refuses_another_table(journal_path: Path) -> None:
