@@ -49,6 +49,8 @@ def event_line(record: dict[str, Any]) -> str:
 def _value(value: Any) -> str:
     if value is None:
         return "-"
+    if isinstance(value, bool):
+        return "true" if value else "false"
     if isinstance(value, list):
         return ",".join(_value(item) for item in value) or "-"
     if isinstance(value, dict):

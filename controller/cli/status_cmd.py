@@ -68,6 +68,8 @@ def status_text(record: dict[str, Any]) -> str:
             ),
         ]
     connected = "connected" if device["connected"] else "LINK DOWN"
+    if device["authenticated"]:
+        connected += ", authenticated"
     rows += [
         (
             "device",
