@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 
 import click
@@ -62,8 +63,12 @@ def cli() -> None:
 
     Exit codes: 0 success, 1 a check failed (self-test, journal verify),
     2 bad input or usage, 3 device absent, busy or not permitted,
-    130 interrupted.
+    70 internal error (a bug: rerun with CARDSHOE_DEBUG=1), 130 interrupted.
     """
+
+
+INTERNAL_ERROR_EXIT = 70
+"""EX_SOFTWARE from sysexits.h: a bug in shoectl, not in the user's input."""
 
 
 def _fail(message: str, exit_code: int) -> None:
@@ -92,4 +97,12 @@ def main(argv: list[str] | None = None) -> None:
         _fail("interrupted", 130)
     except BrokenPipeError:
         sys.exit(0)
+    except Exception as exc:  # the last line of defence: the user never sees a traceback
+        if os.environ.get("CARDSHOE_DEBUG"):
+            raise
+        _fail(
+            f"internal error ({type(exc).__name__}: {exc}): a bug in shoectl; "
+            "rerun with CARDSHOE_DEBUG=1 to see the trace, and report it",
+            INTERNAL_ERROR_EXIT,
+        )
     sys.exit(exit_code if isinstance(exit_code, int) else 0)
