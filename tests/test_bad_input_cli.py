@@ -125,7 +125,7 @@ CASES: dict[str, BadInput] = {
         ("status", "--config", "{tmp}/table.toml"), "no such configuration file"
     ),
     "monitor of a device and the service at once": BadInput(
-        ("monitor", "--service", "sim://cs-1"), "either URL or --service"
+        ("monitor", "--service", "sim://cs-1"), "--service"
     ),
     "monitor for no events": BadInput(("monitor", "--count", "0", "sim://cs-1"), "'--count'"),
     "dump of an unknown URL scheme": BadInput(("dump", "nope://x"), "protocol 'nope'"),
