@@ -27,6 +27,8 @@ from session_support import journaled
 from cardshoe.controller.control_socket import request
 from cardshoe.controller.errors import UserError
 from cardshoe.drivers.device import open_device
+from cardshoe.firmware_sim.attach_pty import serve_pty
+from cardshoe.firmware_sim.devices import create_device
 
 START_UP_KILLS_S = (0.0, 0.15, 0.4, 0.8)
 """SIGKILL this long after the start: before the lock, while replaying, at the handshake..."""
@@ -182,3 +184,26 @@ def test_firmware_off_the_allow_list_stops_start_up_with_exit_3(
     assert [r.kind for r in journaled(table.journal_path, "session.device_refused")] == [
         "session.device_refused"
     ]
+
+
+def test_a_shoe_plugged_in_after_start_up_is_waited_for(tmp_path: Path) -> None:
+    with simulated_table(tmp_path) as table:
+        late = tmp_path / "late-shoe"
+        configured = table.config_path.read_text().replace(str(table.pty.link), str(late))
+        table.config_path.write_text(configured)
+        with running_service(table) as service:
+            waiting = f"STATUS=waiting for the device: no device at {late}"
+            wait_until(lambda: any(m.startswith(waiting) for m in service.messages), "the wait")
+            assert "READY=1" not in service.messages
+            with serve_pty(create_device("cs-1", serial_number="LATE-1"), link=late):
+                service.wait_for_notification("READY=1")
+                assert table.status()["device"]["serial_number"] == "LATE-1"
+                assert service.stop() == 0
+
+
+def test_auto_shoe_opens_a_shoe_by_itself(table: Table) -> None:
+    with running_service(table, "--auto-shoe") as service:
+        service.wait_for_notification("READY=1")
+        wait_until(lambda: rounds_finished(table) >= 1, "a round")
+        assert table.status()["shoe_id"].startswith("T1-")
+        assert service.stop() == 0
