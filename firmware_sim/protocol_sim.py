@@ -41,7 +41,11 @@ class Serial(SerialBase):
         try:
             self._attachment, self._owns_attachment = open_sim_url(self.portstr)
             self._socket = self._attachment.connect()
-        except (SimConfigError, DeviceUnplugged) as exc:
+        except SimConfigError:
+            # A ValueError, as pyserial's own handlers raise for a malformed URL.
+            self._release()
+            raise
+        except DeviceUnplugged as exc:
             self._release()
             raise SerialException(f"could not open port {self.portstr}: {exc}") from None
         self._socket.setblocking(False)

@@ -73,6 +73,12 @@ CASES: dict[str, BadInput] = {
     ),
     "negative round filter": BadInput(("journal", "show", "/", "--round", "-1"), "'--round'"),
     "unknown URL scheme": BadInput(("info", "nope://x"), "protocol 'nope' not known"),
+    "unknown simulator profile in a URL": BadInput(
+        ("info", "sim://nope"), "no simulator profile 'nope'"
+    ),
+    "bad simulator option": BadInput(
+        ("info", "sim://cs-1?decks=abc"), "decks must be a whole number"
+    ),
     "missing device path": BadInput(
         ("info", "/dev/cardshoe/no-such-shoe"), "no device at", exit_code=DEVICE_ABSENT
     ),

@@ -88,6 +88,8 @@ def test_an_unplugged_sim_device_fails_reads_and_refuses_to_open(registered: Non
         ("sim://cs-1?seed=1&seed=2", "seed given more than once"),
     ],
 )
-def test_bad_sim_urls_fail_to_open_with_one_line(registered: None, url: str, message: str) -> None:
-    with pytest.raises(serial.SerialException, match=message):
+def test_bad_sim_urls_are_value_errors_like_pyserials_own(
+    registered: None, url: str, message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
         serial.serial_for_url(url)
