@@ -150,6 +150,26 @@ def test_operator_commands_are_journaled_and_a_refused_one_is_exit_2(table: Tabl
     assert journaled(table.journal_path, "command.start_shoe")[0].payload["shoe_id"] == "SHOE-C"
 
 
+def test_shoectl_control_sends_operator_commands_through_the_socket(
+    table: Table, shoectl: ShoectlRunner
+) -> None:
+    socket = str(table.socket_path)
+    with running_service(table) as service:
+        service.wait_for_notification("READY=1")
+        refused = shoectl("control", "no-more-bets", "--socket", socket)
+        assert refused.returncode == 2 and refused.stderr.count("\n") == 1
+        unknown = shoectl("control", "deal", "--socket", socket)
+        assert unknown.returncode == 2 and "unknown command 'deal'" in unknown.stderr
+        opened = shoectl("control", "new-shoe", "--shoe-id", "SHOE-D", "--socket", socket, "--json")
+        assert opened.returncode == 0, opened.stderr
+        assert (json.loads(opened.stdout)["shoe_id"], json.loads(opened.stdout)["state"]) == (
+            "SHOE-D",
+            "loading",
+        )
+        assert service.stop() == 0
+    assert journaled(table.journal_path, "command.start_shoe")[0].payload["shoe_id"] == "SHOE-D"
+
+
 def test_without_a_watchdog_there_are_no_pings(table: Table) -> None:
     with running_service(table, watchdog_usec=None) as service:
         service.wait_for_notification("READY=1")

@@ -31,6 +31,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "demo": ("cardshoe.controller.cli.demo_cmd", "demo", "Deal a whole simulated shoe, live."),
     "run": ("cardshoe.controller.cli.run_cmd", "run", "Run the table service (systemd runs this)."),
     "status": ("cardshoe.controller.cli.status_cmd", "status", "State of the running service."),
+    "control": (
+        "cardshoe.controller.cli.control_cmd",
+        "control",
+        "Send an operator command to the running service.",
+    ),
     "monitor": ("cardshoe.controller.cli.monitor_cmd", "monitor", "Events live, one line each."),
     "dump": ("cardshoe.controller.cli.dump_cmd", "dump", "Raw link frames in hex, decoded."),
     "selftest": ("cardshoe.controller.cli.selftest_cmd", "selftest", "Run a device's self-test."),

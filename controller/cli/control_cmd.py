@@ -1,0 +1,56 @@
+"""shoectl control: the operator's commands to the running service, over its socket.
+
+The service owns the list of commands and their arguments (SESSION_COMMANDS
+in service.py) and refuses an unknown one with the list, so this command
+passes the name through rather than keeping a second copy of it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from cardshoe.controller.cli.status_cmd import CONFIG_OPTION, SOCKET_OPTION, status_text
+
+
+@click.command()
+@click.argument("name")
+@click.option("--reason", default=None, help="Why (abandon-shoe, clear-hold).")
+@click.option("--shoe-id", default=None, help="The new shoe's id (new-shoe; default: generated).")
+@click.option(
+    "--deck-set",
+    type=click.IntRange(min=0),
+    default=None,
+    help="The loaded deck set's serial (new-shoe; default: the first card's).",
+)
+@SOCKET_OPTION
+@CONFIG_OPTION
+@click.option("--json", "as_json", is_flag=True, help="Print the status after it as JSON.")
+def control(
+    name: str,
+    reason: str | None,
+    shoe_id: str | None,
+    deck_set: int | None,
+    socket_path: Path | None,
+    config_path: Path | None,
+    as_json: bool,
+) -> None:
+    """Send an operator command NAME to the running `shoectl run`.
+
+    NAME is one of new-shoe, shoe-loaded, cut-done, no-more-bets,
+    confirm-face-up, end-shoe, abandon-shoe, clear-hold. The service journals
+    every command, accepted or refused, and prints the table's status after
+    it. A refused command exits 2 with the service's reason on one line.
+    """
+    from cardshoe.controller.cli.service_access import service_socket
+    from cardshoe.controller.control_socket import request
+
+    arguments = {
+        key: value
+        for key, value in (("reason", reason), ("shoe_id", shoe_id), ("deck_set", deck_set))
+        if value is not None
+    }
+    record = request(service_socket(socket_path, config_path), name, **arguments)
+    click.echo(json.dumps(record) if as_json else status_text(record))
