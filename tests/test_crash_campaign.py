@@ -85,8 +85,8 @@ class Campaign:
 
 
 CAMPAIGNS = [
-    pytest.param(Campaign("shoe", "punto-banco", decks=8, pull_interval_s=0.04), id="shoe"),
-    pytest.param(Campaign("auto", "macau-1", decks=6, deal_s=0.02, rounds=120), id="auto"),
+    pytest.param(Campaign("shoe", "punto-banco", decks=8, pull_interval_s=0.06), id="shoe"),
+    pytest.param(Campaign("auto", "macau-1", decks=6, deal_s=0.03, rounds=120), id="auto"),
 ]
 
 
