@@ -12,7 +12,8 @@ from pathlib import Path
 
 import click
 
-from cardshoe.controller.cli.status_cmd import CONFIG_OPTION, SOCKET_OPTION, status_text
+from cardshoe.controller.cli.options import CONFIG_OPTION, SOCKET_OPTION
+from cardshoe.controller.cli.status_cmd import status_text
 
 
 @click.command()

@@ -7,7 +7,8 @@ from typing import Any
 
 import click
 
-DEFAULT_TIMEOUT_S = 2.0
+from cardshoe.controller.cli.options import DEVICE_TIMEOUT_OPTION
+
 POLL_S = 0.2
 
 
@@ -16,13 +17,7 @@ POLL_S = 0.2
 @click.option(
     "--count", type=click.IntRange(min=1), default=None, help="Stop after this many frames."
 )
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=0.1),
-    default=DEFAULT_TIMEOUT_S,
-    show_default=True,
-    help="Seconds to wait for the device to answer.",
-)
+@DEVICE_TIMEOUT_OPTION
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per frame.")
 def dump(url: str, count: int | None, timeout: float, as_json: bool) -> None:
     """Show each frame as it crosses the link, until Ctrl-C, like pyserial's spy://.

@@ -8,18 +8,12 @@ from typing import Any
 
 import click
 
-DEFAULT_TIMEOUT_S = 2.0
+from cardshoe.controller.cli.options import DEVICE_TIMEOUT_OPTION
 
 
 @click.command()
 @click.argument("url")
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=0.1),
-    default=DEFAULT_TIMEOUT_S,
-    show_default=True,
-    help="Seconds to wait for the device to answer.",
-)
+@DEVICE_TIMEOUT_OPTION
 @click.option(
     "--config",
     "config_path",

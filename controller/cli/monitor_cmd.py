@@ -9,9 +9,8 @@ from typing import Any
 
 import click
 
-from cardshoe.controller.cli.status_cmd import CONFIG_OPTION, SOCKET_OPTION
+from cardshoe.controller.cli.options import CONFIG_OPTION, DEVICE_TIMEOUT_OPTION, SOCKET_OPTION
 
-DEFAULT_TIMEOUT_S = 2.0
 POLL_S = 0.2
 
 
@@ -34,13 +33,7 @@ POLL_S = 0.2
 @click.option(
     "--count", type=click.IntRange(min=1), default=None, help="Stop after this many events."
 )
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=0.1),
-    default=DEFAULT_TIMEOUT_S,
-    show_default=True,
-    help="Seconds to wait for the device to answer (with URL).",
-)
+@DEVICE_TIMEOUT_OPTION
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per event.")
 def monitor(
     url: str | None,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-DEFAULT_TIMEOUT_S = 2.0
+from cardshoe.controller.cli.options import DEVICE_TIMEOUT_OPTION
 
 
 @click.command()
@@ -25,13 +25,7 @@ DEFAULT_TIMEOUT_S = 2.0
     default=None,
     help="The table configuration whose service.key_dir holds the keys.",
 )
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=0.1),
-    default=DEFAULT_TIMEOUT_S,
-    show_default=True,
-    help="Seconds to wait for the device to answer.",
-)
+@DEVICE_TIMEOUT_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def pair(
     url: str, key_file: Path | None, config_path: Path | None, timeout: float, as_json: bool

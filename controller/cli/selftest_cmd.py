@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from cardshoe.controller.cli.options import DEVICE_TIMEOUT_OPTION
+
 if TYPE_CHECKING:
     from cardshoe.drivers.device import DealerDevice, ShoeDevice
 
-DEFAULT_TIMEOUT_S = 2.0
 SELF_TEST_TIMEOUT_S = 30.0
 
 
@@ -24,13 +25,7 @@ class Check:
 
 @click.command()
 @click.argument("url")
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=0.1),
-    default=DEFAULT_TIMEOUT_S,
-    show_default=True,
-    help="Seconds to wait for the device to answer.",
-)
+@DEVICE_TIMEOUT_OPTION
 @click.option(
     "--test-timeout",
     type=click.FloatRange(min=0.1),

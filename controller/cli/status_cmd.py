@@ -8,21 +8,7 @@ from typing import Any
 
 import click
 
-SOCKET_OPTION = click.option(
-    "--socket",
-    "socket_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="The service's control socket (default: from --config).",
-)
-CONFIG_OPTION = click.option(
-    "--config",
-    "config_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="The table configuration naming the socket (default: /etc/cardshoe/table.toml "
-    "if present, else /run/cardshoe/control.sock).",
-)
+from cardshoe.controller.cli.options import CONFIG_OPTION, SOCKET_OPTION
 
 
 @click.command()
