@@ -54,7 +54,7 @@ def _is_drawn(transition: Transition) -> bool:
 
 def flow_mermaid() -> str:
     """The mermaid state diagram of every state-changing transition but the cross-cutting ones."""
-    options = machine_options(_DrawingModel())
+    options = machine_options(_DrawingModel(), bind=False)
     options["transitions"] = [t.as_dict() for t in TRANSITIONS if _is_drawn(t)]
     options["states"] = [s.value for s in State if s not in (State.HELD, State.FAULT)]
     for callback in ("on_exception", "finalize_event"):

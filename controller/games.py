@@ -7,8 +7,9 @@ option the table uses; the regulator approves these choices together
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import cache
 
 from cardshoe.controller.cards import MANDATORY_SEVEN
 from cardshoe.controller.drawing import Dealing, LowerHandDrawsFirst, Tableau
@@ -78,6 +79,9 @@ class Game:
     dealing: Dealing
     paytable: Paytable
     commission: Commission
+    _net_returns: dict[Outcome, dict[str, Fraction]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     @property
     def bets(self) -> tuple[Bet, ...]:
@@ -90,6 +94,20 @@ class Game:
         """Exact gain per unit staked: -1 loss, 0 push, else the odds after commission."""
         return net_return(self.paytable, self.commission, bet, outcome)
 
+    def net_returns(self, outcome: Outcome) -> dict[str, Fraction]:
+        """Every offered bet's exact gain per unit staked on this outcome, by bet name.
+
+        Worked out once per distinct outcome (a few hundred in practice): every
+        round's result carries it, and the Fraction arithmetic for each bet was
+        an eighth of the time of the card that completes a round. Each caller
+        gets its own dict.
+        """
+        known = self._net_returns.get(outcome)
+        if known is None:
+            known = {bet.value: self.net_return(bet, outcome) for bet in self.bets}
+            self._net_returns[outcome] = known
+        return dict(known)
+
     def settle(self, outcome: Outcome, bet: Bet, stake: int) -> Settlement:
         """Settle a stake in integer minor units; winnings are rounded down to the minor unit."""
         return settle(self.paytable, self.commission, outcome, bet, stake)
@@ -100,8 +118,13 @@ def commission_names(game_name: str) -> tuple[str, ...]:
     return tuple(option.name for option in _variant(game_name).commissions)
 
 
+@cache
 def get_game(name: str, commission: str | None = None, paytable: Paytable | None = None) -> Game:
-    """The game `name` with a commission option (default: the rules' first) and paytable."""
+    """The game `name` with a commission option (default: the rules' first) and paytable.
+
+    One Game per choice, shared by every table model of the process (a Game
+    never changes), so each outcome's net returns are worked out once.
+    """
     variant = _variant(name)
     options = {option.name: option for option in variant.commissions}
     chosen = variant.commissions[0] if commission is None else options.get(commission)

@@ -20,12 +20,12 @@ times slower), queued, and without auto transitions.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from transitions import Machine
+from transitions import EventData, Machine
 
 
 class State(StrEnum):
@@ -136,17 +136,18 @@ class Transition:
     after: tuple[str, ...] = ()
     before: tuple[str, ...] = ()
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self, callback: Callable[[str], Any] = str) -> dict[str, Any]:
+        """The transition as transitions takes it; `callback` gives each guard and action."""
         # Plain strings: transitions would take an Enum member by its name, not its value.
         sources = (self.source,) if isinstance(self.source, State) else self.source
         return {
             "trigger": str(self.trigger),
             "source": [str(state) for state in sources],
             "dest": None if self.dest is None else str(self.dest),
-            "conditions": list(self.conditions),
-            "unless": list(self.unless),
-            "after": list(self.after),
-            "before": list(self.before),
+            "conditions": [callback(name) for name in self.conditions],
+            "unless": [callback(name) for name in self.unless],
+            "after": [callback(name) for name in self.after],
+            "before": [callback(name) for name in self.before],
         }
 
 
@@ -333,51 +334,67 @@ AUTOMATIC_FROM: dict[State, tuple[Trigger, ...]] = {
 the only ones worth asking about there."""
 
 
-def machine_options(model: Any) -> dict[str, Any]:
-    """The Machine settings the procedure runs with, also used to draw the diagram."""
+def machine_options(model: Any, *, bind: bool = True) -> dict[str, Any]:
+    """The Machine settings the procedure runs with; bind=False names the callbacks instead.
+
+    Bound, every guard and action is the model's method itself: given a name,
+    transitions looks it up on the model each time it calls it, two dozen
+    times for a card that completes a round. The diagram draws from the names.
+    """
+
+    def callback(name: str) -> Any:
+        return getattr(model, name) if bind else name
+
     return {
         "model": model,
         "states": [state.value for state in State],
-        "transitions": [transition.as_dict() for transition in TRANSITIONS],
+        "transitions": [transition.as_dict(callback) for transition in TRANSITIONS],
         "initial": State.IDLE.value,
         "auto_transitions": False,
         "queued": True,
         "ignore_invalid_triggers": False,
         "send_event": True,
-        "on_exception": "on_procedure_exception",
-        "finalize_event": "after_every_trigger",
+        "on_exception": callback("on_procedure_exception"),
+        "finalize_event": callback("after_every_trigger"),
     }
 
 
 class ProcedureMachine(Machine):
-    """transitions' Machine, remembering which triggers leave each state.
+    """transitions' Machine, able to say which of several triggers may fire first.
 
-    Every may_<trigger>() asks get_triggers(state), which scans every event
-    of the machine; the procedure asks after every input (AUTOMATIC), and
-    the scan was most of the controller's time per card. The answer only
-    changes when a transition is added or removed, so it is kept until then.
+    After every input the procedure asks which AUTOMATIC trigger may fire.
+    may_<trigger>() answers for one trigger, building an Event, an EventData
+    and the list of the state's triggers on every question (5 µs), and the
+    card that completes a round asked five times.
     """
 
-    def __init__(self, **options: Any) -> None:
-        self._triggers_from: dict[tuple[str, ...], list[str]] = {}
-        super().__init__(**options)
+    def first_allowed(self, model: Any, triggers: Sequence[str]) -> str | None:
+        """The first of `triggers` whose guards hold now: what may_<trigger>() says, in order.
 
-    def add_transition(self, *args: Any, **kwargs: Any) -> None:
-        self._triggers_from.clear()
-        super().add_transition(*args, **kwargs)
+        The same transitions and conditions may_<trigger>() evaluates, with an
+        exception in a guard handed to on_exception as there; the procedure has
+        no prepare callbacks and every destination is a state of the machine.
+        """
+        for trigger in triggers:
+            state = self.get_model_state(model)
+            event = self.events[trigger]
+            event_data = EventData(state, event, self, model, (), {})
+            for transition in event.transitions.get(state.name, ()):
+                event_data.transition = transition
+                try:
+                    # A loop, not all() over a generator: it runs several times per input.
+                    for condition in transition.conditions:
+                        if not condition.check(event_data):
+                            break
+                    else:
+                        return trigger
+                except BaseException as error:
+                    event_data.error = error
+                    self.callbacks(self.on_exception, event_data)
+        return None
 
-    def remove_transition(self, *args: Any, **kwargs: Any) -> None:
-        self._triggers_from.clear()
-        super().remove_transition(*args, **kwargs)
 
-    def get_triggers(self, *args: Any) -> list[str]:
-        key = tuple(state.name if hasattr(state, "name") else state for state in args)
-        if key not in self._triggers_from:
-            self._triggers_from[key] = super().get_triggers(*args)
-        return list(self._triggers_from[key])
-
-
-def build_machine(model: Any) -> Machine:
+def build_machine(model: Any) -> ProcedureMachine:
     """A queued flat Machine over the tables above, bound to `model` (a TableModel)."""
     logging.getLogger("transitions").setLevel(logging.WARNING)
     return ProcedureMachine(**machine_options(model))

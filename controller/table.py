@@ -223,7 +223,7 @@ class TableModel:
         """Feed one input and run on; the facts established, in order."""
         self._dispatch(item)
         for _ in range(MAX_AUTOMATIC_STEPS):
-            step = next((t for t in AUTOMATIC_FROM[self.state] if self.may_trigger(t)), None)
+            step = self.machine.first_allowed(self, AUTOMATIC_FROM[self.state])
             if step is None:
                 break
             self.trigger(step)
@@ -463,11 +463,7 @@ class TableModel:
     def settle_round(self, event: EventData) -> None:
         current = self._open_round()
         outcome = current.deal.outcome()
-        settlement = (
-            None
-            if current.demo
-            else {bet.value: self.game.net_return(bet, outcome) for bet in self.game.bets}
-        )
+        settlement = None if current.demo else self.game.net_returns(outcome)
         self._emit(
             RoundResult(
                 current.number,
@@ -887,7 +883,6 @@ class TableModel:
 
     # Bound by the Machine (declared for type checkers)
     trigger: Callable[..., bool]
-    may_trigger: Callable[..., bool]
 
 
 def _physical(inspection: CardInspection) -> str | None:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from fractions import Fraction
 
 import pytest
 from table_inputs import DECK_SET, Table, card_id, deal_while_due, ids, tagged_shoe
-from transitions import Machine
 
 from cardshoe.controller.cards import parse_cards
 from cardshoe.controller.config import (
@@ -52,10 +52,11 @@ from cardshoe.controller.procedure import (
     AUTOMATIC_FROM,
     TRANSITIONS,
     State,
+    Trigger,
     guard_and_action_names,
 )
 from cardshoe.controller.shoe_order import play_shoe_order
-from cardshoe.controller.table import TableModel
+from cardshoe.controller.table import TableModel, fault_hold
 from cardshoe.drivers.messages import FaultKind, Orientation
 
 DECKS_FOR = {"punto-banco": 8, "seven-up": 6, "macau-1": 8, "macau-2": 8}
@@ -99,11 +100,68 @@ def test_every_state_but_the_initial_one_is_some_transition_s_destination() -> N
 
 @pytest.mark.parametrize("state", list(State))
 def test_the_triggers_asked_about_in_each_state_are_those_transitions_finds(state: State) -> None:
-    """The machine's remembered get_triggers and AUTOMATIC_FROM agree with a fresh scan."""
-    machine = TableModel(manual()).machine
-    scanned = Machine.get_triggers(machine, state.value)
-    assert machine.get_triggers(state.value) == scanned
+    """AUTOMATIC_FROM agrees with the machine's own scan of the triggers leaving each state."""
+    scanned = TableModel(manual()).machine.get_triggers(state.value)
     assert AUTOMATIC_FROM[state] == tuple(t for t in AUTOMATIC if t in scanned)
+
+
+IGNORED_BUTTON = 1
+"""A button the procedure takes no trigger from: feeding it only runs the automatic steps."""
+
+
+def _before_automatic_steps(table: Table, rounds: int) -> Iterator[None]:
+    """Open a shoe and deal `rounds` rounds, holding the table between the first two and
+    voiding the second with a foreign card; pause after each input's own trigger has fired
+    and before the procedure's automatic steps."""
+    model, device = table.model, table.device
+    shoe = iter(tagged_shoe(table.config.game.decks, seed=21))
+    foreign = tagged_shoe(1, seed=22, deck_set=DECK_SET + 1)[0]
+
+    def fire(trigger: Trigger, **data: object) -> Iterator[None]:
+        model.trigger(trigger, **data)
+        yield
+        table.feed(device.button(IGNORED_BUTTON))
+
+    if model.automatic:
+        table.open_auto_shoe()
+    else:
+        table.open_manual_shoe()
+    for number in range(rounds + 1):
+        if number:
+            table.feed(CloseBets())
+        while model.card_due() is not None:
+            card = foreign if number == 2 and model.round_no == 2 else next(shoe)
+            yield from fire(Trigger.CARD, event=device.card(card))
+        if model.state == State.RETURNING:
+            yield from fire(Trigger.RETURNED, done=device.returned(model.cards_to_return or 0))
+        if number == 1:
+            table.feed(device.fault(FaultKind.DOOR_OPEN))
+            yield from fire(Trigger.RELEASE, reason=fault_hold(FaultKind.DOOR_OPEN))
+
+
+@pytest.mark.parametrize("config", [manual(), automatic()], ids=["manual", "automatic"])
+def test_the_automatic_step_is_the_one_may_trigger_names(config: TableConfig) -> None:
+    """first_allowed answers as transitions' may_<trigger>() would, whatever the table holds:
+    every state is tried against the shoe, round and holds of each moment of play."""
+    table = Table(config)
+    model, answers = table.model, set()
+    for _ in _before_automatic_steps(table, rounds=3):
+        now = model.state
+        for state in State:
+            model.machine.set_state(state.value, model)
+            triggers = AUTOMATIC_FROM[state]
+            allowed = next((t for t in triggers if getattr(model, f"may_{t}")()), None)
+            assert model.machine.first_allowed(model, triggers) == allowed
+            answers.add(allowed)
+        model.machine.set_state(now, model)
+    assert {
+        Trigger.ROUND_VOID,
+        Trigger.ROUND_COMPLETE,
+        Trigger.NEXT_ROUND,
+        Trigger.RESUME,
+    } <= answers
+    assert len(table.events(RoundResult)) == 2
+    assert len(table.events(RoundVoided)) == 1
 
 
 def test_a_manual_shoe_opens_burns_by_decks_and_opens_round_one() -> None:

@@ -70,6 +70,28 @@ def test_a_casino_paytable_replaces_the_default() -> None:
     assert game.paytable.super_sevens[5] == 70
 
 
+def test_one_choice_is_one_game_shared_by_every_table() -> None:
+    assert get_game("punto-banco", "half-on-6") is get_game("punto-banco", "half-on-6")
+    assert get_game("punto-banco", "half-on-6") is not get_game("punto-banco")
+
+
+@pytest.mark.parametrize("name", GAME_NAMES)
+@given(cards=st.lists(shoe_cards, min_size=6, max_size=6))
+def test_net_returns_give_every_offered_bet_its_net_return(name: str, cards: list[Card]) -> None:
+    game = get_game(name)
+    current = game.new_round()
+    for card in cards:
+        if current.is_complete:
+            break
+        current.deal(card)
+    outcome = current.outcome()
+    expected = {bet.value: game.net_return(bet, outcome) for bet in game.bets}
+    returns = game.net_returns(outcome)
+    assert returns == expected
+    returns.clear()
+    assert game.net_returns(outcome) == expected
+
+
 def test_dealing_to_a_complete_round_raises() -> None:
     current = get_game("punto-banco").new_round()
     for card in parse_cards("4S 4H 5D 5C"):
