@@ -20,6 +20,8 @@ from cardshoe.controller.paytables import Bet, Commission, Paytable
 from cardshoe.controller.rounds import Outcome
 
 HAND_BETS = frozenset({Bet.PLAYER, Bet.BANKER})
+PUSH_RETURN = Fraction(0)
+LOSS_RETURN = Fraction(-1)
 
 
 class BetResult(Enum):
@@ -89,11 +91,13 @@ def commission_rate(commission: Commission, bet: Bet, outcome: Outcome) -> Fract
 def net_return(paytable: Paytable, commission: Commission, bet: Bet, outcome: Outcome) -> Fraction:
     """The player's exact gain per unit staked: -1 loss, 0 push, else the odds after commission."""
     if is_push(bet, outcome):
-        return Fraction(0)
+        return PUSH_RETURN
     odds = gross_odds(paytable, bet, outcome)
     if odds is None:
-        return Fraction(-1)
-    return odds * (1 - commission_rate(commission, bet, outcome))
+        return LOSS_RETURN
+    rate = commission_rate(commission, bet, outcome)
+    # Fraction arithmetic is slow Python: with no commission the odds are the answer.
+    return odds * (1 - rate) if rate else odds
 
 
 def settle(
