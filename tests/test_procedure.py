@@ -514,6 +514,21 @@ def test_an_exception_in_an_action_stops_the_table_in_the_fault_state() -> None:
     assert table.state == State.IDLE
 
 
+def test_an_exception_in_a_guard_of_the_automatic_steps_stops_the_table_in_the_fault_state() -> (
+    None
+):
+    table = Table(manual())
+    table.open_manual_shoe()
+    deal_while_due(table, iter(tagged_shoe(8, seed=15)))
+    table.feed(CloseBets())
+    round_open = table.model.round
+    assert round_open is not None
+    round_open.deal = None  # type: ignore[assignment]
+    table.feed(table.device.button(IGNORED_BUTTON))
+    assert table.state == State.FAULT
+    assert alarms(table, AlarmKind.SOFTWARE_FAULT)
+
+
 def test_a_face_up_card_from_the_automatic_machine_is_normal() -> None:
     table = Table(automatic())
     table.open_auto_shoe()
