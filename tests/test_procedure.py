@@ -514,9 +514,7 @@ def test_an_exception_in_an_action_stops_the_table_in_the_fault_state() -> None:
     assert table.state == State.IDLE
 
 
-def test_an_exception_in_a_guard_of_the_automatic_steps_stops_the_table_in_the_fault_state() -> (
-    None
-):
+def test_a_guard_that_raises_in_the_automatic_steps_stops_the_table_in_the_fault_state() -> None:
     table = Table(manual())
     table.open_manual_shoe()
     deal_while_due(table, iter(tagged_shoe(8, seed=15)))
