@@ -24,7 +24,14 @@ from typing import Any, ClassVar
 from cardshoe.controller.canonical import canonical_json
 from cardshoe.controller.cards import Card
 from cardshoe.controller.errors import UserError
-from cardshoe.controller.games import GAME_NAMES, VARIANTS, Game, commission_names, get_game
+from cardshoe.controller.games import (
+    GAME_NAMES,
+    Game,
+    commission_names,
+    get_game,
+    paytable_named,
+    paytable_names,
+)
 
 FINGERPRINT_FORMAT = "cardshoe-table-options/1"
 """Hashed with the options, so a change in what the fingerprint covers changes every fingerprint."""
@@ -113,8 +120,8 @@ class GameConfig:
 
     @property
     def _paytable_names(self) -> tuple[str, ...]:
-        """The rules engine offers each game its published paytable."""
-        return (VARIANTS[self.name].paytable.name,)
+        """The paytables the rules engine publishes for this game."""
+        return paytable_names(self.name)
 
     @property
     def effective_commission(self) -> str:
@@ -126,7 +133,11 @@ class GameConfig:
 
     def build_game(self) -> Game:
         """The rules engine's game with this table's commission option and paytable."""
-        return get_game(self.name, commission=self.effective_commission)
+        return get_game(
+            self.name,
+            commission=self.effective_commission,
+            paytable=paytable_named(self.name, self.effective_paytable),
+        )
 
 
 def _check_option(key: str, value: str | None, allowed: tuple[str, ...], game: str) -> None:

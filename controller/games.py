@@ -25,6 +25,7 @@ from cardshoe.controller.paytables import (
     NO_COMMISSION,
     PUNTO_BANCO,
     SEVEN_UP,
+    SEVEN_UP_SUPER_SEVENS_2_5_17_70_700,
     Bet,
     Commission,
     Paytable,
@@ -41,29 +42,32 @@ SEVEN_UP_SHOE_ORDER = (Hand.BANKER, Hand.PLAYER, Hand.BANKER)
 
 @dataclass(frozen=True)
 class Variant:
-    """A game's rules as published: dealing, default paytable, commission options."""
+    """A game's rules as published: dealing, paytables, commission options."""
 
     dealing: Dealing
-    paytable: Paytable
+    paytables: tuple[Paytable, ...]
+    """The published paytables a casino may have approved; the first is the default."""
     commissions: tuple[Commission, ...]
     """The commission options the rules allow; the first is the default."""
 
 
 VARIANTS: dict[str, Variant] = {
     "punto-banco": Variant(
-        Dealing((), PLAYER_FIRST, Tableau()), PUNTO_BANCO, (BANKER_5PCT, BANKER_HALF_ON_6)
+        Dealing((), PLAYER_FIRST, Tableau()), (PUNTO_BANCO,), (BANKER_5PCT, BANKER_HALF_ON_6)
     ),
     "seven-up": Variant(
-        Dealing((MANDATORY_SEVEN,), SEVEN_UP_SHOE_ORDER, Tableau()), SEVEN_UP, (NO_COMMISSION,)
+        Dealing((MANDATORY_SEVEN,), SEVEN_UP_SHOE_ORDER, Tableau()),
+        (SEVEN_UP, SEVEN_UP_SUPER_SEVENS_2_5_17_70_700),
+        (NO_COMMISSION,),
     ),
     "macau-1": Variant(
         Dealing((), PLAYER_FIRST, LowerHandDrawsFirst(other_draws_when_equal=True)),
-        MACAU_METHOD_1,
+        (MACAU_METHOD_1,),
         (MACAU_5PCT_ON_789, MACAU_HALF_ON_4),
     ),
     "macau-2": Variant(
         Dealing((), PLAYER_FIRST, LowerHandDrawsFirst(other_draws_when_equal=False)),
-        MACAU_METHOD_2,
+        (MACAU_METHOD_2,),
         (MACAU_5PCT_ON_789, MACAU_HALF_ON_4),
     ),
 }
@@ -133,7 +137,24 @@ def get_game(name: str, commission: str | None = None, paytable: Paytable | None
             f"unknown commission option {commission!r} for {name}: choose one of "
             + ", ".join(options)
         )
-    return Game(name, variant.dealing, paytable or variant.paytable, chosen)
+    return Game(name, variant.dealing, paytable or variant.paytables[0], chosen)
+
+
+def paytable_names(game_name: str) -> tuple[str, ...]:
+    """The names of the paytables published for a game; the first is the default."""
+    return tuple(table.name for table in _variant(game_name).paytables)
+
+
+def paytable_named(game_name: str, name: str | None) -> Paytable:
+    """A game's published paytable by name (None: the default), for configuration and odds."""
+    tables = {table.name: table for table in _variant(game_name).paytables}
+    if name is None:
+        return _variant(game_name).paytables[0]
+    if name not in tables:
+        raise UserError(
+            f"unknown paytable {name!r} for {game_name}: choose one of " + ", ".join(tables)
+        )
+    return tables[name]
 
 
 def _variant(name: str) -> Variant:

@@ -216,6 +216,17 @@ def test_configured_game_comes_from_the_rules_engine(game: str, commission: str 
     assert built.paytable.name == config.game.effective_paytable
 
 
+def test_a_casino_may_configure_the_other_published_super_sevens_table() -> None:
+    options = {"name": "seven-up", "decks": 6, "paytable": "seven-up-super-sevens-2-5-17-70-700"}
+    config = TableConfig.from_mapping({"game": options})
+    built = config.game.build_game()
+    assert built.paytable.name == "seven-up-super-sevens-2-5-17-70-700"
+    assert built.paytable.super_sevens[3] == 5
+    assert (
+        config.fingerprint != TableConfig.from_mapping({"game": {"name": "seven-up"}}).fingerprint
+    )
+
+
 def test_fingerprint_covers_game_options_only() -> None:
     base = TableConfig()
     assert len(base.fingerprint) == 64

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from fractions import Fraction
 
 import pytest
 
@@ -46,6 +47,38 @@ def test_seven_up_json_has_only_its_bets_and_the_published_player_counts(shoectl
     ]
 
 
+def test_another_published_super_sevens_paytable_changes_only_that_bet(shoectl) -> None:
+    mbs = odds_json(shoectl, "--game", "seven-up", "--decks", "6")
+    other = odds_json(
+        shoectl,
+        "--game",
+        "seven-up",
+        "--decks",
+        "6",
+        "--paytable",
+        "seven-up-super-sevens-2-5-17-70-700",
+    )
+    assert (mbs["paytable"], other["paytable"]) == (
+        "seven-up-mbs-2011",
+        "seven-up-super-sevens-2-5-17-70-700",
+    )
+    assert other["returns"]["player"] == mbs["returns"]["player"]
+    counts = [row["count"] for row in mbs["returns"]["super_sevens"]]
+    assert [row["count"] for row in other["returns"]["super_sevens"]] == counts
+    assert [row["gain"] for row in other["returns"]["super_sevens"]] == [
+        "700/1",
+        "70/1",
+        "17/1",
+        "5/1",
+        "2/1",
+        "-1/1",
+    ]
+    expected = -sum(
+        count * gain for count, gain in zip(counts, (700, 70, 17, 5, 2, -1), strict=True)
+    )
+    assert Fraction(other["house_edge_exact"]["super_sevens"]) == Fraction(expected, other["total"])
+
+
 def test_macau_commission_option(shoectl) -> None:
     default = odds_json(shoectl, "--game", "macau-2", "--decks", "8")
     half_on_4 = odds_json(shoectl, "--game", "macau-2", "--decks", "8", "--commission", "half-on-4")
@@ -70,6 +103,7 @@ def test_readable_output(shoectl) -> None:
         (["--game", "seven-up", "--decks", "6", "--commission", "5pct"], "none"),
         (["--game", "punto-banco", "--decks", "0"], "at least one deck"),
         (["--game", "punto-banco", "--decks", "eight"], "--decks"),
+        (["--game", "macau-1", "--decks", "8", "--paytable", "seven-up-mbs-2011"], "macau-2007"),
     ],
 )
 def test_bad_input_is_one_line_exit_2(shoectl, args: list[str], message: str) -> None:

@@ -22,18 +22,26 @@ if TYPE_CHECKING:
     default=None,
     help="Commission option (default: the game's first); an unknown one lists the choices.",
 )
+@click.option(
+    "--paytable",
+    default=None,
+    help="Published paytable (default: the game's first); an unknown one lists the choices.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def odds(game_name: str, decks: int, commission: str | None, as_json: bool) -> None:
+def odds(
+    game_name: str, decks: int, commission: str | None, paytable: str | None, as_json: bool
+) -> None:
     """Exact odds of every outcome and the house edge of every bet of a game.
 
     Counts are over ordered deals of the first 6 shoe cards (5 in 7 Up), as
     published tables count them; a house edge is the house's expected gain
     as a fraction of the stake, ties included.
     """
-    from cardshoe.controller.games import get_game
+    from cardshoe.controller.games import get_game, paytable_named
     from cardshoe.controller.odds import compute_odds
 
-    report = compute_odds(get_game(game_name, commission), decks)
+    game = get_game(game_name, commission, paytable_named(game_name, paytable))
+    report = compute_odds(game, decks)
     record = odds_record(report)
     click.echo(json.dumps(record) if as_json else _text(record))
 
