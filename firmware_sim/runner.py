@@ -11,6 +11,7 @@ so retransmissions and timers run on time.
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
 import select
@@ -88,9 +89,16 @@ class DeviceThread:
     def _run(self) -> None:
         plugged = self.core.plugged
         while not self._stop.is_set():
-            readable, _, _ = select.select(
-                [self._wake_r, *self.endpoint.fds()], [], [], POLL_INTERVAL_S
-            )
+            try:
+                readable, _, _ = select.select(
+                    [self._wake_r, *self.endpoint.fds()], [], [], POLL_INTERVAL_S
+                )
+            except OSError as exc:
+                if exc.errno != errno.EBADF:
+                    raise
+                # Another thread replaced or dropped the host's connection between fds()
+                # and select(); ask the endpoint again.
+                continue
             for fd in readable:
                 if fd == self._wake_r:
                     self._drain_wake_pipe()
