@@ -32,7 +32,6 @@ import stat
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol
 
@@ -43,6 +42,7 @@ from cardshoe.controller.cli.device_access import (
 )
 from cardshoe.controller.errors import UserError
 from cardshoe.controller.observers import TableEvent
+from cardshoe.controller.timestamps import utc_timestamp
 from cardshoe.drivers.errors import UDEV_GROUP
 
 _LOGGER = logging.getLogger(__name__)
@@ -71,12 +71,6 @@ class Replica(Protocol):
 
 def lock_path_for(socket_path: Path) -> Path:
     return socket_path.with_name(socket_path.name + ".lock")
-
-
-def utc_timestamp(moment: datetime | None = None) -> str:
-    """ISO 8601 in UTC to the microsecond, as every line of the service and monitors shows."""
-    moment = moment or datetime.now(UTC)
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 # --- the server side -------------------------------------------------------------------

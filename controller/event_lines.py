@@ -13,8 +13,8 @@ import json
 from datetime import datetime
 from typing import Any
 
-from cardshoe.controller.control_socket import utc_timestamp
 from cardshoe.controller.inputs import to_record
+from cardshoe.controller.timestamps import utc_timestamp
 from cardshoe.drivers.link_events import DeviceEvent
 from cardshoe.drivers.messages import CardRead, SensorFlag
 from cardshoe.drivers.protocol_errors import CardIdError

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from cardshoe.controller.control_socket import utc_timestamp
+from cardshoe.controller.timestamps import utc_timestamp
 from cardshoe.drivers.framing import DELIMITER, MAX_ENCODED, FrameDecoder
 from cardshoe.drivers.messages import decode_message, message_to_json
 from cardshoe.drivers.protocol_errors import MessageError

@@ -34,6 +34,7 @@ from typing import Any
 from cardshoe.controller.canonical import canonical_json
 from cardshoe.controller.errors import UserError
 from cardshoe.controller.journal_chain import GENESIS_HASH, record_hash
+from cardshoe.controller.timestamps import utc_timestamp
 
 BUSY_TIMEOUT_S = 10.0
 """How long a writer waits for another process's transaction before giving up."""
@@ -130,7 +131,7 @@ class Record:
         """The time as ISO 8601 UTC with microseconds, e.g. 2025-01-31T20:15:02.123456Z."""
         seconds, nanoseconds = divmod(self.time_ns, 1_000_000_000)
         moment = datetime.fromtimestamp(seconds, UTC).replace(microsecond=nanoseconds // 1000)
-        return moment.isoformat(timespec="microseconds").replace("+00:00", "Z")
+        return utc_timestamp(moment)
 
     def as_dict(self) -> dict[str, Any]:
         """Every column plus the readable time, for JSON and CSV export."""

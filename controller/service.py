@@ -40,7 +40,6 @@ from cardshoe.controller.control_socket import (
     EventFeed,
     Handler,
     claim_socket_path,
-    utc_timestamp,
 )
 from cardshoe.controller.device_choice import configured_url
 from cardshoe.controller.display.board import TableBoard
@@ -52,6 +51,7 @@ from cardshoe.controller.pairing import KeyStore
 from cardshoe.controller.procedure import State
 from cardshoe.controller.sdnotify import Notifier
 from cardshoe.controller.session import TableSession, TableSnapshot
+from cardshoe.controller.timestamps import utc_timestamp
 from cardshoe.drivers.device import DealerDevice, ShoeDevice, open_device
 from cardshoe.drivers.discovery import Candidate, discover
 from cardshoe.drivers.errors import (
