@@ -9,7 +9,7 @@ input), suit S H D C. Baccarat counts A as 1, 2-9 at face value and
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import Enum
 
@@ -93,10 +93,6 @@ def parse_cards(text: str) -> list[Card]:
                 "list only the cards that leave the shoe"
             )
     return cards
-
-
-def format_cards(cards: Iterable[Card]) -> list[str]:
-    return [str(card) for card in cards]
 
 
 @dataclass(frozen=True)

@@ -91,18 +91,6 @@ class DeviceCount:
     cards_remaining: int | None
 
 
-HostInput = (
-    StartShoe
-    | ShoeLoaded
-    | CutDone
-    | CloseBets
-    | ConfirmFaceUp
-    | EndShoe
-    | AbandonShoe
-    | ClearHold
-    | DeviceCount
-)
-
 HOST_INPUTS: Mapping[str, type] = {
     "command.start_shoe": StartShoe,
     "command.shoe_loaded": ShoeLoaded,
