@@ -21,7 +21,6 @@ from cardshoe.drivers.messages import (
     SetGate,
 )
 from cardshoe.firmware_sim.core import FirmwareCore, locked
-from cardshoe.firmware_sim.errors import SimConfigError
 from cardshoe.firmware_sim.faults import InjectionKind
 
 DEALER_BUTTON = 0
@@ -71,16 +70,6 @@ class ManualShoe(FirmwareCore):
             self.gate = GateMode.LOCKED
         self.dealer.last_pull_at = self._clock()
         return True
-
-    @locked
-    def load_shoe(self, decks: int | None = None) -> None:
-        """The dealer loads a freshly shuffled shoe (with the cut card) in place of the old one."""
-        decks = self.decks if decks is None else decks
-        if not 1 <= decks <= 255:
-            raise SimConfigError(f"decks must be 1..255, not {decks}")
-        self.decks = decks
-        self.shoe = self._new_shoe(decks)
-        self.gate = GateMode.LOCKED
 
     # --- firmware -------------------------------------------------------------------
 
