@@ -10,7 +10,6 @@ journal form. Both become {"time", "kind", "payload"} for --json, and one
 from __future__ import annotations
 
 import json
-from datetime import datetime
 from typing import Any
 
 from cardshoe.controller.inputs import to_record
@@ -22,13 +21,13 @@ from cardshoe.drivers.protocol_errors import CardIdError
 KIND_WIDTH = 22
 
 
-def device_event_record(event: DeviceEvent, moment: datetime | None = None) -> dict[str, Any]:
+def device_event_record(event: DeviceEvent) -> dict[str, Any]:
     """A device or driver event as {"time", "kind", "payload"}; a card also as its text."""
     record = to_record(event)
     payload = dict(record.payload)
     if isinstance(event, CardRead):
         payload = {"seq": payload.pop("seq"), "card": card_text(event), **payload}
-    return {"time": utc_timestamp(moment), "kind": record.kind, "payload": payload}
+    return {"time": utc_timestamp(), "kind": record.kind, "payload": payload}
 
 
 def card_text(event: CardRead) -> str:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from datetime import datetime
 from typing import Any
 
 from cardshoe.controller.timestamps import utc_timestamp
@@ -27,13 +26,11 @@ RX = "rx"
 """Device to host."""
 
 
-def frame_record(
-    direction: str, raw: bytes, *, delimited: bool = True, moment: datetime | None = None
-) -> dict[str, Any]:
+def frame_record(direction: str, raw: bytes, *, delimited: bool = True) -> dict[str, Any]:
     """One frame as the link would take it: raw is its bytes before the delimiter, or
     (delimited False) a run too long to be a frame, cut off where it became one."""
     record: dict[str, Any] = {
-        "time": utc_timestamp(moment),
+        "time": utc_timestamp(),
         "direction": direction,
         "hex": (raw + DELIMITER if delimited else raw).hex(" "),
         "frame": "ok",
