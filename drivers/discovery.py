@@ -73,13 +73,12 @@ class Discovery:
 def discover(
     *,
     usb_backend: Any = None,
-    usb_ids: Mapping[tuple[int, int], str] = KNOWN_USB_IDS,
     cardshoe_link_dir: Path = CARDSHOE_LINK_DIR,
     serial_link_dirs: Iterable[Path] = SERIAL_LINK_DIRS,
 ) -> Discovery:
     """Serial and USB candidates; a missing USB backend is a note, not an error."""
     serial = serial_candidates(cardshoe_link_dir, tuple(serial_link_dirs))
-    usb, notes = usb_candidates(usb_backend, usb_ids)
+    usb, notes = usb_candidates(usb_backend)
     return Discovery((*serial, *usb), notes)
 
 
@@ -115,9 +114,7 @@ def serial_candidates(
     return candidates
 
 
-def usb_candidates(
-    backend: Any, usb_ids: Mapping[tuple[int, int], str] = KNOWN_USB_IDS
-) -> tuple[list[Candidate], tuple[str, ...]]:
+def usb_candidates(backend: Any) -> tuple[list[Candidate], tuple[str, ...]]:
     import usb.core
 
     from cardshoe.drivers.usb_transport import NO_BACKEND_HINT
@@ -127,7 +124,7 @@ def usb_candidates(
             usb.core.find(
                 find_all=True,
                 backend=backend,
-                custom_match=lambda device: (device.idVendor, device.idProduct) in usb_ids,
+                custom_match=lambda device: (device.idVendor, device.idProduct) in KNOWN_USB_IDS,
             )
         )
     except usb.core.NoBackendError:
