@@ -147,9 +147,10 @@ def paytable_names(game_name: str) -> tuple[str, ...]:
 
 def paytable_named(game_name: str, name: str | None) -> Paytable:
     """A game's published paytable by name (None: the default), for configuration and odds."""
-    tables = {table.name: table for table in _variant(game_name).paytables}
+    published = _variant(game_name).paytables
     if name is None:
-        return _variant(game_name).paytables[0]
+        return published[0]
+    tables = {table.name: table for table in published}
     if name not in tables:
         raise UserError(
             f"unknown paytable {name!r} for {game_name}: choose one of " + ", ".join(tables)
