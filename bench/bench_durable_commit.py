@@ -17,7 +17,7 @@ from pathlib import Path
 from bench_journal import commit_events
 from results import Measurement, percentile, print_measurements
 
-from cardshoe.controller.journal import Journal
+from cardshoe.controller.journal.store import Journal
 
 RECORDS_PER_CARD = 3
 """A card event with the procedure records it causes (assigned to a hand, totals)."""

@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from cardshoe.controller.journal import Journal
+from cardshoe.controller.journal.store import Journal
 
 CARD_EVENT = {"card": "9H", "face_up": False, "reader": "optical", "tag": "3f2a91c0"}
 PROCEDURE_RECORD = {"hand": "banker", "position": 2, "total": 7}

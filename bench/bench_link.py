@@ -19,7 +19,7 @@ import time
 from results import Measurement, percentile, print_measurements
 
 from cardshoe.drivers.device import ShoeDevice, open_device
-from cardshoe.drivers.messages import CardRead, Event
+from cardshoe.drivers.protocol.messages import CardRead, Event
 from cardshoe.firmware_sim.attach_pty import serve_pty
 from cardshoe.firmware_sim.devices import create_device
 

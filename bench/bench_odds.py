@@ -11,8 +11,8 @@ import subprocess
 import sys
 import time
 
-from cardshoe.controller.games import get_game
-from cardshoe.controller.odds import compute_odds
+from cardshoe.controller.rules.games import get_game
+from cardshoe.controller.rules.odds import compute_odds
 
 CASES = [("punto-banco", 8), ("seven-up", 6), ("macau-1", 8), ("macau-2", 8)]
 RUNS = 3

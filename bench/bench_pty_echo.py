@@ -20,9 +20,9 @@ import time
 import serial
 from results import Measurement, percentile, print_measurements
 
-from cardshoe.drivers.cardid import CardId, CardSuit
-from cardshoe.drivers.framing import encode_frame
-from cardshoe.drivers.messages import CardRead, Orientation, SensorFlag, encode_message
+from cardshoe.drivers.protocol.cardid import CardId, CardSuit
+from cardshoe.drivers.protocol.framing import encode_frame
+from cardshoe.drivers.protocol.messages import CardRead, Orientation, SensorFlag, encode_message
 
 CARD_FRAME = encode_frame(
     encode_message(

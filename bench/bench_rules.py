@@ -18,9 +18,9 @@ import time
 
 from results import Measurement, Target, print_measurements
 
-from cardshoe.controller.cards import Card, ShoeComposition
-from cardshoe.controller.games import GAME_NAMES, Game, get_game
-from cardshoe.controller.shoe_order import play_shoe_order
+from cardshoe.controller.rules.cards import Card, ShoeComposition
+from cardshoe.controller.rules.games import GAME_NAMES, Game, get_game
+from cardshoe.controller.rules.shoe_order import play_shoe_order
 
 DECKS = 8
 SEED = 7

@@ -30,12 +30,12 @@ from pathlib import Path
 from results import Measurement, Target, percentile, print_measurements
 
 from cardshoe.controller.config import GameConfig, TableConfig
-from cardshoe.controller.journal import Journal
-from cardshoe.controller.session import TableSession
+from cardshoe.controller.journal.store import Journal
+from cardshoe.controller.service.session import TableSession
 from cardshoe.drivers.device import open_device
-from cardshoe.drivers.framing import FrameDecoder
-from cardshoe.drivers.messages import Ack, CardRead, decode_message
-from cardshoe.drivers.protocol_errors import ProtocolError
+from cardshoe.drivers.protocol.framing import FrameDecoder
+from cardshoe.drivers.protocol.messages import Ack, CardRead, decode_message
+from cardshoe.drivers.protocol.errors import ProtocolError
 from cardshoe.firmware_sim.attach_pty import PtyEndpoint
 from cardshoe.firmware_sim.devices import create_device
 from cardshoe.firmware_sim.runner import DeviceThread

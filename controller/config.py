@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from cardshoe.controller.canonical import canonical_json
-from cardshoe.controller.cards import Card
+from cardshoe.controller.rules.cards import Card
 from cardshoe.controller.errors import UserError
-from cardshoe.controller.games import (
+from cardshoe.controller.rules.games import (
     GAME_NAMES,
     Game,
     commission_names,
@@ -260,7 +260,7 @@ class ServiceConfig:
     journal_path: Path = Path("/var/lib/cardshoe/journal.sqlite")
     control_socket: Path = Path("/run/cardshoe/control.sock")
     key_dir: Path = Path("/etc/cardshoe/keys")
-    """The devices' pairing keys, one file <serial>.key each (controller/pairing.py)."""
+    """The devices' pairing keys, one file <serial>.key each (controller/service/pairing.py)."""
 
 
 @dataclass(frozen=True)

@@ -20,12 +20,12 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
-from cardshoe.drivers.auth import KeyLookup
+from cardshoe.drivers.protocol.auth import KeyLookup
 from cardshoe.drivers.errors import CommandRefused, DeviceGone, DeviceTimeout, LinkProtocolError
 from cardshoe.drivers.link import Link, LinkState, LinkTiming
-from cardshoe.drivers.link_constants import PROTOCOL_MAJOR
+from cardshoe.drivers.protocol.link_constants import PROTOCOL_MAJOR
 from cardshoe.drivers.link_events import DeviceEvent
-from cardshoe.drivers.messages import (
+from cardshoe.drivers.protocol.messages import (
     Answer,
     Capability,
     Command,
@@ -44,7 +44,7 @@ from cardshoe.drivers.messages import (
     Shuffle,
     Status,
 )
-from cardshoe.drivers.transport import open_transport
+from cardshoe.drivers.transports.base import open_transport
 
 log = logging.getLogger(__name__)
 

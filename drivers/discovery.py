@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from cardshoe.drivers.errors import DriverError
-from cardshoe.drivers.link_constants import SIMULATOR_USB_PID, SIMULATOR_USB_VID
+from cardshoe.drivers.protocol.link_constants import SIMULATOR_USB_PID, SIMULATOR_USB_VID
 
 KNOWN_USB_IDS: Mapping[tuple[int, int], str] = {
     (SIMULATOR_USB_VID, SIMULATOR_USB_PID): "cardshoe device (pid.codes test ID)",
@@ -117,7 +117,7 @@ def serial_candidates(
 def usb_candidates(backend: Any) -> tuple[list[Candidate], tuple[str, ...]]:
     import usb.core
 
-    from cardshoe.drivers.usb_transport import NO_BACKEND_HINT
+    from cardshoe.drivers.transports.usb_bulk import NO_BACKEND_HINT
 
     try:
         devices = list(
@@ -136,7 +136,7 @@ def _usb_candidate(device: Any) -> Candidate:
     """Reading the strings opens the device; it is closed again at once."""
     import usb.util
 
-    from cardshoe.drivers.usb_transport import UsbAddress, read_string
+    from cardshoe.drivers.transports.usb_bulk import UsbAddress, read_string
 
     indexes = {
         "serial_number": device.iSerialNumber,

@@ -9,7 +9,7 @@ access.
 
 from __future__ import annotations
 
-from cardshoe.drivers.error_codes import ErrorCode
+from cardshoe.drivers.protocol.error_codes import ErrorCode
 
 UDEV_GROUP = "cardshoe"
 UDEV_RULES_FILE = "udev/70-cardshoe.rules"

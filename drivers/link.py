@@ -41,7 +41,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from enum import Enum
 
-from cardshoe.drivers.auth import (
+from cardshoe.drivers.protocol.auth import (
     AuthError,
     Direction,
     KeyLookup,
@@ -58,8 +58,8 @@ from cardshoe.drivers.errors import (
     DriverError,
     LinkProtocolError,
 )
-from cardshoe.drivers.framing import DELIMITER, FrameDecoder, encode_frame
-from cardshoe.drivers.link_constants import (
+from cardshoe.drivers.protocol.framing import DELIMITER, FrameDecoder, encode_frame
+from cardshoe.drivers.protocol.link_constants import (
     COMMAND_ATTEMPTS,
     COMMAND_REPLY_TIMEOUT_S,
     HOST_POLL_INTERVAL_S,
@@ -77,7 +77,7 @@ from cardshoe.drivers.link_events import (
     SequenceRegression,
     feed_violation,
 )
-from cardshoe.drivers.messages import (
+from cardshoe.drivers.protocol.messages import (
     LAYOUTS,
     Ack,
     Answer,
@@ -96,8 +96,8 @@ from cardshoe.drivers.messages import (
     decode_message,
     encode_message,
 )
-from cardshoe.drivers.protocol_errors import MessageError, UnsupportedVersion
-from cardshoe.drivers.transport import Transport
+from cardshoe.drivers.protocol.errors import MessageError, UnsupportedVersion
+from cardshoe.drivers.transports.base import Transport
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cardshoe.drivers.messages import (
+from cardshoe.drivers.protocol.messages import (
     ButtonPressed,
     CardRead,
     CutCard,

@@ -24,10 +24,10 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar, ParamSpec, TypeVar
 
-from cardshoe.drivers.cardid import CardId, CardSuit
-from cardshoe.drivers.error_codes import ErrorCode
-from cardshoe.drivers.link_constants import EVENT_QUEUE_MIN_CAPACITY, PROTOCOL_MINOR
-from cardshoe.drivers.messages import (
+from cardshoe.drivers.protocol.cardid import CardId, CardSuit
+from cardshoe.drivers.protocol.error_codes import ErrorCode
+from cardshoe.drivers.protocol.link_constants import EVENT_QUEUE_MIN_CAPACITY, PROTOCOL_MINOR
+from cardshoe.drivers.protocol.messages import (
     Answer,
     Capability,
     CardRead,

@@ -27,16 +27,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from cardshoe.drivers.auth import AuthError, Direction, LinkAuth, is_sealed, new_nonce
-from cardshoe.drivers.error_codes import ErrorCode
-from cardshoe.drivers.framing import DELIMITER, FrameDecoder, encode_frame
-from cardshoe.drivers.link_constants import (
+from cardshoe.drivers.protocol.auth import AuthError, Direction, LinkAuth, is_sealed, new_nonce
+from cardshoe.drivers.protocol.error_codes import ErrorCode
+from cardshoe.drivers.protocol.framing import DELIMITER, FrameDecoder, encode_frame
+from cardshoe.drivers.protocol.link_constants import (
     EVENT_QUEUE_MIN_CAPACITY,
     EVENT_RETRANSMIT_INTERVAL_S,
     HELLO_INTERVAL_S,
     LINK_DOWN_AFTER_S,
 )
-from cardshoe.drivers.messages import (
+from cardshoe.drivers.protocol.messages import (
     Ack,
     Answer,
     AuthChallenge,
@@ -52,7 +52,7 @@ from cardshoe.drivers.messages import (
     decode_message,
     encode_message,
 )
-from cardshoe.drivers.protocol_errors import MessageError
+from cardshoe.drivers.protocol.errors import MessageError
 
 log = logging.getLogger(__name__)
 

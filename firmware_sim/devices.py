@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from cardshoe.drivers.messages import DeviceKind
+from cardshoe.drivers.protocol.messages import DeviceKind
 from cardshoe.firmware_sim.core import FirmwareCore
 from cardshoe.firmware_sim.faults import Scenario, load_scenario, parse_injection
 from cardshoe.firmware_sim.manual_shoe import ManualShoe

@@ -14,7 +14,7 @@ from functools import cache, reduce
 from importlib import resources
 from operator import or_
 
-from cardshoe.drivers.messages import Capability, DeviceKind
+from cardshoe.drivers.protocol.messages import Capability, DeviceKind
 from cardshoe.firmware_sim.errors import SimConfigError
 
 DEFAULT_PROFILE = "cs-1"

@@ -12,7 +12,7 @@ import random
 import secrets
 from dataclasses import dataclass, field
 
-from cardshoe.drivers.cardid import CardId, CardSuit
+from cardshoe.drivers.protocol.cardid import CardId, CardSuit
 
 CARDS_PER_DECK = 52
 DEFAULT_DECKS = 8

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from cardshoe.drivers.error_codes import ErrorCode
-from cardshoe.drivers.messages import (
+from cardshoe.drivers.protocol.error_codes import ErrorCode
+from cardshoe.drivers.protocol.messages import (
     Capability,
     Command,
     DealNext,

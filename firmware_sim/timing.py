@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cardshoe.drivers.link_constants import SERIAL_BAUDRATE
+from cardshoe.drivers.protocol.link_constants import SERIAL_BAUDRATE
 
 
 @dataclass(frozen=True)

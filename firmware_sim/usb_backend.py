@@ -33,7 +33,7 @@ import usb.util
 from usb.backend import IBackend
 from usb.core import USBError, USBTimeoutError
 
-from cardshoe.drivers.link_constants import (
+from cardshoe.drivers.protocol.link_constants import (
     USB_BULK_IN_ENDPOINT,
     USB_BULK_OUT_ENDPOINT,
     USB_INTERFACE_CLASS,

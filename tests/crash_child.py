@@ -27,9 +27,9 @@ from collections.abc import Callable
 from typing import Any
 
 from cardshoe.controller.config import DeviceConfig, DeviceKind, GameConfig, TableConfig
-from cardshoe.controller.journal import Journal, Transaction
-from cardshoe.controller.logging_setup import configure_logging
-from cardshoe.controller.session import TableSession
+from cardshoe.controller.journal.store import Journal, Transaction
+from cardshoe.controller.service.logging_setup import configure_logging
+from cardshoe.controller.service.session import TableSession
 from cardshoe.drivers.device import DealerDevice, open_device
 
 DECK_SET = 0x00BC614E

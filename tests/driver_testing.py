@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from cardshoe.drivers.device import DealerDevice, Device, ShoeDevice, open_device
-from cardshoe.drivers.framing import FrameDecoder, encode_frame
+from cardshoe.drivers.protocol.framing import FrameDecoder, encode_frame
 from cardshoe.drivers.link import LinkTiming
-from cardshoe.drivers.messages import (
+from cardshoe.drivers.protocol.messages import (
     Capability,
     DeviceKind,
     Event,
@@ -38,7 +38,7 @@ from cardshoe.drivers.messages import (
     decode_message,
     encode_message,
 )
-from cardshoe.drivers.usb_transport import UsbAddress
+from cardshoe.drivers.transports.usb_bulk import UsbAddress
 from cardshoe.firmware_sim.attach_pty import serve_pty
 from cardshoe.firmware_sim.attach_tcp import serve_tcp
 from cardshoe.firmware_sim.core import FirmwareCore

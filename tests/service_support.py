@@ -30,7 +30,7 @@ from session_support import (
 )
 
 from cardshoe.controller.config import TableConfig, load_config
-from cardshoe.controller.control_socket import request
+from cardshoe.controller.service.control_socket import request
 from cardshoe.firmware_sim.attach_pty import PtyAttachment, serve_pty
 from cardshoe.firmware_sim.core import FirmwareCore
 from cardshoe.firmware_sim.devices import create_device

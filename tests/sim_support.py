@@ -12,8 +12,8 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from cardshoe.drivers.framing import FrameDecoder, encode_frame
-from cardshoe.drivers.messages import Ack, GetInfo, Message, decode_message, encode_message
+from cardshoe.drivers.protocol.framing import FrameDecoder, encode_frame
+from cardshoe.drivers.protocol.messages import Ack, GetInfo, Message, decode_message, encode_message
 from cardshoe.firmware_sim.core import FirmwareCore
 
 

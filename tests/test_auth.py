@@ -1,4 +1,4 @@
-"""drivers/auth.py: session keys, sealing, and what a receiver refuses."""
+"""drivers/protocol/auth.py: session keys, sealing, and what a receiver refuses."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cardshoe.drivers.auth import (
+from cardshoe.drivers.protocol.auth import (
     TRAILER_SIZE,
     AuthError,
     Direction,
@@ -18,7 +18,7 @@ from cardshoe.drivers.auth import (
     new_pairing_key,
     unsealed,
 )
-from cardshoe.drivers.messages import (
+from cardshoe.drivers.protocol.messages import (
     Ack,
     DealNext,
     GetStatus,
@@ -26,7 +26,7 @@ from cardshoe.drivers.messages import (
     decode_message,
     encode_message,
 )
-from cardshoe.drivers.protocol_errors import UnsupportedFlags
+from cardshoe.drivers.protocol.errors import UnsupportedFlags
 
 SERIAL = "SIM-CS1-0001"
 

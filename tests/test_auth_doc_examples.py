@@ -1,4 +1,4 @@
-"""docs/protocol.md's link authentication examples and drivers/auth.py must agree."""
+"""docs/protocol.md's link authentication examples and drivers/protocol/auth.py must agree."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from cardshoe.drivers.auth import Direction, LinkAuth, derive_session_key
-from cardshoe.drivers.framing import FrameDecoder, encode_frame
-from cardshoe.drivers.messages import decode_message, encode_message, message_from_json
+from cardshoe.drivers.protocol.auth import Direction, LinkAuth, derive_session_key
+from cardshoe.drivers.protocol.framing import FrameDecoder, encode_frame
+from cardshoe.drivers.protocol.messages import decode_message, encode_message, message_from_json
 
 TEXT = (Path(__file__).resolve().parent.parent / "docs" / "protocol.md").read_text("utf-8")
 

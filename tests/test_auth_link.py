@@ -29,7 +29,7 @@ from driver_testing import (
     next_of,
 )
 
-from cardshoe.drivers.auth import (
+from cardshoe.drivers.protocol.auth import (
     AuthError,
     Direction,
     LinkAuth,
@@ -37,14 +37,14 @@ from cardshoe.drivers.auth import (
     new_nonce,
     new_pairing_key,
 )
-from cardshoe.drivers.cardid import CardId, CardSuit
+from cardshoe.drivers.protocol.cardid import CardId, CardSuit
 from cardshoe.drivers.device import ShoeDevice, open_device
-from cardshoe.drivers.error_codes import ErrorCode
+from cardshoe.drivers.protocol.error_codes import ErrorCode
 from cardshoe.drivers.errors import AuthenticationFailed, CommandRefused
-from cardshoe.drivers.framing import encode_frame
+from cardshoe.drivers.protocol.framing import encode_frame
 from cardshoe.drivers.link import LinkTiming
 from cardshoe.drivers.link_events import AuthFailure, LinkLost, LinkRestored
-from cardshoe.drivers.messages import (
+from cardshoe.drivers.protocol.messages import (
     Ack,
     AuthChallenge,
     AuthResponse,

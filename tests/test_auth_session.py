@@ -23,10 +23,10 @@ from session_support import (
     table_config,
 )
 
-from cardshoe.controller.journal import Journal
-from cardshoe.controller.recovery import recover
-from cardshoe.controller.session import TableSession
-from cardshoe.drivers.auth import new_pairing_key
+from cardshoe.controller.journal.store import Journal
+from cardshoe.controller.service.recovery import recover
+from cardshoe.controller.service.session import TableSession
+from cardshoe.drivers.protocol.auth import new_pairing_key
 from cardshoe.drivers.device import open_device
 from cardshoe.drivers.errors import AuthenticationFailed
 from cardshoe.firmware_sim.core import FirmwareCore

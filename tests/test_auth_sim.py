@@ -1,6 +1,6 @@
 """The simulator's side of protocol 1.1 link authentication, driven in-process.
 
-The host here is bare (the codec and drivers/auth.py, nothing of link.py),
+The host here is bare (the codec and drivers/protocol/auth.py, nothing of link.py),
 so each test sees exactly which frames the device seals, opens and drops.
 """
 
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import pytest
 from sim_support import FakeClock, no_new_threads
 
-from cardshoe.drivers.auth import (
+from cardshoe.drivers.protocol.auth import (
     AuthError,
     Direction,
     LinkAuth,
@@ -21,10 +21,10 @@ from cardshoe.drivers.auth import (
     new_pairing_key,
     unsealed,
 )
-from cardshoe.drivers.error_codes import ErrorCode
-from cardshoe.drivers.framing import FrameDecoder, encode_frame
-from cardshoe.drivers.link_constants import EVENT_RETRANSMIT_INTERVAL_S
-from cardshoe.drivers.messages import (
+from cardshoe.drivers.protocol.error_codes import ErrorCode
+from cardshoe.drivers.protocol.framing import FrameDecoder, encode_frame
+from cardshoe.drivers.protocol.link_constants import EVENT_RETRANSMIT_INTERVAL_S
+from cardshoe.drivers.protocol.messages import (
     Ack,
     AuthChallenge,
     AuthResponse,

@@ -2,7 +2,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cardshoe.controller.cards import (
+from cardshoe.controller.rules.cards import (
     MANDATORY_SEVEN,
     Card,
     CardNotationError,

@@ -27,10 +27,10 @@ from driver_testing import (
 
 from cardshoe.drivers.device import DealerDevice, ShoeDevice, open_device
 from cardshoe.drivers.errors import CommandRefused, DeviceGone, PortBusy
-from cardshoe.drivers.framing import DELIMITER, FrameDecoder, encode_frame
-from cardshoe.drivers.link_constants import PROTOCOL_MINOR
+from cardshoe.drivers.protocol.framing import DELIMITER, FrameDecoder, encode_frame
+from cardshoe.drivers.protocol.link_constants import PROTOCOL_MINOR
 from cardshoe.drivers.link_events import DeviceEvent
-from cardshoe.drivers.messages import (
+from cardshoe.drivers.protocol.messages import (
     CardRead,
     DeviceKind,
     ErrorCode,
@@ -46,7 +46,7 @@ from cardshoe.drivers.messages import (
     decode_message,
     encode_message,
 )
-from cardshoe.drivers.transport import Transport, open_transport
+from cardshoe.drivers.transports.base import Transport, open_transport
 from cardshoe.firmware_sim.devices import create_device
 from cardshoe.firmware_sim.faults import parse_injection
 

@@ -52,10 +52,10 @@ from session_support import (
     rounds_as_the_rules_engine_plays_them,
 )
 
-from cardshoe.controller.control_socket import request
+from cardshoe.controller.service.control_socket import request
 from cardshoe.controller.errors import UserError
-from cardshoe.controller.journal import Journal
-from cardshoe.controller.recovery import recover
+from cardshoe.controller.journal.store import Journal
+from cardshoe.controller.service.recovery import recover
 from cardshoe.firmware_sim.timing import Timing
 
 SHOE_ID = "CRASH-1"

@@ -6,8 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from cardshoe.controller.diagram import CROSS_CUTTING, flow_mermaid, render
-from cardshoe.controller.procedure import TRANSITIONS, State
+from cardshoe.controller.procedure.diagram import CROSS_CUTTING, flow_mermaid, render
+from cardshoe.controller.procedure.machine import TRANSITIONS, State
 
 PAGE = Path(__file__).resolve().parent.parent / "docs" / "state-diagram.md"
 
@@ -15,13 +15,13 @@ PAGE = Path(__file__).resolve().parent.parent / "docs" / "state-diagram.md"
 def test_the_committed_state_diagram_is_what_the_tables_generate() -> None:
     assert PAGE.read_text(encoding="utf-8") == render(), (
         "docs/state-diagram.md is out of date: run "
-        "'python -m cardshoe.controller.diagram > docs/state-diagram.md'"
+        "'python -m cardshoe.controller.procedure.diagram > docs/state-diagram.md'"
     )
 
 
 def test_the_module_prints_the_page() -> None:
     printed = subprocess.run(
-        [sys.executable, "-m", "cardshoe.controller.diagram"],
+        [sys.executable, "-m", "cardshoe.controller.procedure.diagram"],
         capture_output=True,
         text=True,
         check=True,

@@ -10,13 +10,13 @@ from pathlib import Path
 from rich.console import Console
 from session_support import SIM_DECK_SET, session_on, simulated_device, table_config
 
-from cardshoe.controller.cards import parse_card
-from cardshoe.controller.display.board import BURN, TableBoard
+from cardshoe.controller.rules.cards import parse_card
+from cardshoe.controller.scoreboard.board import BURN, TableBoard
 from cardshoe.controller.display.plain import PlainLines, plain_line
 from cardshoe.controller.display.rich_view import TableView, render_board
-from cardshoe.controller.hands import Hand
-from cardshoe.controller.journal import Journal
-from cardshoe.controller.observers import (
+from cardshoe.controller.rules.hands import Hand
+from cardshoe.controller.journal.store import Journal
+from cardshoe.controller.procedure.facts import (
     Alarm,
     AlarmKind,
     BetsClosed,

@@ -42,8 +42,8 @@ from cardshoe.controller.config import (
     GameConfig,
     TableConfig,
 )
-from cardshoe.controller.observers import HoldStarted, ShoeEnded, TableEvent
-from cardshoe.controller.session import TableSession
+from cardshoe.controller.procedure.facts import HoldStarted, ShoeEnded, TableEvent
+from cardshoe.controller.service.session import TableSession
 from cardshoe.firmware_sim.errors import SimConfigError
 from cardshoe.firmware_sim.faults import DEFAULT_DURATION_S, InjectionKind
 from cardshoe.firmware_sim.profiles import get_profile

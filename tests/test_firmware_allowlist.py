@@ -17,10 +17,10 @@ from conftest import ShoectlRunner
 from session_support import journaled, session_on, table_config
 
 from cardshoe.controller.config import DeviceConfig, TableConfig
-from cardshoe.controller.journal import Journal
-from cardshoe.controller.observers import Alarm, AlarmKind, TableEvent
-from cardshoe.controller.session import DEVICE_REFUSED, DeviceNotApproved, TableSession
-from cardshoe.drivers.messages import GateMode
+from cardshoe.controller.journal.store import Journal
+from cardshoe.controller.procedure.facts import Alarm, AlarmKind, TableEvent
+from cardshoe.controller.service.session import DEVICE_REFUSED, DeviceNotApproved, TableSession
+from cardshoe.drivers.protocol.messages import GateMode
 from cardshoe.firmware_sim.attach_pty import serve_pty
 from cardshoe.firmware_sim.core import FirmwareCore
 from cardshoe.firmware_sim.devices import create_device

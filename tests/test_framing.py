@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cardshoe.drivers.framing import MAX_ENCODED, MAX_PAYLOAD, FrameDecoder, encode_frame
-from cardshoe.drivers.protocol_errors import FrameTooLarge
+from cardshoe.drivers.protocol.framing import MAX_ENCODED, MAX_PAYLOAD, FrameDecoder, encode_frame
+from cardshoe.drivers.protocol.errors import FrameTooLarge
 
 payloads = st.binary(min_size=1, max_size=MAX_PAYLOAD)
 
@@ -104,7 +104,7 @@ def test_feeding_any_bytes_never_raises(chunks: list[bytes]) -> None:
 
 def test_a_run_without_delimiter_is_dropped_and_the_stream_recovers(caplog) -> None:
     decoder = FrameDecoder()
-    with caplog.at_level(logging.WARNING, logger="cardshoe.drivers.framing"):
+    with caplog.at_level(logging.WARNING, logger="cardshoe.drivers.protocol.framing"):
         assert decoder.feed(b"\x55" * (MAX_ENCODED + 1)) == []
         assert decoder.feed(b"\x55" * 100) == []
         assert decoder.feed(b"\x00" + encode_frame(b"ok")) == [b"ok"]
@@ -118,7 +118,7 @@ def test_bad_frames_are_counted_by_kind_and_logged(caplog) -> None:
     good = encode_frame(b"hello")
     bad_crc = bytearray(good)
     bad_crc[2] ^= 0x01
-    with caplog.at_level(logging.WARNING, logger="cardshoe.drivers.framing"):
+    with caplog.at_level(logging.WARNING, logger="cardshoe.drivers.protocol.framing"):
         decoder.feed(bytes(bad_crc))
         decoder.feed(b"\x09\x01\x00")
         decoder.feed(b"\x02\x01\x00")

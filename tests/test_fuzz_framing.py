@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from cardshoe.drivers.framing import (
+from cardshoe.drivers.protocol.framing import (
     DELIMITER,
     MAX_ENCODED,
     MAX_PAYLOAD,

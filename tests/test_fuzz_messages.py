@@ -18,13 +18,13 @@ from hypothesis import strategies as st
 from test_fuzz_framing import damaged
 from test_messages import any_message
 
-from cardshoe.controller.cards import CardNotationError, parse_cards
-from cardshoe.drivers.auth import AuthError, Direction, LinkAuth
-from cardshoe.drivers.cardid import CARD_ID_SIZE, CardId
-from cardshoe.drivers.error_codes import ErrorCode
-from cardshoe.drivers.framing import DELIMITER, FrameDecoder, encode_frame
-from cardshoe.drivers.link_constants import PROTOCOL_MAJOR
-from cardshoe.drivers.messages import (
+from cardshoe.controller.rules.cards import CardNotationError, parse_cards
+from cardshoe.drivers.protocol.auth import AuthError, Direction, LinkAuth
+from cardshoe.drivers.protocol.cardid import CARD_ID_SIZE, CardId
+from cardshoe.drivers.protocol.error_codes import ErrorCode
+from cardshoe.drivers.protocol.framing import DELIMITER, FrameDecoder, encode_frame
+from cardshoe.drivers.protocol.link_constants import PROTOCOL_MAJOR
+from cardshoe.drivers.protocol.messages import (
     HEADER,
     CardRead,
     MessageType,
@@ -33,7 +33,7 @@ from cardshoe.drivers.messages import (
     message_from_json,
     message_to_json,
 )
-from cardshoe.drivers.protocol_errors import CardIdError, MessageError
+from cardshoe.drivers.protocol.errors import CardIdError, MessageError
 
 KNOWN_TYPES = {member.value for member in MessageType}
 

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 from conftest import ShoectlRunner
 
-from cardshoe.controller.cli.device_access import EXIT_DEVICE_UNAVAILABLE, device_user_error
+from cardshoe.controller.service.device_access import EXIT_DEVICE_UNAVAILABLE, device_user_error
 from cardshoe.drivers.device import open_device
 from cardshoe.drivers.errors import AccessDenied
 from cardshoe.firmware_sim.attach_pty import PtyAttachment, serve_pty

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from table_inputs import DECK_SET, Device, Table, card_id, ids
 
-from cardshoe.controller.cards import parse_cards
+from cardshoe.controller.rules.cards import parse_cards
 from cardshoe.controller.config import (
     BurnPolicy,
     DeviceConfig,
@@ -14,14 +14,14 @@ from cardshoe.controller.config import (
     ShoeProcedure,
     TableConfig,
 )
-from cardshoe.controller.inputs import ClearHold, CloseBets, ConfirmFaceUp
-from cardshoe.controller.irregularities import (
+from cardshoe.controller.procedure.inputs import ClearHold, CloseBets, ConfirmFaceUp
+from cardshoe.controller.procedure.irregularities import (
     IRREGULARITIES,
     Consequence,
     Irregularity,
     inspect_card,
 )
-from cardshoe.controller.observers import (
+from cardshoe.controller.procedure.facts import (
     Alarm,
     AlarmKind,
     Burned,
@@ -32,11 +32,11 @@ from cardshoe.controller.observers import (
     RoundResult,
     RoundVoided,
 )
-from cardshoe.controller.procedure import State
-from cardshoe.controller.table import HoldReason
+from cardshoe.controller.procedure.machine import State
+from cardshoe.controller.procedure.table import HoldReason
 from cardshoe.drivers.link_events import LinkLost, LinkRestored, SequenceGap
-from cardshoe.drivers.messages import Capability, FaultKind, Hello, Orientation
-from cardshoe.drivers.messages import DeviceKind as MessageDeviceKind
+from cardshoe.drivers.protocol.messages import Capability, FaultKind, Hello, Orientation
+from cardshoe.drivers.protocol.messages import DeviceKind as MessageDeviceKind
 
 MANUAL = TableConfig(shoe=ShoeProcedure(burn=BurnPolicy.FIXED, burn_fixed=1))
 AUTOMATIC = TableConfig(device=DeviceConfig(kind=DeviceKind.AUTO))

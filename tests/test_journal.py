@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from cardshoe.controller.journal import Journal, JournalError, Record, VerifyResult
-from cardshoe.controller.journal_chain import record_hash
+from cardshoe.controller.journal.store import Journal, JournalError, Record, VerifyResult
+from cardshoe.controller.journal.chain import record_hash
 
 
 class Kind(StrEnum):
@@ -234,7 +234,7 @@ def test_one_writer_per_journal_across_processes(journal_path: Path) -> None:
             sys.executable,
             "-c",
             "import sys, time\n"
-            "from cardshoe.controller.journal import Journal\n"
+            "from cardshoe.controller.journal.store import Journal\n"
             f"journal = Journal.open({str(journal_path)!r}, table_id='T1')\n"
             "print('open', flush=True)\n"
             "time.sleep(60)\n",

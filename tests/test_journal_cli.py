@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from cardshoe.controller.journal import ChainAnchor, Journal, JournalError
+from cardshoe.controller.journal.store import ChainAnchor, Journal, JournalError
 
 CARDS = ("AS", "9H", "KD", "3C")
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cardshoe.controller.journal import Journal
+from cardshoe.controller.journal.store import Journal
 
 PARTS = 3
 
@@ -20,7 +20,7 @@ PARTS = 3
 # it stops half-way through group 5, transaction open, and waits to be killed.
 CHILD = f"""
 import sys, time
-from cardshoe.controller.journal import Journal
+from cardshoe.controller.journal.store import Journal
 
 path, mode = sys.argv[1], sys.argv[2]
 with Journal.open(path, table_id="T1") as journal:

@@ -26,8 +26,8 @@ from cardshoe.controller.config import (
     ShoeProcedure,
     TableConfig,
 )
-from cardshoe.controller.games import GAME_NAMES
-from cardshoe.controller.inputs import (
+from cardshoe.controller.rules.games import GAME_NAMES
+from cardshoe.controller.procedure.inputs import (
     AbandonShoe,
     ClearHold,
     CloseBets,
@@ -38,20 +38,20 @@ from cardshoe.controller.inputs import (
     ShoeLoaded,
     StartShoe,
 )
-from cardshoe.controller.observers import AlarmKind, Burned, CardAssigned, CardSetAside
-from cardshoe.controller.procedure import State
-from cardshoe.controller.table import HoldReason, TableModel
-from cardshoe.drivers.cardid import CardId
-from cardshoe.drivers.error_codes import ErrorCode
+from cardshoe.controller.procedure.facts import AlarmKind, Burned, CardAssigned, CardSetAside
+from cardshoe.controller.procedure.machine import State
+from cardshoe.controller.procedure.table import HoldReason, TableModel
+from cardshoe.drivers.protocol.cardid import CardId
+from cardshoe.drivers.protocol.error_codes import ErrorCode
 from cardshoe.drivers.link_events import LinkLost, LinkRestored, SequenceGap
-from cardshoe.drivers.messages import (
+from cardshoe.drivers.protocol.messages import (
     Capability,
     FaultKind,
     Hello,
     Orientation,
     SelfTestResult,
 )
-from cardshoe.drivers.messages import (
+from cardshoe.drivers.protocol.messages import (
     DeviceKind as MessageDeviceKind,
 )
 

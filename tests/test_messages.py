@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cardshoe.drivers.cardid import CardId, CardSuit
-from cardshoe.drivers.error_codes import ErrorCode
-from cardshoe.drivers.link_constants import PROTOCOL_MAJOR
-from cardshoe.drivers.messages import (
+from cardshoe.drivers.protocol.cardid import CardId, CardSuit
+from cardshoe.drivers.protocol.error_codes import ErrorCode
+from cardshoe.drivers.protocol.link_constants import PROTOCOL_MAJOR
+from cardshoe.drivers.protocol.messages import (
     ANSWER_ID,
     HEADER,
     LAYOUTS,
@@ -44,7 +44,7 @@ from cardshoe.drivers.messages import (
     message_from_json,
     message_to_json,
 )
-from cardshoe.drivers.protocol_errors import (
+from cardshoe.drivers.protocol.errors import (
     CardIdError,
     MalformedMessage,
     MessageError,
@@ -53,7 +53,7 @@ from cardshoe.drivers.protocol_errors import (
     UnsupportedFlags,
     UnsupportedVersion,
 )
-from cardshoe.drivers.wire_fields import (
+from cardshoe.drivers.protocol.wire_fields import (
     Enum8,
     FieldCodec,
     FixedBytes,

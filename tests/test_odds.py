@@ -9,12 +9,12 @@ from math import perm
 
 import pytest
 
-from cardshoe.controller.cards import parse_cards
-from cardshoe.controller.games import GAME_NAMES, get_game
-from cardshoe.controller.hands import Winner
-from cardshoe.controller.odds import OddsReport, compute_odds, outcome_counts
-from cardshoe.controller.paytables import Bet
-from cardshoe.controller.rounds import Outcome
+from cardshoe.controller.rules.cards import parse_cards
+from cardshoe.controller.rules.games import GAME_NAMES, get_game
+from cardshoe.controller.rules.hands import Winner
+from cardshoe.controller.rules.odds import OddsReport, compute_odds, outcome_counts
+from cardshoe.controller.rules.paytables import Bet
+from cardshoe.controller.rules.rounds import Outcome
 
 # Wizard of Odds, 8-deck Punto Banco.
 PB8_TOTAL = 4_998_398_275_503_360

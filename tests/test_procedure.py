@@ -8,7 +8,7 @@ from fractions import Fraction
 import pytest
 from table_inputs import DECK_SET, Table, card_id, deal_while_due, ids, tagged_shoe
 
-from cardshoe.controller.cards import parse_cards
+from cardshoe.controller.rules.cards import parse_cards
 from cardshoe.controller.config import (
     BurnPolicy,
     CutCardPolicy,
@@ -18,9 +18,9 @@ from cardshoe.controller.config import (
     ShoeProcedure,
     TableConfig,
 )
-from cardshoe.controller.games import GAME_NAMES
-from cardshoe.controller.hands import Hand
-from cardshoe.controller.inputs import (
+from cardshoe.controller.rules.games import GAME_NAMES
+from cardshoe.controller.rules.hands import Hand
+from cardshoe.controller.procedure.inputs import (
     AbandonShoe,
     CloseBets,
     ConfirmFaceUp,
@@ -29,8 +29,8 @@ from cardshoe.controller.inputs import (
     ShoeLoaded,
     StartShoe,
 )
-from cardshoe.controller.irregularities import card_of
-from cardshoe.controller.observers import (
+from cardshoe.controller.procedure.irregularities import card_of
+from cardshoe.controller.procedure.facts import (
     Alarm,
     AlarmKind,
     BetsClosed,
@@ -47,7 +47,7 @@ from cardshoe.controller.observers import (
     ShoeEnded,
     TableIdle,
 )
-from cardshoe.controller.procedure import (
+from cardshoe.controller.procedure.machine import (
     AUTOMATIC,
     AUTOMATIC_FROM,
     TRANSITIONS,
@@ -55,9 +55,9 @@ from cardshoe.controller.procedure import (
     Trigger,
     guard_and_action_names,
 )
-from cardshoe.controller.shoe_order import play_shoe_order
-from cardshoe.controller.table import TableModel, fault_hold
-from cardshoe.drivers.messages import FaultKind, Orientation
+from cardshoe.controller.rules.shoe_order import play_shoe_order
+from cardshoe.controller.procedure.table import TableModel, fault_hold
+from cardshoe.drivers.protocol.messages import FaultKind, Orientation
 
 DECKS_FOR = {"punto-banco": 8, "seven-up": 6, "macau-1": 8, "macau-2": 8}
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from cardshoe.drivers.cardid import CardId, CardSuit
-from cardshoe.drivers.error_codes import ErrorCode
-from cardshoe.drivers.framing import FrameDecoder, encode_frame
-from cardshoe.drivers.messages import (
+from cardshoe.drivers.protocol.cardid import CardId, CardSuit
+from cardshoe.drivers.protocol.error_codes import ErrorCode
+from cardshoe.drivers.protocol.framing import FrameDecoder, encode_frame
+from cardshoe.drivers.protocol.messages import (
     LAYOUTS,
     Capability,
     DeviceKind,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from cardshoe.controller.hands import Winner
-from cardshoe.controller.roads import (
+from cardshoe.controller.rules.hands import Winner
+from cardshoe.controller.scoreboard.roads import (
     BeadCell,
     BigRoadCell,
     RoadResult,

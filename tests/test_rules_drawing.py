@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from cardshoe.controller.cards import MANDATORY_SEVEN, parse_cards
-from cardshoe.controller.games import get_game
-from cardshoe.controller.hands import Hand, Winner
-from cardshoe.controller.rounds import RoundInProgress
+from cardshoe.controller.rules.cards import MANDATORY_SEVEN, parse_cards
+from cardshoe.controller.rules.games import get_game
+from cardshoe.controller.rules.hands import Hand, Winner
+from cardshoe.controller.rules.rounds import RoundInProgress
 
 P, B = Hand.PLAYER, Hand.BANKER
 

@@ -6,13 +6,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cardshoe.controller.cards import MANDATORY_SEVEN, Card, Suit, parse_cards
+from cardshoe.controller.rules.cards import MANDATORY_SEVEN, Card, Suit, parse_cards
 from cardshoe.controller.errors import UserError
-from cardshoe.controller.games import GAME_NAMES, commission_names, get_game
-from cardshoe.controller.hands import Hand
-from cardshoe.controller.paytables import SEVEN_UP_SUPER_SEVENS_2_5_17_70_700
-from cardshoe.controller.rounds import RoundStateError, VoidReason
-from cardshoe.controller.shoe_order import play_shoe_order
+from cardshoe.controller.rules.games import GAME_NAMES, commission_names, get_game
+from cardshoe.controller.rules.hands import Hand
+from cardshoe.controller.rules.paytables import SEVEN_UP_SUPER_SEVENS_2_5_17_70_700
+from cardshoe.controller.rules.rounds import RoundStateError, VoidReason
+from cardshoe.controller.rules.shoe_order import play_shoe_order
 
 shoe_cards = st.builds(Card, st.integers(1, 13), st.sampled_from(Suit))
 SHOE_CARDS_PER_ROUND = {

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from cardshoe.controller.sdnotify import Notifier
+from cardshoe.controller.service.sdnotify import Notifier
 
 
 @pytest.fixture

@@ -24,7 +24,7 @@ from service_support import (
 )
 from session_support import journaled
 
-from cardshoe.controller.control_socket import request
+from cardshoe.controller.service.control_socket import request
 from cardshoe.controller.errors import UserError
 from cardshoe.drivers.device import open_device
 from cardshoe.firmware_sim.attach_pty import serve_pty

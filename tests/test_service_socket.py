@@ -15,7 +15,7 @@ import pytest
 from sim_support import no_new_threads
 
 from cardshoe.controller.config import DeviceConfig
-from cardshoe.controller.control_socket import (
+from cardshoe.controller.service.control_socket import (
     ControlServer,
     EventFeed,
     claim_socket_path,
@@ -23,10 +23,10 @@ from cardshoe.controller.control_socket import (
     request,
     subscription,
 )
-from cardshoe.controller.device_choice import configured_url
-from cardshoe.controller.display.board import TableBoard
+from cardshoe.controller.service.device_choice import configured_url
+from cardshoe.controller.scoreboard.board import TableBoard
 from cardshoe.controller.errors import UserError
-from cardshoe.controller.observers import Alarm, AlarmKind, BetsClosed, RoundOpened, ShoeStarted
+from cardshoe.controller.procedure.facts import Alarm, AlarmKind, BetsClosed, RoundOpened, ShoeStarted
 from cardshoe.drivers.discovery import Candidate
 from cardshoe.drivers.errors import DeviceNotFound
 

@@ -22,8 +22,8 @@ from session_support import (
 
 from cardshoe.controller.config import DeviceConfig, GameConfig, TableConfig
 from cardshoe.controller.errors import UserError
-from cardshoe.controller.journal import Journal
-from cardshoe.controller.observers import (
+from cardshoe.controller.journal.store import Journal
+from cardshoe.controller.procedure.facts import (
     Alarm,
     AlarmKind,
     CardAssigned,
@@ -31,9 +31,9 @@ from cardshoe.controller.observers import (
     HoldStarted,
     TableEvent,
 )
-from cardshoe.controller.procedure import State
-from cardshoe.controller.session import ProcedureRefused, TableSession
-from cardshoe.controller.table import HoldReason
+from cardshoe.controller.procedure.machine import State
+from cardshoe.controller.service.session import ProcedureRefused, TableSession
+from cardshoe.controller.procedure.table import HoldReason
 from cardshoe.drivers.device import open_device
 from cardshoe.firmware_sim.core import FirmwareCore
 from cardshoe.firmware_sim.devices import create_device

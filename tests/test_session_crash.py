@@ -22,8 +22,8 @@ import pytest
 from crash_child import config_for
 from session_support import journaled, rounds_as_the_rules_engine_plays_them
 
-from cardshoe.controller.journal import Journal
-from cardshoe.controller.recovery import recover
+from cardshoe.controller.journal.store import Journal
+from cardshoe.controller.service.recovery import recover
 from cardshoe.firmware_sim.attach_pty import serve_pty
 from cardshoe.firmware_sim.devices import create_device
 

@@ -7,10 +7,10 @@ from fractions import Fraction
 import pytest
 
 from cardshoe.controller.errors import UserError
-from cardshoe.controller.games import get_game
-from cardshoe.controller.paytables import SEVEN_UP_SUPER_SEVENS_2_5_17_70_700, Bet
-from cardshoe.controller.rounds import Outcome
-from cardshoe.controller.settlement import BetResult
+from cardshoe.controller.rules.games import get_game
+from cardshoe.controller.rules.paytables import SEVEN_UP_SUPER_SEVENS_2_5_17_70_700, Bet
+from cardshoe.controller.rules.rounds import Outcome
+from cardshoe.controller.rules.settlement import BetResult
 
 WIN, PUSH, LOSS = BetResult.WIN, BetResult.PUSH, BetResult.LOSS
 

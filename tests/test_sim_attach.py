@@ -10,8 +10,8 @@ import pytest
 import serial
 from sim_support import StreamHost, no_new_threads
 
-from cardshoe.drivers.error_codes import ErrorCode
-from cardshoe.drivers.messages import (
+from cardshoe.drivers.protocol.error_codes import ErrorCode
+from cardshoe.drivers.protocol.messages import (
     Ack,
     ButtonPressed,
     CardRead,

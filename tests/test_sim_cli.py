@@ -14,7 +14,7 @@ import serial
 from conftest import ShoectlRunner
 from sim_support import StreamHost
 
-from cardshoe.drivers.messages import GetInfo, Hello
+from cardshoe.drivers.protocol.messages import GetInfo, Hello
 from cardshoe.firmware_sim.profiles import get_profile
 
 SHOECTL = [sys.executable, "-m", "cardshoe.controller.cli"]

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from sim_support import FakeClock, WireHost, no_new_threads
 
-from cardshoe.drivers.error_codes import ErrorCode
-from cardshoe.drivers.messages import (
+from cardshoe.drivers.protocol.error_codes import ErrorCode
+from cardshoe.drivers.protocol.messages import (
     CardRead,
     CutCard,
     DealNext,

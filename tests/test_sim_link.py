@@ -10,10 +10,10 @@ from collections.abc import Iterator
 import pytest
 from sim_support import FakeClock, WireHost, decoded, no_new_threads
 
-from cardshoe.drivers.error_codes import ErrorCode
-from cardshoe.drivers.framing import encode_frame
-from cardshoe.drivers.link_constants import PROTOCOL_MAJOR
-from cardshoe.drivers.messages import (
+from cardshoe.drivers.protocol.error_codes import ErrorCode
+from cardshoe.drivers.protocol.framing import encode_frame
+from cardshoe.drivers.protocol.link_constants import PROTOCOL_MAJOR
+from cardshoe.drivers.protocol.messages import (
     ButtonPressed,
     CardRead,
     Command,

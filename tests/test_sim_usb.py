@@ -10,13 +10,13 @@ import usb.core
 import usb.util
 from sim_support import StreamHost, no_new_threads
 
-from cardshoe.drivers.link_constants import (
+from cardshoe.drivers.protocol.link_constants import (
     SIMULATOR_USB_PID,
     SIMULATOR_USB_VID,
     USB_BULK_IN_ENDPOINT,
     USB_BULK_OUT_ENDPOINT,
 )
-from cardshoe.drivers.messages import Ack, GetInfo, Hello, SelfTestResult
+from cardshoe.drivers.protocol.messages import Ack, GetInfo, Hello, SelfTestResult
 from cardshoe.firmware_sim.devices import create_device
 from cardshoe.firmware_sim.usb_backend import SimUsbBackend
 

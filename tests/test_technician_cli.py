@@ -20,12 +20,12 @@ from conftest import ShoectlRunner
 from service_support import open_manual_shoe, running_service, simulated_table, wait_until
 
 from cardshoe.controller.cli.main import main
-from cardshoe.controller.event_lines import card_text, device_event_record, event_line
-from cardshoe.controller.frame_tap import RX, TX, FrameTap, frame_record
-from cardshoe.drivers.cardid import CardId, CardSuit
+from cardshoe.controller.scoreboard.event_lines import card_text, device_event_record, event_line
+from cardshoe.controller.service.frame_tap import RX, TX, FrameTap, frame_record
+from cardshoe.drivers.protocol.cardid import CardId, CardSuit
 from cardshoe.drivers.device import open_device
-from cardshoe.drivers.framing import encode_frame
-from cardshoe.drivers.messages import (
+from cardshoe.drivers.protocol.framing import encode_frame
+from cardshoe.drivers.protocol.messages import (
     Ack,
     CardRead,
     FaultKind,

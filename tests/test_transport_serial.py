@@ -24,9 +24,9 @@ from cardshoe.drivers.errors import (
     DeviceTimeout,
     InvalidUrl,
 )
-from cardshoe.drivers.link_constants import SERIAL_BAUDRATE
-from cardshoe.drivers.serial_transport import SerialTransport
-from cardshoe.drivers.transport import open_transport
+from cardshoe.drivers.protocol.link_constants import SERIAL_BAUDRATE
+from cardshoe.drivers.transports.serial_port import SerialTransport
+from cardshoe.drivers.transports.base import open_transport
 
 
 @pytest.fixture(autouse=True)

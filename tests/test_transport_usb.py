@@ -11,8 +11,8 @@ from driver_testing import assert_no_driver_threads_left
 from usb.core import USBError
 
 from cardshoe.drivers.errors import AccessDenied, DeviceNotFound, InvalidUrl
-from cardshoe.drivers.transport import open_transport
-from cardshoe.drivers.usb_transport import UsbAddress, parse_usb_url
+from cardshoe.drivers.transports.base import open_transport
+from cardshoe.drivers.transports.usb_bulk import UsbAddress, parse_usb_url
 from cardshoe.firmware_sim.devices import create_device
 from cardshoe.firmware_sim.usb_backend import SimUsbBackend, SimUsbDevice, SimUsbHandle
 

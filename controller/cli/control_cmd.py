@@ -46,7 +46,7 @@ def control(
     it. A refused command exits 2 with the service's reason on one line.
     """
     from cardshoe.controller.cli.service_access import service_socket
-    from cardshoe.controller.control_socket import request
+    from cardshoe.controller.service.control_socket import request
 
     arguments = {
         key: value

@@ -12,10 +12,10 @@ import click
 
 if TYPE_CHECKING:
     from cardshoe.controller.config import TableConfig
-    from cardshoe.controller.demo import DemoResult, DemoSettings
-    from cardshoe.controller.journal import Record
-    from cardshoe.controller.observers import Observer
-    from cardshoe.controller.session import TableSession
+    from cardshoe.controller.cli.demo_wiring import DemoResult, DemoSettings
+    from cardshoe.controller.journal.store import Record
+    from cardshoe.controller.procedure.facts import Observer
+    from cardshoe.controller.service.session import TableSession
 
 TRANSPORTS = ("pty", "tcp", "usb", "inproc")
 DEVICE_KINDS = ("shoe", "auto")
@@ -88,7 +88,7 @@ def demo(
     table is drawn live; elsewhere it prints one line per event, or with --json
     one JSON object per line.
     """
-    from cardshoe.controller.demo import DemoSettings, Transport
+    from cardshoe.controller.cli.demo_wiring import DemoSettings, Transport
 
     config = table_config(config_path, game, decks, device_kind)
     live = sys.stdout.isatty() and not as_json
@@ -155,8 +155,8 @@ def _run(
     on_session: Callable[[TableSession], None] | None = None,
 ) -> DemoResult:
     """Run the demo; a device that cannot be opened is the usual one-line error."""
-    from cardshoe.controller.cli.device_access import device_user_error
-    from cardshoe.controller.demo import run_demo
+    from cardshoe.controller.service.device_access import device_user_error
+    from cardshoe.controller.cli.demo_wiring import run_demo
     from cardshoe.drivers.errors import DriverError
 
     stop_requested = (lambda: False) if lines is None else lines.stop_requested
@@ -173,7 +173,7 @@ def _quiet_logging(**options: Any) -> None:
     """Warnings and errors only: the table's events are the demo's output."""
     import logging
 
-    from cardshoe.controller.logging_setup import configure_logging
+    from cardshoe.controller.service.logging_setup import configure_logging
 
     configure_logging(level=logging.WARNING, **options)
 
@@ -199,7 +199,7 @@ def _open_shoe_records(session: TableSession) -> list[Record]:
 
 
 def _run_json(settings: DemoSettings) -> None:
-    from cardshoe.controller.demo_events import DemoEventStream
+    from cardshoe.controller.scoreboard.demo_events import DemoEventStream
 
     lines = _Lines()
 
@@ -252,7 +252,7 @@ def _run_live(settings: DemoSettings) -> None:
     from rich.console import Console
     from rich.live import Live
 
-    from cardshoe.controller.display.board import TableBoard
+    from cardshoe.controller.scoreboard.board import TableBoard
     from cardshoe.controller.display.rich_view import TableView
 
     def starting(session: TableSession) -> None:

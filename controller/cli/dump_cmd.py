@@ -31,12 +31,12 @@ def dump(url: str, count: int | None, timeout: float, as_json: bool) -> None:
     """
     import logging
 
-    from cardshoe.controller.cli.device_access import device_user_error, register_url_scheme
-    from cardshoe.controller.frame_tap import FrameTap, TappedTransport
+    from cardshoe.controller.service.device_access import device_user_error, register_url_scheme
+    from cardshoe.controller.service.frame_tap import FrameTap, TappedTransport
     from cardshoe.drivers.errors import DeviceGone, DriverError
     from cardshoe.drivers.link import Link, LinkTiming
-    from cardshoe.drivers.messages import Event
-    from cardshoe.drivers.transport import open_transport
+    from cardshoe.drivers.protocol.messages import Event
+    from cardshoe.drivers.transports.base import open_transport
 
     # The dump shows every rejected frame itself; the drivers' warnings would repeat it.
     logging.getLogger("cardshoe.drivers").setLevel(logging.ERROR)
@@ -87,7 +87,7 @@ class FramePrinter:
 
 def frame_line(record: dict[str, Any]) -> str:
     """TIME  DIR  HEX  |  MESSAGE field=value ... (or the reason the frame is rejected)."""
-    from cardshoe.controller.event_lines import event_line
+    from cardshoe.controller.scoreboard.event_lines import event_line
 
     message = record["message"]
     if message is not None:

@@ -11,7 +11,7 @@ import click
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-    from cardshoe.controller.journal import Journal, Record
+    from cardshoe.controller.journal.store import Journal, Record
 
 JOURNAL_PATH = click.argument("path", type=click.Path(path_type=Path))
 
@@ -55,7 +55,7 @@ def show(
     """
     from collections import deque
 
-    from cardshoe.controller.journal import Journal
+    from cardshoe.controller.journal.store import Journal
 
     with Journal.open_readonly(path) as opened:
         records: Iterator[Record] | deque[Record] = _matching(opened, shoe_id, round_no, kinds)
@@ -94,7 +94,7 @@ def export(
     import csv
     import sys
 
-    from cardshoe.controller.journal import RECORD_FIELDS, Journal
+    from cardshoe.controller.journal.store import RECORD_FIELDS, Journal
 
     with Journal.open_readonly(path) as opened:
         records = _matching(opened, shoe_id, round_no, kinds)
@@ -126,7 +126,7 @@ def verify(path: Path, anchor: str | None, as_json: bool) -> None:
     rewrite of the whole file.
     """
     from cardshoe.controller.errors import UserError
-    from cardshoe.controller.journal import ChainAnchor, Journal
+    from cardshoe.controller.journal.store import ChainAnchor, Journal
 
     expected = ChainAnchor.parse(anchor) if anchor is not None else None
     with Journal.open_readonly(path) as opened:

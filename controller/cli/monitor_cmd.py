@@ -73,11 +73,11 @@ def monitor(
 
 
 def _monitor_device(url: str, timeout: float, count: int | None, as_json: bool) -> None:
-    from cardshoe.controller.cli.device_access import EXIT_DEVICE_UNAVAILABLE, opened_device
+    from cardshoe.controller.service.device_access import EXIT_DEVICE_UNAVAILABLE, opened_device
     from cardshoe.controller.errors import UserError
-    from cardshoe.controller.event_lines import device_event_record
+    from cardshoe.controller.scoreboard.event_lines import device_event_record
     from cardshoe.drivers.errors import DeviceGone
-    from cardshoe.drivers.messages import Event
+    from cardshoe.drivers.protocol.messages import Event
 
     shown = 0
     with opened_device(url, timeout=timeout) as device:
@@ -98,7 +98,7 @@ def _monitor_service(
     socket_path: Path | None, config_path: Path | None, count: int | None, as_json: bool
 ) -> None:
     from cardshoe.controller.cli.service_access import service_socket
-    from cardshoe.controller.control_socket import subscription
+    from cardshoe.controller.service.control_socket import subscription
 
     path = service_socket(socket_path, config_path)
     with subscription(path) as (answer, events):
@@ -111,8 +111,8 @@ def _show_table(socket_path: Path | None, config_path: Path | None, count: int |
     from rich.live import Live
 
     from cardshoe.controller.cli.service_access import service_socket
-    from cardshoe.controller.control_socket import subscription
-    from cardshoe.controller.display.board import TableBoard
+    from cardshoe.controller.service.control_socket import subscription
+    from cardshoe.controller.scoreboard.board import TableBoard
     from cardshoe.controller.display.plain import plain_line
     from cardshoe.controller.display.rich_view import TableView
 
@@ -150,7 +150,7 @@ def _follow(
     show: Callable[[dict[str, Any]], None],
 ) -> None:
     """Show each event; return after count of them, exit 3 if the service stops first."""
-    from cardshoe.controller.control_socket import EXIT_NO_SERVICE
+    from cardshoe.controller.service.control_socket import EXIT_NO_SERVICE
     from cardshoe.controller.errors import UserError
 
     for shown, record in enumerate(events, start=1):
@@ -161,6 +161,6 @@ def _follow(
 
 
 def _show(record: dict[str, Any], as_json: bool) -> None:
-    from cardshoe.controller.event_lines import event_line
+    from cardshoe.controller.scoreboard.event_lines import event_line
 
     click.echo(json.dumps(record) if as_json else event_line(record))

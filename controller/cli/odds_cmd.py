@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
-    from cardshoe.controller.odds import OddsReport
+    from cardshoe.controller.rules.odds import OddsReport
 
 
 @click.command()
@@ -37,8 +37,8 @@ def odds(
     published tables count them; a house edge is the house's expected gain
     as a fraction of the stake, ties included.
     """
-    from cardshoe.controller.games import get_game, paytable_named
-    from cardshoe.controller.odds import compute_odds
+    from cardshoe.controller.rules.games import get_game, paytable_named
+    from cardshoe.controller.rules.odds import compute_odds
 
     game = get_game(game_name, commission, paytable_named(game_name, paytable))
     report = compute_odds(game, decks)

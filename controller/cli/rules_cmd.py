@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
-    from cardshoe.controller.shoe_order import PlayedRound
+    from cardshoe.controller.rules.shoe_order import PlayedRound
 
 TEXT_COLUMNS = ("round", "player", "banker", "P", "B", "winner", "notes")
 
@@ -33,10 +33,10 @@ def rules() -> None:
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per round per line.")
 def play(game_name: str, cards: str, as_json: bool) -> None:
     """Play consecutive rounds from the shoe order until the cards run out."""
-    from cardshoe.controller.cards import parse_cards
+    from cardshoe.controller.rules.cards import parse_cards
     from cardshoe.controller.errors import UserError
-    from cardshoe.controller.games import get_game
-    from cardshoe.controller.shoe_order import play_shoe_order
+    from cardshoe.controller.rules.games import get_game
+    from cardshoe.controller.rules.shoe_order import play_shoe_order
 
     game = get_game(game_name)
     shoe = parse_cards(cards)
@@ -52,7 +52,7 @@ def play(game_name: str, cards: str, as_json: bool) -> None:
 
 def round_record(played: PlayedRound) -> dict[str, Any]:
     """The JSON form of a played round (round_json's shape, shared with shoectl demo)."""
-    from cardshoe.controller.round_json import round_json
+    from cardshoe.controller.scoreboard.round_json import round_json
 
     current = played.round
     return round_json(

@@ -44,7 +44,7 @@ def selftest(url: str, timeout: float, test_timeout: float, as_json: bool) -> No
     device that is not in service. Exit 1 if any check failed, 3 if the
     device is absent, busy or not permitted.
     """
-    from cardshoe.controller.cli.device_access import (
+    from cardshoe.controller.service.device_access import (
         EXIT_CHECK_FAILED,
         device_user_error,
         opened_device,
@@ -72,7 +72,7 @@ def selftest(url: str, timeout: float, test_timeout: float, as_json: bool) -> No
 def _run_checks(
     device: ShoeDevice | DealerDevice, test_timeout: float
 ) -> tuple[list[Check], dict[str, Any]]:
-    from cardshoe.drivers.messages import Event
+    from cardshoe.drivers.protocol.messages import Event
 
     device.on_event(lambda event: device.ack(event.seq) if isinstance(event, Event) else None)
     info = device.info

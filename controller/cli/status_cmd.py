@@ -22,7 +22,7 @@ def status(socket_path: Path | None, config_path: Path | None, as_json: bool) ->
     service. Exit 3 with one line when no service answers.
     """
     from cardshoe.controller.cli.service_access import service_socket
-    from cardshoe.controller.control_socket import request
+    from cardshoe.controller.service.control_socket import request
 
     record = request(service_socket(socket_path, config_path), "status")
     click.echo(json.dumps(record) if as_json else status_text(record))

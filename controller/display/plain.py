@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from cardshoe.controller.observers import TableEvent
+from cardshoe.controller.procedure.facts import TableEvent
 
 FLAGS = ("natural", "player_pair", "banker_pair")
 

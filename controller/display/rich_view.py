@@ -19,11 +19,11 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from cardshoe.controller.cards import MANDATORY_SEVEN_TEXT, RANK_SYMBOLS, parse_card
-from cardshoe.controller.display.board import BURN, ResultRow, TableBoard
-from cardshoe.controller.hands import Winner, point_total
-from cardshoe.controller.observers import TableEvent
-from cardshoe.controller.roads import ROAD_ROWS, RoadResult, bead_road, big_road
+from cardshoe.controller.rules.cards import MANDATORY_SEVEN_TEXT, RANK_SYMBOLS, parse_card
+from cardshoe.controller.scoreboard.board import BURN, ResultRow, TableBoard
+from cardshoe.controller.rules.hands import Winner, point_total
+from cardshoe.controller.procedure.facts import TableEvent
+from cardshoe.controller.scoreboard.roads import ROAD_ROWS, RoadResult, bead_road, big_road
 
 SUITS = {"S": ("♠", "bold"), "H": ("♥", "bold red"), "D": ("♦", "bold red"), "C": ("♣", "bold")}
 RANKS = dict(zip(RANK_SYMBOLS, ["A", *map(str, range(2, 11)), "J", "Q", "K"], strict=True))

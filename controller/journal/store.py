@@ -1,0 +1,701 @@
+"""The durable, tamper-evident journal of everything that happens at the table.
+
+The controller acknowledges a device event only after the transaction that
+records it has committed, so the journal holds every card the device ever
+reported, once. SQLite runs in WAL mode with synchronous=FULL: a commit is
+on disk when COMMIT returns, and other processes (the service, shoectl) can
+read while the controller writes. A device event and the procedure records
+it causes go in one transaction, so after a crash the journal holds either
+all of them or none.
+
+Every record is chained to the one before by a hash (journal_chain), and a
+one-row chain head (record count, last id, last hash) is updated in the same
+transaction, so verify() finds a record edited, deleted, moved or cut off
+the end. docs/journal.md describes the file for auditors.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from cardshoe.controller.canonical import canonical_json
+from cardshoe.controller.errors import UserError
+from cardshoe.controller.journal.chain import GENESIS_HASH, record_hash
+from cardshoe.controller.timestamps import utc_timestamp
+
+BUSY_TIMEOUT_S = 10.0
+"""How long a writer waits for another process's transaction before giving up."""
+
+PAGE_SIZE = 500
+"""Records read per query while iterating, so a long listing never holds the lock for long."""
+
+_KIND_PATTERN = re.compile(r"^[a-z][a-z0-9_.-]{0,63}$")
+_SHA256_PATTERN = re.compile(r"^[0-9a-f]{64}$")
+_SYNCHRONOUS_NAMES = {0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"}
+
+SCHEMA_STEPS: tuple[tuple[str, ...], ...] = (
+    (
+        """CREATE TABLE journal_info (
+            singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+            table_id TEXT NOT NULL,
+            created_ns INTEGER NOT NULL
+        ) STRICT""",
+        """CREATE TABLE records (
+            id INTEGER PRIMARY KEY,
+            time_ns INTEGER NOT NULL,
+            table_id TEXT NOT NULL,
+            shoe_id TEXT,
+            round_no INTEGER,
+            device_serial TEXT,
+            device_seq INTEGER,
+            kind TEXT NOT NULL,
+            payload TEXT NOT NULL,
+            prev_hash TEXT NOT NULL,
+            hash TEXT NOT NULL
+        ) STRICT""",
+        "CREATE INDEX records_by_shoe ON records (shoe_id, id)",
+        """CREATE INDEX records_by_device ON records (device_serial, id)
+            WHERE device_seq IS NOT NULL""",
+        """CREATE TABLE chain_head (
+            singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+            record_count INTEGER NOT NULL,
+            last_id INTEGER NOT NULL,
+            head_hash TEXT NOT NULL
+        ) STRICT""",
+        f"INSERT INTO chain_head VALUES (1, 0, 0, '{GENESIS_HASH}')",
+    ),
+)
+"""Schema step i turns a version-i journal into version i + 1 (PRAGMA user_version)."""
+
+SCHEMA_VERSION = len(SCHEMA_STEPS)
+
+_RECORD_COLUMNS = (
+    "id, time_ns, table_id, shoe_id, round_no, device_serial, device_seq, kind, payload, "
+    "prev_hash, hash"
+)
+
+
+RECORD_FIELDS = (
+    "id",
+    "time_utc",
+    "time_ns",
+    "table_id",
+    "shoe_id",
+    "round_no",
+    "device_serial",
+    "device_seq",
+    "kind",
+    "payload",
+    "prev_hash",
+    "hash",
+)
+"""The fields of an exported record, in order: the columns plus the readable time."""
+
+
+class JournalError(UserError):
+    """A journal file that cannot be opened or read; the message names the file."""
+
+
+@dataclass(frozen=True)
+class Record:
+    """One journal record, its payload decoded."""
+
+    id: int
+    time_ns: int
+    """Wall-clock time of the append, nanoseconds since the Unix epoch (UTC)."""
+    table_id: str
+    shoe_id: str | None
+    round_no: int | None
+    device_serial: str | None
+    device_seq: int | None
+    kind: str
+    payload: dict[str, Any]
+    prev_hash: str
+    hash: str
+
+    @property
+    def time_utc(self) -> str:
+        """The time as ISO 8601 UTC with microseconds, e.g. 2025-01-31T20:15:02.123456Z."""
+        seconds, nanoseconds = divmod(self.time_ns, 1_000_000_000)
+        moment = datetime.fromtimestamp(seconds, UTC).replace(microsecond=nanoseconds // 1000)
+        return utc_timestamp(moment)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Every column plus the readable time, for JSON and CSV export."""
+        return {name: getattr(self, name) for name in RECORD_FIELDS}
+
+
+@dataclass(frozen=True)
+class ChainAnchor:
+    """A record id and its hash, written down outside the journal, as text ID:HASH.
+
+    The chain has no secret key, so whoever can write the file can rewrite
+    it whole; a hash kept elsewhere (shift report, floor system) shows that.
+    """
+
+    record_id: int
+    hash: str
+
+    def __str__(self) -> str:
+        return f"{self.record_id}:{self.hash}"
+
+    @classmethod
+    def parse(cls, text: str) -> ChainAnchor:
+        id_text, _, digest = text.strip().partition(":")
+        digest = digest.lower()
+        if not id_text.isdigit() or int(id_text) < 1 or not _SHA256_PATTERN.match(digest):
+            raise JournalError(
+                f"anchor {text!r} is not ID:HASH (a record id, a colon and 64 hex digits)"
+            )
+        return cls(int(id_text), digest)
+
+
+@dataclass(frozen=True)
+class VerifyResult:
+    """The outcome of walking the whole chain."""
+
+    ok: bool
+    records: int
+    """Records checked (all of them when ok)."""
+    head_hash: str
+    """Hash of the last good record."""
+    first_bad_id: int | None = None
+    reason: str | None = None
+
+    @property
+    def anchor(self) -> ChainAnchor | None:
+        """The last record and its hash, to write down when the journal verified."""
+        return ChainAnchor(self.records, self.head_hash) if self.ok and self.records else None
+
+
+@dataclass(frozen=True)
+class Durability:
+    """The settings a durable commit depends on, as the connection reports them."""
+
+    journal_mode: str
+    synchronous: str
+
+
+class Transaction:
+    """Records appended together: all committed when the with-block ends, or none."""
+
+    def __init__(self, journal: Journal, last_id: int, head_hash: str, count: int) -> None:
+        self._journal = journal
+        self._last_id = last_id
+        self._head_hash = head_hash
+        self._count = count
+        self._open = True
+
+    def append(
+        self,
+        kind: str,
+        payload: Mapping[str, Any],
+        *,
+        shoe_id: str | None,
+        round_no: int | None,
+        device_serial: str | None,
+        device_seq: int | None = None,
+    ) -> int:
+        """Add one record to this transaction and return its id.
+
+        kind is a short lowercase name (letters, digits, "_", "-", ".");
+        a StrEnum member works. payload must be JSON: string keys, no NaN.
+        """
+        if not self._open:
+            raise RuntimeError("this transaction has ended; open a new one to append")
+        _check_record_fields(kind, payload, round_no, device_serial, device_seq)
+        payload_json = canonical_json(payload)
+        record_id = self._last_id + 1
+        time_ns = time.time_ns()
+        kind = str(kind)
+        table_id = self._journal.table_id
+        new_hash = record_hash(
+            self._head_hash,
+            record_id=record_id,
+            time_ns=time_ns,
+            table_id=table_id,
+            shoe_id=shoe_id,
+            round_no=round_no,
+            device_serial=device_serial,
+            device_seq=device_seq,
+            kind=kind,
+            payload_json=payload_json,
+        )
+        self._journal._connection.execute(
+            f"INSERT INTO records ({_RECORD_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                record_id,
+                time_ns,
+                table_id,
+                shoe_id,
+                round_no,
+                device_serial,
+                device_seq,
+                kind,
+                payload_json,
+                self._head_hash,
+                new_hash,
+            ),
+        )
+        self._last_id, self._head_hash = record_id, new_hash
+        self._count += 1
+        return record_id
+
+    def _write_head(self) -> None:
+        self._journal._connection.execute(
+            "UPDATE chain_head SET record_count = ?, last_id = ?, head_hash = ?",
+            (self._count, self._last_id, self._head_hash),
+        )
+
+
+class WriterLock:
+    """One writer per journal file, across processes.
+
+    Two controllers appending to one journal would interleave two tables'
+    worth of inputs and make the replay meaningless, so a writer holds an
+    exclusive flock on a sidecar file. The kernel drops it when the process
+    dies, even by SIGKILL, so a restarted service never waits for a dead one.
+    """
+
+    def __init__(self, path: Path, fd: int) -> None:
+        self.path = path
+        self._fd: int | None = fd
+
+    @classmethod
+    def acquire(cls, journal_path: Path) -> WriterLock:
+        path = journal_path.with_name(journal_path.name + ".lock")
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o640)
+        except OSError as exc:
+            raise JournalError(f"{path}: cannot create the lock: {exc.strerror}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
+            os.close(fd)
+            raise JournalError(
+                f"{journal_path}: another process (pid {holder}) is writing this journal: "
+                "stop it first (shoectl status tells whether the service runs)"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        return cls(path, fd)
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+class Journal:
+    """One table's journal file; safe to share between threads of one process."""
+
+    def __init__(
+        self,
+        path: Path,
+        connection: sqlite3.Connection,
+        table_id: str,
+        writer_lock: WriterLock | None = None,
+    ) -> None:
+        self.path = path
+        self.table_id = table_id
+        self._connection = connection
+        self._writer_lock = writer_lock
+        self._lock = threading.RLock()
+        self._in_transaction = False
+
+    @classmethod
+    def open(cls, path: Path | str, *, table_id: str) -> Journal:
+        """Open the table's journal for writing, creating the file and schema if needed."""
+        path = Path(path)
+        if not path.parent.is_dir():
+            raise JournalError(f"{path}: cannot create the journal: no folder {path.parent}")
+        writer_lock = WriterLock.acquire(path)
+        try:
+            connection = _connect(path, "rwc")
+        except BaseException:
+            writer_lock.release()
+            raise
+        try:
+            version = _schema_version(connection, path)
+            if version > SCHEMA_VERSION:
+                raise _newer_schema(path, version)
+            _set_durable(connection, path)
+            _migrate(connection, path, table_id)
+            stored_table_id = _stored_table_id(connection, path)
+        except BaseException:
+            connection.close()
+            writer_lock.release()
+            raise
+        if stored_table_id != table_id:
+            connection.close()
+            writer_lock.release()
+            raise JournalError(
+                f"{path}: this journal belongs to table {stored_table_id}, not {table_id}: "
+                "check table_id and service.journal_path"
+            )
+        return cls(path, connection, table_id, writer_lock)
+
+    @classmethod
+    def open_readonly(cls, path: Path | str) -> Journal:
+        """Open an existing journal to read or verify it; nothing can be written through it."""
+        path = Path(path)
+        if not path.exists():
+            raise JournalError(f"{path}: no such journal file")
+        if not path.is_file():
+            raise JournalError(f"{path}: not a journal file")
+        connection = _connect(path, "ro")
+        try:
+            version = _schema_version(connection, path)
+            if version == 0:
+                raise JournalError(f"{path}: not a cardshoe journal")
+            if version > SCHEMA_VERSION:
+                raise _newer_schema(path, version)
+            table_id = _stored_table_id(connection, path)
+        except BaseException:
+            connection.close()
+            raise
+        return cls(path, connection, table_id)
+
+    def close(self) -> None:
+        with self._lock:
+            self._connection.close()
+            if self._writer_lock is not None:
+                self._writer_lock.release()
+
+    def __enter__(self) -> Journal:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    @property
+    def durability(self) -> Durability:
+        with self._lock:
+            mode = self._connection.execute("PRAGMA journal_mode").fetchone()[0]
+            level = self._connection.execute("PRAGMA synchronous").fetchone()[0]
+        return Durability(journal_mode=mode, synchronous=_SYNCHRONOUS_NAMES.get(level, str(level)))
+
+    @contextmanager
+    def transaction(self) -> Iterator[Transaction]:
+        """Append records atomically; they are on disk once the with-block exits normally.
+
+        An exception inside the block rolls every record of the block back.
+        Acknowledge a device event only after this block has exited.
+        """
+        with self._lock:
+            if self._in_transaction:
+                raise RuntimeError("journal transactions do not nest")
+            self._connection.execute("BEGIN IMMEDIATE")
+            self._in_transaction = True
+            transaction: Transaction | None = None
+            try:
+                count, last_id, head_hash = self._connection.execute(
+                    "SELECT record_count, last_id, head_hash FROM chain_head"
+                ).fetchone()
+                transaction = Transaction(self, last_id, head_hash, count)
+                yield transaction
+                transaction._write_head()
+                self._connection.execute("COMMIT")
+            except BaseException:
+                _roll_back(self._connection)
+                raise
+            finally:
+                if transaction is not None:
+                    transaction._open = False
+                self._in_transaction = False
+
+    def records(
+        self,
+        *,
+        shoe_id: str | None = None,
+        round_no: int | None = None,
+        kinds: Iterable[str] | None = None,
+        after_id: int | None = None,
+    ) -> Iterator[Record]:
+        """Records in id order, optionally only one shoe, one round, some kinds, or after an id."""
+        conditions = ["id > ?"]
+        parameters: list[Any] = []
+        if shoe_id is not None:
+            conditions.append("shoe_id = ?")
+            parameters.append(shoe_id)
+        if round_no is not None:
+            conditions.append("round_no = ?")
+            parameters.append(round_no)
+        if kinds is not None:
+            wanted = [str(kind) for kind in kinds]
+            conditions.append(f"kind IN ({', '.join('?' * len(wanted))})")
+            parameters.extend(wanted)
+        query = (
+            f"SELECT {_RECORD_COLUMNS} FROM records WHERE {' AND '.join(conditions)} "
+            f"ORDER BY id LIMIT {PAGE_SIZE}"
+        )
+        last_seen = after_id or 0
+        while True:
+            with self._lock:
+                rows = self._connection.execute(query, [last_seen, *parameters]).fetchall()
+            for row in rows:
+                yield self._record_from_row(row)
+            if len(rows) < PAGE_SIZE:
+                return
+            last_seen = rows[-1][0]
+
+    def last_device_seq(self, device_serial: str) -> int | None:
+        """The sequence number of the latest journaled event from this device, if any.
+
+        After a restart, an event the device resends with this number was
+        already journaled: acknowledge it again without recording it twice.
+        """
+        with self._lock:
+            row = self._connection.execute(
+                "SELECT device_seq FROM records WHERE device_serial = ? "
+                "AND device_seq IS NOT NULL ORDER BY id DESC LIMIT 1",
+                (device_serial,),
+            ).fetchone()
+        return None if row is None else row[0]
+
+    def verify(self, *, anchor: ChainAnchor | None = None) -> VerifyResult:
+        """Walk the whole chain in one read snapshot and report the first bad record.
+
+        With an anchor, the record it names must still carry the hash it had.
+        """
+        with self._lock:
+            if self._in_transaction:
+                raise RuntimeError("verify the journal outside a transaction")
+            self._connection.execute("BEGIN")
+            try:
+                return self._verify_snapshot(anchor)
+            finally:
+                self._connection.execute("COMMIT")
+
+    def _verify_snapshot(self, anchor: ChainAnchor | None) -> VerifyResult:
+        expected_id, previous_hash, count = 1, GENESIS_HASH, 0
+        rows = self._connection.execute(f"SELECT {_RECORD_COLUMNS} FROM records ORDER BY id")
+        for row in rows:
+            record_id, stored_hash = row[0], row[10]
+            problem = _chain_problem(row, expected_id, previous_hash)
+            if problem is None and _misses_anchor(anchor, record_id, stored_hash):
+                problem = (
+                    "its hash is not the one written down in the anchor: "
+                    "the journal was rewritten from this record or earlier"
+                )
+            if problem is not None:
+                return VerifyResult(False, count, previous_hash, record_id, problem)
+            expected_id, previous_hash, count = record_id + 1, stored_hash, count + 1
+        heads = self._connection.execute(
+            "SELECT record_count, last_id, head_hash FROM chain_head"
+        ).fetchall()
+        if len(heads) != 1:
+            return VerifyResult(False, count, previous_hash, None, "the chain head is missing")
+        head_count, head_last_id, head_hash = heads[0]
+        last_id = expected_id - 1
+        if head_last_id > last_id:
+            return VerifyResult(
+                False,
+                count,
+                previous_hash,
+                last_id + 1,
+                f"{_id_span(last_id + 1, head_last_id)} missing from the end: "
+                f"the chain head ends at record {head_last_id}",
+            )
+        if head_last_id < last_id:
+            return VerifyResult(
+                False,
+                count,
+                previous_hash,
+                head_last_id + 1,
+                f"the chain head ends at record {head_last_id}: "
+                "records after it were added outside the journal",
+            )
+        if head_hash != previous_hash or head_count != count:
+            return VerifyResult(
+                False,
+                count,
+                previous_hash,
+                last_id,
+                "does not match the chain head's hash and count: the end was rewritten",
+            )
+        if anchor and anchor.record_id > last_id:
+            return VerifyResult(
+                False,
+                count,
+                previous_hash,
+                anchor.record_id,
+                "the anchor's record is no longer in the journal: the end was cut off",
+            )
+        return VerifyResult(True, count, previous_hash)
+
+    def _record_from_row(self, row: tuple[Any, ...]) -> Record:
+        try:
+            payload = json.loads(row[8])
+        except json.JSONDecodeError:
+            raise JournalError(
+                f"{self.path}: record {row[0]} holds a payload that is not JSON: "
+                "run 'shoectl journal verify'"
+            ) from None
+        return Record(*row[:8], payload, *row[9:])
+
+
+def _chain_problem(row: tuple[Any, ...], expected_id: int, previous_hash: str) -> str | None:
+    """Why this row breaks the chain, or None when it carries on from previous_hash."""
+    record_id, time_ns, table_id, shoe_id, round_no, serial, seq, kind, payload, prev, stored = row
+    if record_id != expected_id:
+        return f"{_id_span(expected_id, record_id - 1)} missing before it"
+    if prev != previous_hash:
+        return (
+            f"its prev_hash does not link to record {record_id - 1}: "
+            "records were moved, inserted or replaced"
+        )
+    try:
+        computed = record_hash(
+            previous_hash,
+            record_id=record_id,
+            time_ns=time_ns,
+            table_id=table_id,
+            shoe_id=shoe_id,
+            round_no=round_no,
+            device_serial=serial,
+            device_seq=seq,
+            kind=kind,
+            payload_json=payload,
+        )
+    except (TypeError, ValueError):
+        return "a field holds a value of the wrong type: the record was edited"
+    if computed != stored:
+        return "its contents do not match its hash: the record was edited"
+    return None
+
+
+def _misses_anchor(anchor: ChainAnchor | None, record_id: int, stored_hash: str) -> bool:
+    return anchor is not None and anchor.record_id == record_id and anchor.hash != stored_hash
+
+
+def _id_span(first: int, last: int) -> str:
+    return f"record {first} is" if first == last else f"records {first}-{last} are"
+
+
+def _check_record_fields(
+    kind: str,
+    payload: Mapping[str, Any],
+    round_no: int | None,
+    device_serial: str | None,
+    device_seq: int | None,
+) -> None:
+    if not isinstance(kind, str) or not _KIND_PATTERN.match(kind):
+        raise ValueError(f"record kind {kind!r} must be a short lowercase name such as card_read")
+    if not isinstance(payload, Mapping):
+        raise TypeError(f"record payload must be a mapping, not {type(payload).__name__}")
+    _check_string_keys(payload)
+    if round_no is not None and round_no < 0:
+        raise ValueError(f"round_no {round_no} is negative")
+    if device_seq is not None and device_serial is None:
+        raise ValueError("device_seq needs the device_serial it belongs to")
+
+
+def _check_string_keys(value: Any) -> None:
+    """JSON would turn a key 1 into "1", and the payload read back would differ."""
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise TypeError(f"payload key {key!r} is not a string")
+            _check_string_keys(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _check_string_keys(item)
+
+
+def _connect(path: Path, mode: str) -> sqlite3.Connection:
+    try:
+        return sqlite3.connect(
+            f"{path.absolute().as_uri()}?mode={mode}",
+            uri=True,
+            timeout=BUSY_TIMEOUT_S,
+            isolation_level=None,
+            check_same_thread=False,
+        )
+    except sqlite3.Error as exc:
+        raise JournalError(f"{path}: cannot open: {exc}") from None
+
+
+def _schema_version(connection: sqlite3.Connection, path: Path) -> int:
+    """user_version of a journal; refuse a SQLite file that holds something else."""
+    try:
+        version = connection.execute("PRAGMA user_version").fetchone()[0]
+        names = {
+            row[0]
+            for row in connection.execute("SELECT name FROM sqlite_schema WHERE type = 'table'")
+        }
+    except sqlite3.DatabaseError as exc:
+        raise JournalError(f"{path}: not a cardshoe journal ({exc})") from None
+    if version == 0 and names:
+        raise JournalError(f"{path}: not a cardshoe journal (a SQLite file with other tables)")
+    if version and not {"journal_info", "records", "chain_head"} <= names:
+        raise JournalError(f"{path}: not a cardshoe journal (journal tables are missing)")
+    return version
+
+
+def _newer_schema(path: Path, version: int) -> JournalError:
+    return JournalError(
+        f"{path}: written by a newer cardshoe (schema {version}, this one reads up to "
+        f"{SCHEMA_VERSION}): upgrade cardshoe"
+    )
+
+
+def _set_durable(connection: sqlite3.Connection, path: Path) -> None:
+    """WAL lets readers work beside the writer; FULL makes COMMIT wait for the disk."""
+    mode = connection.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+    if mode != "wal":
+        raise JournalError(
+            f"{path}: this filesystem does not support SQLite WAL mode (got {mode}): "
+            "put the journal on a local disk"
+        )
+    connection.execute("PRAGMA synchronous = FULL")
+
+
+def _migrate(connection: sqlite3.Connection, path: Path, table_id: str) -> None:
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        version = _schema_version(connection, path)
+        for step in SCHEMA_STEPS[version:]:
+            for statement in step:
+                connection.execute(statement)
+        if version == 0:
+            connection.execute(
+                "INSERT INTO journal_info VALUES (1, ?, ?)", (table_id, time.time_ns())
+            )
+        connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        connection.execute("COMMIT")
+    except BaseException:
+        _roll_back(connection)
+        raise
+
+
+def _roll_back(connection: sqlite3.Connection) -> None:
+    """Undo the open transaction, unless a failed COMMIT already did."""
+    if connection.in_transaction:
+        connection.execute("ROLLBACK")
+
+
+def _stored_table_id(connection: sqlite3.Connection, path: Path) -> str:
+    row = connection.execute("SELECT table_id FROM journal_info").fetchone()
+    if row is None:
+        raise JournalError(f"{path}: not a cardshoe journal (no table id recorded)")
+    return row[0]

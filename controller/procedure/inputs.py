@@ -1,0 +1,163 @@
+"""Everything that drives the table procedure, and its form in the journal.
+
+The procedure is event-sourced: its only inputs are the device's events (as
+the codec decodes them), the driver's own events (link lost and restored,
+sequence gaps), and the operator's or host's commands below. Each input is
+journaled as one record together with the records it causes, in one
+transaction; replaying the inputs through a fresh procedure rebuilds the
+exact state (recovery.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from cardshoe.drivers.link_events import (
+    AuthFailure,
+    DriverEvent,
+    LinkLost,
+    LinkRestored,
+    ProtocolViolation,
+    SequenceGap,
+    SequenceRegression,
+)
+from cardshoe.drivers.protocol.messages import (
+    Event,
+    Hello,
+    MessageType,
+    message_from_json,
+    message_to_json,
+)
+
+
+@dataclass(frozen=True)
+class StartShoe:
+    """The operator opens a shoe: loaded (manual) or to be shuffled (automatic)."""
+
+    shoe_id: str
+    deck_set: int | None = None
+    """The loaded deck set's serial as printed on its box; None: take the first card's."""
+
+
+@dataclass(frozen=True)
+class ShoeLoaded:
+    """Manual shoe: the pack is shuffled and in the shoe, face down."""
+
+
+@dataclass(frozen=True)
+class CutDone:
+    """Manual shoe: the pack is cut and the cut card placed (Macau Art. 2.1)."""
+
+
+@dataclass(frozen=True)
+class CloseBets:
+    """No more bets, by command rather than the dealer button."""
+
+
+@dataclass(frozen=True)
+class ConfirmFaceUp:
+    """The dealer turned the automatic machine's face-down card face up (Art. 7.2)."""
+
+
+@dataclass(frozen=True)
+class EndShoe:
+    """The house ends the shoe after the round under way (Macau Art. 3.2)."""
+
+
+@dataclass(frozen=True)
+class AbandonShoe:
+    """The shoe is closed as it stands, unreconciled; the open round is void."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class ClearHold:
+    """The operator resolved a hold that only a person can resolve (a sequence gap)."""
+
+    reason: str
+    accepted_seq: int | None = None
+    """For a sequence gap or regression: the device seq from which events are taken again,
+    less one. Journaled as the record's device_seq, so a restart does not see the gap again."""
+
+
+@dataclass(frozen=True)
+class DeviceCount:
+    """The device's own card counts (from STATUS), for the end-of-shoe reconciliation."""
+
+    cards_dealt: int
+    cards_remaining: int | None
+
+
+HOST_INPUTS: Mapping[str, type] = {
+    "command.start_shoe": StartShoe,
+    "command.shoe_loaded": ShoeLoaded,
+    "command.cut_done": CutDone,
+    "command.close_bets": CloseBets,
+    "command.confirm_face_up": ConfirmFaceUp,
+    "command.end_shoe": EndShoe,
+    "command.abandon_shoe": AbandonShoe,
+    "command.clear_hold": ClearHold,
+    "host.device_count": DeviceCount,
+}
+_HOST_KINDS = {cls: kind for kind, cls in HOST_INPUTS.items()}
+_DEVICE_PREFIX = "device."
+
+DRIVER_INPUTS: Mapping[str, type] = {
+    "link.lost": LinkLost,
+    "link.restored": LinkRestored,
+    "link.sequence_gap": SequenceGap,
+    "link.sequence_regression": SequenceRegression,
+    "link.protocol_violation": ProtocolViolation,
+    "link.auth_failure": AuthFailure,
+}
+_DRIVER_KINDS = {cls: kind for kind, cls in DRIVER_INPUTS.items()}
+
+
+@dataclass(frozen=True)
+class InputRecord:
+    """An input as the journal stores it."""
+
+    kind: str
+    payload: dict[str, Any]
+    device_seq: int | None
+
+
+def to_record(item: Any) -> InputRecord:
+    """The journal form of one input."""
+    if isinstance(item, Event):
+        form = message_to_json(item)  # type: ignore[arg-type]
+        return InputRecord(_DEVICE_PREFIX + str(form["type"]).lower(), form["fields"], item.seq)  # type: ignore[arg-type]
+    if isinstance(item, LinkRestored):
+        return InputRecord(
+            _DRIVER_KINDS[LinkRestored], {"hello": message_to_json(item.hello)}, None
+        )
+    if isinstance(item, DriverEvent):
+        return InputRecord(_DRIVER_KINDS[type(item)], asdict(item), None)  # type: ignore[call-overload]
+    kind = _HOST_KINDS.get(type(item))
+    if kind is None:
+        raise TypeError(f"{item!r} is not an input of the table procedure")
+    accepted = item.accepted_seq if isinstance(item, ClearHold) else None
+    return InputRecord(kind, asdict(item), accepted)
+
+
+def is_input_kind(kind: str) -> bool:
+    return kind in HOST_INPUTS or kind in DRIVER_INPUTS or kind.startswith(_DEVICE_PREFIX)
+
+
+def from_record(kind: str, payload: Mapping[str, Any]) -> Any:
+    """The input a journal record holds (the inverse of to_record)."""
+    host_input = HOST_INPUTS.get(kind) or DRIVER_INPUTS.get(kind)
+    if host_input is LinkRestored:
+        hello = message_from_json(payload["hello"])
+        assert isinstance(hello, Hello)
+        return LinkRestored(hello)
+    if host_input is not None:
+        return host_input(**payload)
+    if kind.startswith(_DEVICE_PREFIX):
+        type_name = kind.removeprefix(_DEVICE_PREFIX).upper()
+        if type_name in MessageType.__members__:
+            return message_from_json({"type": type_name, "fields": dict(payload)})
+    raise ValueError(f"journal record kind {kind!r} is not an input of the table procedure")

@@ -1,0 +1,165 @@
+"""The four game variants, each one configured from data, and get_game() to choose one.
+
+A Game bundles how rounds are dealt with the paytable and the commission
+option the table uses; the regulator approves these choices together
+(Macau Art. 18), so a Game never changes once built.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from functools import cache
+
+from cardshoe.controller.rules.cards import MANDATORY_SEVEN
+from cardshoe.controller.rules.drawing import Dealing, LowerHandDrawsFirst, Tableau
+from cardshoe.controller.errors import UserError
+from cardshoe.controller.rules.hands import Hand
+from cardshoe.controller.rules.paytables import (
+    BANKER_5PCT,
+    BANKER_HALF_ON_6,
+    MACAU_5PCT_ON_789,
+    MACAU_HALF_ON_4,
+    MACAU_METHOD_1,
+    MACAU_METHOD_2,
+    NO_COMMISSION,
+    PUNTO_BANCO,
+    SEVEN_UP,
+    SEVEN_UP_SUPER_SEVENS_2_5_17_70_700,
+    Bet,
+    Commission,
+    Paytable,
+)
+from cardshoe.controller.rules.rounds import Outcome, RoundInProgress
+from cardshoe.controller.rules.settlement import Settlement, net_return, settle
+
+PLAYER_FIRST = (Hand.PLAYER, Hand.BANKER, Hand.PLAYER, Hand.BANKER)
+"""Punto Banco and Macau Art. 7.1: alternately, one card at a time, Player first."""
+
+SEVEN_UP_SHOE_ORDER = (Hand.BANKER, Hand.PLAYER, Hand.BANKER)
+"""7 Up 3.8: after the mandatory 7, shoe cards 1 and 3 to Banker, card 2 to Player."""
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A game's rules as published: dealing, paytables, commission options."""
+
+    dealing: Dealing
+    paytables: tuple[Paytable, ...]
+    """The published paytables a casino may have approved; the first is the default."""
+    commissions: tuple[Commission, ...]
+    """The commission options the rules allow; the first is the default."""
+
+
+VARIANTS: dict[str, Variant] = {
+    "punto-banco": Variant(
+        Dealing((), PLAYER_FIRST, Tableau()), (PUNTO_BANCO,), (BANKER_5PCT, BANKER_HALF_ON_6)
+    ),
+    "seven-up": Variant(
+        Dealing((MANDATORY_SEVEN,), SEVEN_UP_SHOE_ORDER, Tableau()),
+        (SEVEN_UP, SEVEN_UP_SUPER_SEVENS_2_5_17_70_700),
+        (NO_COMMISSION,),
+    ),
+    "macau-1": Variant(
+        Dealing((), PLAYER_FIRST, LowerHandDrawsFirst(other_draws_when_equal=True)),
+        (MACAU_METHOD_1,),
+        (MACAU_5PCT_ON_789, MACAU_HALF_ON_4),
+    ),
+    "macau-2": Variant(
+        Dealing((), PLAYER_FIRST, LowerHandDrawsFirst(other_draws_when_equal=False)),
+        (MACAU_METHOD_2,),
+        (MACAU_5PCT_ON_789, MACAU_HALF_ON_4),
+    ),
+}
+
+GAME_NAMES: tuple[str, ...] = tuple(VARIANTS)
+
+
+@dataclass(frozen=True)
+class Game:
+    """One game as a table runs it: its dealing, paytable and chosen commission option."""
+
+    name: str
+    dealing: Dealing
+    paytable: Paytable
+    commission: Commission
+    _net_returns: dict[Outcome, dict[str, Fraction]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+
+    @property
+    def bets(self) -> tuple[Bet, ...]:
+        return self.paytable.bets
+
+    def new_round(self) -> RoundInProgress:
+        return RoundInProgress(self.dealing)
+
+    def net_return(self, bet: Bet, outcome: Outcome) -> Fraction:
+        """Exact gain per unit staked: -1 loss, 0 push, else the odds after commission."""
+        return net_return(self.paytable, self.commission, bet, outcome)
+
+    def net_returns(self, outcome: Outcome) -> dict[str, Fraction]:
+        """Every offered bet's exact gain per unit staked on this outcome, by bet name.
+
+        Worked out once per distinct outcome (a few hundred in practice): every
+        round's result carries it, and the Fraction arithmetic for each bet was
+        an eighth of the time of the card that completes a round. Each caller
+        gets its own dict.
+        """
+        known = self._net_returns.get(outcome)
+        if known is None:
+            known = {bet.value: self.net_return(bet, outcome) for bet in self.bets}
+            self._net_returns[outcome] = known
+        return dict(known)
+
+    def settle(self, outcome: Outcome, bet: Bet, stake: int) -> Settlement:
+        """Settle a stake in integer minor units; winnings are rounded down to the minor unit."""
+        return settle(self.paytable, self.commission, outcome, bet, stake)
+
+
+def commission_names(game_name: str) -> tuple[str, ...]:
+    """The commission options a game allows, the default first."""
+    return tuple(option.name for option in _variant(game_name).commissions)
+
+
+@cache
+def get_game(name: str, commission: str | None = None, paytable: Paytable | None = None) -> Game:
+    """The game `name` with a commission option (default: the rules' first) and paytable.
+
+    One Game per choice, shared by every table model of the process (a Game
+    never changes), so each outcome's net returns are worked out once.
+    """
+    variant = _variant(name)
+    options = {option.name: option for option in variant.commissions}
+    chosen = variant.commissions[0] if commission is None else options.get(commission)
+    if chosen is None:
+        raise UserError(
+            f"unknown commission option {commission!r} for {name}: choose one of "
+            + ", ".join(options)
+        )
+    return Game(name, variant.dealing, paytable or variant.paytables[0], chosen)
+
+
+def paytable_names(game_name: str) -> tuple[str, ...]:
+    """The names of the paytables published for a game; the first is the default."""
+    return tuple(table.name for table in _variant(game_name).paytables)
+
+
+def paytable_named(game_name: str, name: str | None) -> Paytable:
+    """A game's published paytable by name (None: the default), for configuration and odds."""
+    published = _variant(game_name).paytables
+    if name is None:
+        return published[0]
+    tables = {table.name: table for table in published}
+    if name not in tables:
+        raise UserError(
+            f"unknown paytable {name!r} for {game_name}: choose one of " + ", ".join(tables)
+        )
+    return tables[name]
+
+
+def _variant(name: str) -> Variant:
+    variant = VARIANTS.get(name)
+    if variant is None:
+        raise UserError(f"unknown game {name!r}: choose one of " + ", ".join(GAME_NAMES))
+    return variant

@@ -1,0 +1,58 @@
+"""One timestamped line per event, as candump prints frames: what the monitors show.
+
+Device events take their journal form (inputs.to_record), so a line on the
+screen reads like the record the service would write, with the card decoded
+beside its raw code. Table events arrive from the service already in their
+journal form. Both become {"time", "kind", "payload"} for --json, and one
+"TIME  KIND  key=value ..." line for a person.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from cardshoe.controller.procedure.inputs import to_record
+from cardshoe.controller.timestamps import utc_timestamp
+from cardshoe.drivers.link_events import DeviceEvent
+from cardshoe.drivers.protocol.messages import CardRead, SensorFlag
+from cardshoe.drivers.protocol.errors import CardIdError
+
+KIND_WIDTH = 22
+
+
+def device_event_record(event: DeviceEvent) -> dict[str, Any]:
+    """A device or driver event as {"time", "kind", "payload"}; a card also as its text."""
+    record = to_record(event)
+    payload = dict(record.payload)
+    if isinstance(event, CardRead):
+        payload = {"seq": payload.pop("seq"), "card": card_text(event), **payload}
+    return {"time": utc_timestamp(), "kind": record.kind, "payload": payload}
+
+
+def card_text(event: CardRead) -> str:
+    """The card as the shoe read it (AS#00BC614E/3), or why it cannot be named."""
+    if SensorFlag.ID_UNREADABLE in event.flags:
+        return "unreadable"
+    try:
+        return str(event.card_id())
+    except CardIdError:
+        return "misread"
+
+
+def event_line(record: dict[str, Any]) -> str:
+    fields = " ".join(f"{name}={_value(value)}" for name, value in record["payload"].items())
+    return f"{record['time']}  {record['kind']:<{KIND_WIDTH}}  {fields}".rstrip()
+
+
+def _value(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return ",".join(_value(item) for item in value) or "-"
+    if isinstance(value, dict):
+        return json.dumps(value, separators=(",", ":"))
+    text = str(value)
+    return json.dumps(text) if not text or " " in text else text

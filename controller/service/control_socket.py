@@ -1,0 +1,467 @@
+"""The running service's control socket: one JSON object per line over a local Unix socket.
+
+A device has exactly one reader, the service, so every other shoectl command
+that wants the table (status, monitor --service, monitor --table) asks the
+service here instead of opening the port. The protocol:
+
+- a request is one line, {"cmd": NAME, ...arguments};
+- the answer is one line, {"ok": true, "result": {...}} or
+  {"ok": false, "error": TEXT, "exit_code": N} (the shoectl exit code);
+- {"cmd": "subscribe"} is answered with {"status": ..., "board": ...}: the
+  status, and the table's display board (display/board.py) as it stands
+  before the first event streamed; then the connection carries one line per
+  table event, {"time", "kind", "payload"}, until either side closes it.
+
+The socket file is mode 0660: the service's own group (cardshoe, under
+systemd) may connect, nobody else. One service per socket path: a lock file
+beside the socket, held for the life of the service, tells a live service
+from a stale socket file left by a killed one, which is then replaced.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import logging
+import os
+import queue
+import socket
+import socketserver
+import stat
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO, Protocol
+
+from cardshoe.controller.service.device_access import (
+    EXIT_BAD_INPUT,
+    EXIT_CHECK_FAILED,
+    EXIT_DEVICE_UNAVAILABLE,
+)
+from cardshoe.controller.errors import UserError
+from cardshoe.controller.procedure.facts import TableEvent
+from cardshoe.controller.timestamps import utc_timestamp
+from cardshoe.drivers.errors import UDEV_GROUP
+
+_LOGGER = logging.getLogger(__name__)
+
+SOCKET_MODE = 0o660
+MAX_LINE_BYTES = 64 * 1024
+"""A request longer than this is refused: no command needs more."""
+SUBSCRIBER_BACKLOG = 10_000
+"""Events queued for one subscriber; a subscriber that falls this far behind is dropped,
+so a stalled monitor never slows the table."""
+CLIENT_TIMEOUT_S = 5.0
+EXIT_NO_SERVICE = EXIT_DEVICE_UNAVAILABLE
+"""No service, or not permitted to reach it: like an absent device, exit 3."""
+
+Handler = Callable[[Mapping[str, Any]], dict[str, Any]]
+"""Answers one request (the parsed line) with its result; raises UserError to refuse it."""
+
+
+class Replica(Protocol):
+    """State rebuilt from the event stream (a display board), handed whole to new subscribers."""
+
+    def apply(self, kind: str, payload: Mapping[str, Any]) -> None: ...
+
+    def to_json(self) -> dict[str, Any]: ...
+
+
+def lock_path_for(socket_path: Path) -> Path:
+    return socket_path.with_name(socket_path.name + ".lock")
+
+
+# --- the server side -------------------------------------------------------------------
+
+
+@dataclass
+class SocketClaim:
+    """This process's right to serve at a socket path: an flock the kernel drops on death."""
+
+    path: Path
+    lock_fd: int
+
+    def release(self) -> None:
+        os.close(self.lock_fd)
+
+
+def claim_socket_path(path: Path) -> SocketClaim:
+    """Take the socket path for this process, or refuse (exit 3) when a live service has it.
+
+    The lock file stays in place when the service ends: removing it would
+    let two later services lock two different files under the same name.
+    """
+    if not path.parent.is_dir():
+        raise UserError(
+            f"cannot serve the control socket {path}: no folder {path.parent} "
+            "(systemd's RuntimeDirectory= makes it): create it or set service.control_socket",
+            EXIT_NO_SERVICE,
+        )
+    lock_path = lock_path_for(path)
+    try:
+        lock_fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o640)
+    except PermissionError:
+        raise UserError(
+            f"not permitted to create {lock_path}: run as the service user or set "
+            "service.control_socket",
+            EXIT_NO_SERVICE,
+        ) from None
+    try:
+        fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.pread(lock_fd, 32, 0).decode(errors="replace").strip()
+        os.close(lock_fd)
+        raise UserError(
+            f"another shoectl run (pid {holder or 'unknown'}) serves {path}: "
+            "stop it first (systemctl stop cardshoe)",
+            EXIT_NO_SERVICE,
+        ) from None
+    claim = SocketClaim(path, lock_fd)
+    try:
+        _remove_stale_socket(path)
+        os.ftruncate(lock_fd, 0)
+        os.pwrite(lock_fd, f"{os.getpid()}\n".encode(), 0)
+    except BaseException:
+        claim.release()
+        raise
+    return claim
+
+
+def _remove_stale_socket(path: Path) -> None:
+    """Remove the socket a killed service left; never a live one, never another file.
+
+    A live server without the lock (its lock file deleted under it) still
+    answers, so it keeps its socket.
+    """
+    try:
+        if not stat.S_ISSOCK(path.lstat().st_mode):
+            raise UserError(
+                f"service.control_socket {path} is an existing file, not a socket: "
+                "choose another path",
+                EXIT_BAD_INPUT,
+            )
+    except FileNotFoundError:
+        return
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        probe.settimeout(CLIENT_TIMEOUT_S)
+        try:
+            probe.connect(str(path))
+        except OSError:
+            path.unlink(missing_ok=True)
+            return
+    raise UserError(
+        f"a service already answers on {path} although {lock_path_for(path)} is free: "
+        "stop that service first",
+        EXIT_NO_SERVICE,
+    )
+
+
+class EventFeed:
+    """The observer that copies every table event to each subscribed connection.
+
+    notify() runs inside the table's event handling, so it never blocks: each
+    subscriber has its own queue, and one that falls too far behind is dropped.
+    The replica takes each event under the same lock as the queues, so a new
+    subscriber's copy of it and its stream meet exactly: no event is in both,
+    none in neither.
+    """
+
+    def __init__(self, replica: Replica | None = None, backlog: int = SUBSCRIBER_BACKLOG) -> None:
+        self._replica = replica
+        self._backlog = backlog
+        self._lock = threading.Lock()
+        self._queues: set[queue.Queue[str | None]] = set()
+
+    def notify(self, event: TableEvent) -> None:
+        payload = event.payload()
+        line = json.dumps({"time": utc_timestamp(), "kind": event.KIND, "payload": payload})
+        with self._lock:
+            if self._replica is not None:
+                self._replica.apply(event.KIND, payload)
+            for lines in list(self._queues):
+                try:
+                    lines.put_nowait(line)
+                except queue.Full:
+                    self._queues.discard(lines)
+                    _LOGGER.warning("dropped a control-socket subscriber that fell behind")
+                    _end_queue(lines)
+
+    def open(self) -> tuple[queue.Queue[str | None], dict[str, Any] | None]:
+        """A new subscriber's queue (event lines, then None when it must stop), and the
+        replica as it stands before the first of those lines."""
+        lines: queue.Queue[str | None] = queue.Queue(self._backlog)
+        with self._lock:
+            self._queues.add(lines)
+            return lines, None if self._replica is None else self._replica.to_json()
+
+    def close_queue(self, lines: queue.Queue[str | None]) -> None:
+        with self._lock:
+            self._queues.discard(lines)
+
+    def close(self) -> None:
+        """Tell every subscriber to stop (the service is stopping)."""
+        with self._lock:
+            for lines in self._queues:
+                _end_queue(lines)
+            self._queues.clear()
+
+
+def _end_queue(lines: queue.Queue[str | None]) -> None:
+    """Make room if need be, so the end marker always gets in."""
+    with contextlib.suppress(queue.Empty):
+        while lines.full():
+            lines.get_nowait()
+    lines.put_nowait(None)
+
+
+class ControlServer:
+    """Serves requests on a claimed socket path from its own threads until close().
+
+    handlers answer requests by name; "subscribe" is built in: it answers with
+    handlers["status"] and the feed's replica, then streams the feed's events.
+    """
+
+    def __init__(self, claim: SocketClaim, handlers: Mapping[str, Handler], feed: EventFeed):
+        self.path = claim.path
+        self._handlers = dict(handlers)
+        self._feed = feed
+        self._server = _UnixServer(self)
+        self._connections: set[socket.socket] = set()
+        self._connections_lock = threading.Lock()
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.2},
+            name="cardshoe-control-socket",
+        )
+        self._thread.start()
+
+    def close(self) -> None:
+        """Stop accepting, end every connection, wait for their threads, remove the socket."""
+        self._server.shutdown()
+        self._thread.join()
+        self._feed.close()
+        with self._connections_lock:
+            for connection in self._connections:
+                with contextlib.suppress(OSError):
+                    connection.shutdown(socket.SHUT_RDWR)
+        self._server.server_close()
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+
+    def __enter__(self) -> ControlServer:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # --- called from connection threads -------------------------------------------
+
+    def track(self, connection: socket.socket, active: bool) -> None:
+        with self._connections_lock:
+            if active:
+                self._connections.add(connection)
+            else:
+                self._connections.discard(connection)
+
+    def answer(self, line: bytes) -> tuple[dict[str, Any], queue.Queue[str | None] | None]:
+        """The answer to one request line; for a subscription, also its queue of events.
+
+        The board comes with the queue, exactly in step; the status is read
+        just after, as a header.
+        """
+        try:
+            request = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return _refusal("a request is one JSON object per line", EXIT_BAD_INPUT), None
+        if not isinstance(request, dict) or not isinstance(request.get("cmd"), str):
+            return _refusal('a request is {"cmd": NAME, ...}', EXIT_BAD_INPUT), None
+        name = request["cmd"]
+        subscribing = name == "subscribe"
+        handler = self._handlers.get("status" if subscribing else name)
+        if handler is None:
+            known = ", ".join(sorted([*self._handlers, "subscribe"]))
+            message = f"unknown command {name!r}: the commands are {known}"
+            return _refusal(message, EXIT_BAD_INPUT), None
+        lines, board = self._feed.open() if subscribing else (None, None)
+        try:
+            result = handler(request)
+            if subscribing:
+                result = {"status": result, "board": board}
+            return {"ok": True, "result": result}, lines
+        except UserError as exc:
+            refusal = _refusal(str(exc), exc.exit_code)
+        except Exception as exc:
+            _LOGGER.exception("control socket command %r failed", name)
+            refusal = _refusal(f"the service failed on {name!r}: {exc}", EXIT_CHECK_FAILED)
+        if lines is not None:
+            self.unsubscribe(lines)
+        return refusal, None
+
+    def stream(self, lines: queue.Queue[str | None], write: Callable[[bytes], object]) -> None:
+        """Write the subscription's events until the feed ends it or the client goes."""
+        try:
+            while (line := lines.get()) is not None:
+                write(line.encode() + b"\n")
+        except OSError:
+            return
+        finally:
+            self.unsubscribe(lines)
+
+    def unsubscribe(self, lines: queue.Queue[str | None]) -> None:
+        self._feed.close_queue(lines)
+
+
+def _refusal(message: str, exit_code: int) -> dict[str, Any]:
+    return {"ok": False, "error": message, "exit_code": exit_code}
+
+
+class _Connection(socketserver.StreamRequestHandler):
+    server: _UnixServer
+
+    def setup(self) -> None:
+        super().setup()
+        self.server.control.track(self.request, active=True)
+
+    def finish(self) -> None:
+        self.server.control.track(self.request, active=False)
+        with contextlib.suppress(OSError):
+            super().finish()
+
+    def handle(self) -> None:
+        control = self.server.control
+        while line := self.rfile.readline(MAX_LINE_BYTES + 1):
+            if len(line) > MAX_LINE_BYTES:
+                self._send(_refusal(f"a request is at most {MAX_LINE_BYTES} bytes", EXIT_BAD_INPUT))
+                return
+            answer, lines = control.answer(line)
+            sent = self._send(answer)
+            if lines is None:
+                if not sent:
+                    return
+                continue
+            if sent:
+                control.stream(lines, self._write)
+            else:
+                control.unsubscribe(lines)
+            return
+
+    def _write(self, data: bytes) -> None:
+        self.wfile.write(data)
+        self.wfile.flush()
+
+    def _send(self, answer: dict[str, Any]) -> bool:
+        try:
+            self._write(json.dumps(answer).encode() + b"\n")
+        except OSError:
+            return False
+        return True
+
+
+class _UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = False
+    block_on_close = True
+    """close() waits for every connection's thread, so none outlives the service."""
+
+    def __init__(self, control: ControlServer) -> None:
+        self.control = control
+        super().__init__(str(control.path), _Connection)
+
+    def server_bind(self) -> None:
+        """Bind with a umask that leaves the socket 0660 from its first instant."""
+        previous = os.umask(0o777 & ~SOCKET_MODE)
+        try:
+            super().server_bind()
+        finally:
+            os.umask(previous)
+        os.chmod(self.server_address, SOCKET_MODE)
+
+
+# --- the client side -------------------------------------------------------------------
+
+
+def request(path: Path, command: str, timeout: float = CLIENT_TIMEOUT_S, **arguments: Any) -> Any:
+    """Send one command to the service at path and return its result; UserError if refused."""
+    with _connect(path, timeout) as connection:
+        _send_request(connection, path, command, arguments)
+        return _read_result(connection.makefile("rb"), path, timeout)
+
+
+@contextlib.contextmanager
+def subscription(
+    path: Path, timeout: float = CLIENT_TIMEOUT_S
+) -> Iterator[tuple[dict[str, Any], Iterator[dict[str, Any]]]]:
+    """{"status", "board"} now, then the table's events as they happen until it stops."""
+    with _connect(path, timeout) as connection:
+        _send_request(connection, path, "subscribe", {})
+        reader = connection.makefile("rb")
+        status = _read_result(reader, path, timeout)
+        connection.settimeout(None)
+        yield status, _events(reader)
+
+
+def _events(reader: BinaryIO) -> Iterator[dict[str, Any]]:
+    """Event lines until the service closes the stream; a line cut off by its death ends it."""
+    try:
+        for line in reader:
+            if not line.endswith(b"\n"):
+                return
+            yield json.loads(line)
+    except OSError:
+        return
+
+
+def _send_request(
+    connection: socket.socket, path: Path, command: str, arguments: dict[str, Any]
+) -> None:
+    try:
+        connection.sendall(json.dumps({"cmd": command, **arguments}).encode() + b"\n")
+    except OSError as exc:
+        raise UserError(f"lost the service on {path}: {exc}", EXIT_NO_SERVICE) from None
+
+
+def _read_result(reader: BinaryIO, path: Path, timeout: float) -> Any:
+    try:
+        line = reader.readline()
+    except TimeoutError:
+        line = b""
+    except OSError as exc:
+        raise UserError(f"lost the service on {path}: {exc}", EXIT_NO_SERVICE) from None
+    if not line.endswith(b"\n"):
+        raise UserError(
+            f"the service on {path} closed the connection without answering "
+            f"(stopping, or busy for over {timeout:g} s)",
+            EXIT_NO_SERVICE,
+        )
+    answer = json.loads(line)
+    if not answer["ok"]:
+        raise UserError(answer["error"], answer["exit_code"])
+    return answer["result"]
+
+
+def _connect(path: Path, timeout: float) -> socket.socket:
+    connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    connection.settimeout(timeout)
+    try:
+        connection.connect(str(path))
+    except PermissionError:
+        connection.close()
+        raise UserError(
+            f"permission denied for {path}: add the user to group '{UDEV_GROUP}' "
+            "(the service makes its socket mode 0660), then log in again",
+            EXIT_NO_SERVICE,
+        ) from None
+    except (FileNotFoundError, ConnectionRefusedError):
+        connection.close()
+        raise UserError(
+            f"no cardshoe service is running on {path}: start it "
+            "(systemctl start cardshoe) or name its socket with --socket or --config",
+            EXIT_NO_SERVICE,
+        ) from None
+    except TimeoutError:
+        connection.close()
+        raise UserError(
+            f"the service on {path} did not accept within {timeout:g} s", EXIT_NO_SERVICE
+        ) from None
+    return connection

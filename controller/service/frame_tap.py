@@ -1,0 +1,103 @@
+"""Every frame on a device link, both ways, raw and decoded: what `shoectl dump` shows.
+
+TappedTransport wraps a real transport and hands each chunk of bytes to a
+FrameTap before passing it on unchanged, as pyserial's spy:// does for
+native ports only. The tap cuts each direction at the 0x00 delimiters and
+judges every frame with the drivers' own FrameDecoder and decode_message,
+so a frame the link drops (bad COBS, CRC mismatch, oversize, undecodable) is
+shown with the reason it was dropped, and nothing here decodes a second way.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from cardshoe.controller.timestamps import utc_timestamp
+from cardshoe.drivers.protocol.framing import DELIMITER, MAX_ENCODED, FrameDecoder
+from cardshoe.drivers.protocol.messages import decode_message, message_to_json
+from cardshoe.drivers.protocol.errors import MessageError
+from cardshoe.drivers.transports.base import Transport
+
+TX = "tx"
+"""Host to device."""
+RX = "rx"
+"""Device to host."""
+
+
+def frame_record(direction: str, raw: bytes, *, delimited: bool = True) -> dict[str, Any]:
+    """One frame as the link would take it: raw is its bytes before the delimiter, or
+    (delimited False) a run too long to be a frame, cut off where it became one."""
+    record: dict[str, Any] = {
+        "time": utc_timestamp(),
+        "direction": direction,
+        "hex": (raw + DELIMITER if delimited else raw).hex(" "),
+        "frame": "ok",
+        "message": None,
+        "error": None,
+    }
+    if not delimited:
+        record["frame"] = "oversize"
+        return record
+    if not raw:
+        record["frame"] = "delimiter"
+        return record
+    decoder = FrameDecoder()
+    payloads = decoder.feed(raw + DELIMITER)
+    if not payloads:
+        counters = decoder.counters
+        record["frame"] = "bad_cobs" if counters.cobs_errors else "bad_crc"
+        return record
+    try:
+        record["message"] = message_to_json(decode_message(payloads[0]))
+    except MessageError as exc:
+        record["frame"] = "undecodable"
+        record["error"] = str(exc)
+    return record
+
+
+class FrameTap:
+    """Cuts each direction's bytes into frames and passes each frame's record to `show`.
+
+    Called from the link's reader thread (rx) and from whichever thread
+    writes (tx); `show` runs under one lock, so lines never interleave.
+    """
+
+    def __init__(self, show: Callable[[dict[str, Any]], None]) -> None:
+        self._show = show
+        self._lock = threading.Lock()
+        self._pending = {TX: bytearray(), RX: bytearray()}
+
+    def feed(self, direction: str, data: bytes) -> None:
+        with self._lock:
+            pending = self._pending[direction]
+            for byte in data:
+                if byte == DELIMITER[0]:
+                    self._show(frame_record(direction, bytes(pending)))
+                    pending.clear()
+                    continue
+                pending.append(byte)
+                if len(pending) > MAX_ENCODED:
+                    self._show(frame_record(direction, bytes(pending), delimited=False))
+                    pending.clear()
+
+
+class TappedTransport(Transport):
+    def __init__(self, inner: Transport, tap: FrameTap) -> None:
+        self._inner = inner
+        self._tap = tap
+        self.url = inner.url
+
+    def read(self) -> bytes:
+        data = self._inner.read()
+        if data:
+            self._tap.feed(RX, data)
+        return data
+
+    def write(self, data: bytes) -> None:
+        self._tap.feed(TX, data)
+        self._inner.write(data)
+
+    def close(self) -> None:
+        self._inner.close()

@@ -1,0 +1,142 @@
+"""The procedure's journal form, and rebuilding the table's exact state from it.
+
+journaled_apply() is the one way an input enters the journal: the input
+record, then the facts it caused, in the caller's transaction. Recovery reads
+exactly that back.
+
+The journal holds every input the procedure ever received, each followed by
+the facts it caused, all committed together. Recovery takes the inputs
+after the latest table.idle record (the table was idle with no hold active:
+nothing before it can matter), replays them through a fresh TableModel with
+no device and no observers, and so stands exactly where the table stood.
+
+While replaying it checks that each input causes the very facts the journal
+holds for it. A difference means the journal was altered or the procedure
+software changed in the middle of a shoe: recovery reports it, and the
+session raises an alarm, because the table's record no longer follows from
+its inputs.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from cardshoe.controller.canonical import canonical_json
+from cardshoe.controller.config import TableConfig
+from cardshoe.controller.procedure.inputs import from_record, is_input_kind, to_record
+from cardshoe.controller.journal.store import Journal, Record, Transaction
+from cardshoe.controller.procedure.facts import ShoeStarted, TableIdle
+from cardshoe.controller.procedure.table import Fact, TableModel
+
+SESSION_KIND_PREFIX = "session."
+"""Records about the controller process itself (start, recovery); not part of any replay."""
+
+
+def journaled_apply(
+    model: TableModel, item: object, transaction: Transaction, device_serial: str | None
+) -> list[Fact]:
+    """Record an input, apply it, record the facts it caused; all in one transaction.
+
+    The input record carries the shoe and round as they stood when it came;
+    each fact carries its own. Every record carries the device's serial number.
+    """
+    record = to_record(item)
+    transaction.append(
+        record.kind,
+        record.payload,
+        shoe_id=model.shoe_id,
+        round_no=model.round_no,
+        device_serial=device_serial,
+        device_seq=record.device_seq,
+    )
+    facts = model.apply(item)
+    for fact in facts:
+        transaction.append(
+            fact.event.KIND,
+            fact.event.payload(),
+            shoe_id=fact.shoe_id,
+            round_no=fact.round_no,
+            device_serial=device_serial,
+        )
+    return facts
+
+
+@dataclass(frozen=True)
+class Recovered:
+    model: TableModel
+    inputs_replayed: int
+    mismatches: tuple[str, ...]
+    """Where the replayed facts differ from the journaled ones; empty when they agree."""
+
+
+def replay_start(journal: Journal) -> int:
+    """The id after which the inputs that matter begin: the latest table.idle, or 0."""
+    latest = 0
+    for record in journal.records(kinds=[TableIdle.KIND]):
+        latest = record.id
+    return latest
+
+
+def recover(config: TableConfig, journal: Journal) -> Recovered:
+    """A model in the state the journal leaves the table in, and any disagreement found.
+
+    Raises ConfigError when a shoe is open under other game options than the
+    configuration now gives (Macau Art. 18: options do not change mid-shoe).
+    """
+    model = TableModel(config)
+    replay = _Replay(model)
+    for record in journal.records(after_id=replay_start(journal)):
+        if record.kind == ShoeStarted.KIND:
+            config.ensure_unchanged_since(record.payload["fingerprint"], record.payload["shoe_id"])
+        replay.take(record)
+    replay.finish()
+    return Recovered(model, replay.inputs, tuple(replay.mismatches))
+
+
+class _Replay:
+    """Feeds journaled inputs to the model and compares what it says with what follows."""
+
+    def __init__(self, model: TableModel) -> None:
+        self.model = model
+        self.inputs = 0
+        self.mismatches: list[str] = []
+        self._input: Record | None = None
+        self._expected: list[Fact] = []
+        self._journaled: list[Record] = []
+
+    def take(self, record: Record) -> None:
+        if record.kind.startswith(SESSION_KIND_PREFIX):
+            return
+        if not is_input_kind(record.kind):
+            self._journaled.append(record)
+            return
+        self.finish()
+        self._input = record
+        self.inputs += 1
+        self._expected = self.model.apply(from_record(record.kind, record.payload))
+
+    def finish(self) -> None:
+        """Compare the facts of the input just replayed with the records that followed it."""
+        if self._input is not None:
+            self.mismatches.extend(_differences(self._input, self._expected, self._journaled))
+        self._input, self._expected, self._journaled = None, [], []
+
+
+def _differences(source: Record, facts: list[Fact], records: Iterable[Record]) -> list[str]:
+    replayed = [_comparable(fact.event.KIND, fact.event.payload(), fact) for fact in facts]
+    journaled = [_comparable(record.kind, record.payload, record) for record in records]
+    if replayed == journaled:
+        return []
+    return [
+        f"input record {source.id} ({source.kind}): the journal holds {journaled}, "
+        f"the replay gives {replayed}"
+    ]
+
+
+def _comparable(
+    kind: str, payload: object, where: Fact | Record
+) -> tuple[str, object, object, object]:
+    """Kind, payload as JSON would return it, shoe and round: what a record and a fact share."""
+    return kind, json.loads(canonical_json(payload)), where.shoe_id, where.round_no

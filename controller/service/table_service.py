@@ -1,0 +1,355 @@
+"""`shoectl run`: one table's controller as a long-running service.
+
+Start-up goes in this order, so that a kill at any point leaves nothing to
+clean up by hand and the next start simply goes on:
+
+1. claim the control socket path: refused while a live service holds it, a
+   socket file left by a killed one is replaced (control_socket.py);
+2. open the journal: SQLite rolls back a transaction a kill cut short;
+3. open the device, authenticated with its pairing key when service.key_dir
+   holds one, waiting up to device_wait_s for it to be plugged in or let go
+   by another program;
+4. build the TableSession: it replays the journal and tells the driver the
+   last event it holds, so the device resends only what was never committed;
+5. serve the control socket and send READY=1.
+
+Then the main loop deals: it steps the session, pings the systemd watchdog
+and keeps STATUS= up to date, all from the one thread that deals, so a stuck
+loop stops the pings and systemd restarts the service. SIGTERM and SIGINT
+only set a flag (stop_signals.py); the loop stops after the event under way
+is journaled and acknowledged, sends STOPPING=1, stops serving, closes the
+device and the journal, and run() returns. Whatever the device sent and
+the journal does not hold stays unacknowledged on the device for next time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+
+from cardshoe.controller.service.device_access import device_user_error, register_url_scheme
+from cardshoe.controller.config import TableConfig
+from cardshoe.controller.service.control_socket import (
+    ControlServer,
+    EventFeed,
+    Handler,
+    claim_socket_path,
+)
+from cardshoe.controller.service.device_choice import configured_url
+from cardshoe.controller.scoreboard.board import TableBoard
+from cardshoe.controller.errors import UserError
+from cardshoe.controller.journal.store import Journal
+from cardshoe.controller.service.logging_setup import LogObserver
+from cardshoe.controller.procedure.facts import Alarm, TableEvent
+from cardshoe.controller.service.pairing import KeyStore
+from cardshoe.controller.procedure.machine import State
+from cardshoe.controller.service.sdnotify import Notifier
+from cardshoe.controller.service.session import TableSession, TableSnapshot
+from cardshoe.controller.timestamps import utc_timestamp
+from cardshoe.drivers.device import DealerDevice, ShoeDevice, open_device
+from cardshoe.drivers.discovery import Candidate, discover
+from cardshoe.drivers.errors import (
+    DeviceGone,
+    DeviceNotFound,
+    DeviceTimeout,
+    DriverError,
+    PortBusy,
+)
+
+log = structlog.get_logger(__name__)
+
+POLL_S = 0.05
+"""The longest the loop waits for a device event before its own checks (stop, watchdog)."""
+HANDSHAKE_TIMEOUT_S = 2.0
+DEVICE_RETRY_S = 1.0
+WAIT_ANOTHER_TIME = (DeviceNotFound, PortBusy, DeviceTimeout, DeviceGone)
+"""Device problems that a shoe plugged in late or a technician's tool let go will fix."""
+
+
+@dataclass(frozen=True)
+class ServiceOptions:
+    """How the house runs the table, beyond the approved game options of the configuration."""
+
+    betting_time_s: float | None = None
+    """Close bets that long after each round opens; None waits for the dealer button
+    or the no-more-bets command."""
+    auto_shoe: bool = False
+    """Open a new shoe whenever none is open (a manual shoe counts as loaded and cut), for
+    the simulator and unattended tables; otherwise wait for the new-shoe command."""
+    device_wait_s: float = 30.0
+    """How long start-up waits for an absent or busy device before giving up (exit 3)."""
+
+
+@dataclass(frozen=True)
+class Parameter:
+    name: str
+    kind: type
+    required: bool = False
+
+
+SESSION_COMMANDS: Mapping[str, tuple[Callable[..., object], tuple[Parameter, ...]]] = {
+    "new-shoe": (TableSession.start_shoe, (Parameter("shoe_id", str), Parameter("deck_set", int))),
+    "shoe-loaded": (TableSession.shoe_loaded, ()),
+    "cut-done": (TableSession.cut_done, ()),
+    "no-more-bets": (TableSession.close_bets, ()),
+    "confirm-face-up": (TableSession.confirm_face_up, ()),
+    "end-shoe": (TableSession.end_shoe, ()),
+    "abandon-shoe": (TableSession.abandon_shoe, (Parameter("reason", str, required=True),)),
+    "clear-hold": (TableSession.clear_hold, (Parameter("reason", str, required=True),)),
+}
+"""Control-socket command -> the session's operator command and its arguments. The session
+journals each one as an input, accepted or refused, like the dealer's button."""
+
+
+class LastAlarm:
+    """Remembers the latest alarm since the service started, for `shoectl status`."""
+
+    def __init__(self) -> None:
+        self.record: dict[str, str] | None = None
+
+    def notify(self, event: TableEvent) -> None:
+        if isinstance(event, Alarm):
+            self.record = {
+                "time": utc_timestamp(),
+                "kind": event.kind.value,
+                "detail": event.detail,
+            }
+
+
+class TableService:
+    """The configured table's device, journal and session, served until request_stop()."""
+
+    def __init__(
+        self,
+        config: TableConfig,
+        options: ServiceOptions | None = None,
+        notifier: Notifier | None = None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.config = config
+        self.options = options or ServiceOptions()
+        self._notifier = notifier or Notifier(address=None)
+        self._clock = clock
+        self._stop_requested = False
+        self._session: TableSession | None = None
+        self._last_alarm = LastAlarm()
+        self._started_at = utc_timestamp()
+        self._last_ping = clock()
+        self._last_status = ""
+        interval = self._notifier.watchdog_interval()
+        self._poll_s = POLL_S if interval is None else min(POLL_S, interval / 4)
+
+    def request_stop(self) -> None:
+        """Stop after the step under way; safe from a signal handler (it only sets a flag)."""
+        self._stop_requested = True
+
+    def run(self) -> None:
+        """Start, deal until asked to stop, then stop cleanly; raises UserError on start-up."""
+        self._notify_status("starting")
+        service = self.config.service
+        with contextlib.ExitStack() as resources:
+            claim = claim_socket_path(service.control_socket)
+            resources.callback(claim.release)
+            journal = resources.enter_context(
+                Journal.open(service.journal_path, table_id=self.config.table_id)
+            )
+            device = self._open_device()
+            if device is None:
+                self._send(self._notifier.stopping)
+                return
+            resources.enter_context(device)
+            session = TableSession(self.config, journal, device, [LogObserver(), self._last_alarm])
+            self._session = session
+            feed = EventFeed(open_shoe_board(self.config, journal, session.snapshot().shoe_id))
+            session.subscribe(feed)
+            resources.enter_context(ControlServer(claim, self._handlers(), feed))
+            self._send(self._notifier.ready)
+            log.info("service ready", socket=str(service.control_socket), pid=os.getpid())
+            self._deal(session)
+            log.info("service stopping", state=session.state.value)
+            self._send(self._notifier.stopping)
+
+    # --- start-up -------------------------------------------------------------------
+
+    def _open_device(self) -> ShoeDevice | DealerDevice | None:
+        """The configured device after its handshake; None if asked to stop while waiting."""
+        deadline = self._clock() + self.options.device_wait_s
+        keys = KeyStore(self.config.service.key_dir).lookup
+        while not self._stop_requested:
+            try:
+                url = configured_url(self.config.device, self._candidates())
+                register_url_scheme(url)
+                self._notify_status(f"opening {url}")
+                return open_device(url, timeout=HANDSHAKE_TIMEOUT_S, reconnect=True, keys=keys)
+            except WAIT_ANOTHER_TIME as problem:
+                if self._clock() >= deadline:
+                    raise device_user_error(problem) from problem
+                log.warning("waiting for the device", reason=str(problem))
+                self._notify_status(f"waiting for the device: {problem}")
+                self._pause(DEVICE_RETRY_S)
+            except DriverError as problem:
+                raise device_user_error(problem) from problem
+        return None
+
+    def _candidates(self) -> tuple[Candidate, ...]:
+        """Discovery only when the configuration names no URL: it lists every port."""
+        return () if self.config.device.url is not None else discover().candidates
+
+    def _pause(self, seconds: float) -> None:
+        until = self._clock() + seconds
+        while not self._stop_requested and self._clock() < until:
+            time.sleep(self._poll_s)
+            self._ping_watchdog()
+
+    # --- the main loop --------------------------------------------------------------
+
+    def _deal(self, session: TableSession) -> None:
+        while not self._stop_requested:
+            if session.state is State.IDLE and not self.options.auto_shoe:
+                session.step(self._poll_s)
+                self._after_step()
+                continue
+            session.run_shoe(
+                betting_time_s=self.options.betting_time_s,
+                poll_s=self._poll_s,
+                on_step=self._after_step,
+            )
+
+    def _after_step(self) -> None:
+        """Between two steps: stop if asked, ping the watchdog, keep STATUS= current.
+
+        run_shoe is for an open shoe: once none is open it returns, and _deal
+        decides whether a new one opens by itself.
+        """
+        session = self._session
+        assert session is not None
+        if self._stop_requested or session.state is State.IDLE:
+            session.stop()
+        self._ping_watchdog()
+        self._notify_status(status_line(session.snapshot()))
+
+    def _ping_watchdog(self) -> None:
+        interval = self._notifier.watchdog_interval()
+        now = self._clock()
+        if interval is not None and now - self._last_ping >= interval:
+            self._last_ping = now
+            self._send(self._notifier.watchdog)
+
+    def _notify_status(self, text: str) -> None:
+        if text != self._last_status:
+            self._last_status = text
+            self._send(lambda: self._notifier.status(text))
+
+    def _send(self, notification: Callable[[], None]) -> None:
+        """A service manager that went away must not stop the table."""
+        try:
+            notification()
+        except OSError as exc:
+            log.warning("could not notify the service manager", reason=str(exc))
+
+    # --- the control socket ---------------------------------------------------------
+
+    def status(self) -> dict[str, Any]:
+        """What `shoectl status` shows: the table, its device, and the last alarm."""
+        session = self._session
+        assert session is not None
+        return {
+            "table_id": self.config.table_id,
+            "pid": os.getpid(),
+            "started_at": self._started_at,
+            "game": self.config.game.name,
+            "decks": self.config.game.decks,
+            "journal": str(self.config.service.journal_path),
+            **snapshot_to_json(session.snapshot()),
+            "device": {**session.device.info.to_json(), "connected": session.device.connected},
+            "last_alarm": self._last_alarm.record,
+        }
+
+    def _handlers(self) -> dict[str, Handler]:
+        handlers: dict[str, Handler] = {"status": lambda request: self.status()}
+        for name in SESSION_COMMANDS:
+            handlers[name] = self._command_handler(name)
+        return handlers
+
+    def _command_handler(self, name: str) -> Handler:
+        command, parameters = SESSION_COMMANDS[name]
+
+        def handle(request: Mapping[str, Any]) -> dict[str, Any]:
+            session = self._session
+            assert session is not None
+            command(session, **command_arguments(name, parameters, request))
+            return self.status()
+
+        return handle
+
+
+def open_shoe_board(config: TableConfig, journal: Journal, shoe_id: str | None) -> TableBoard:
+    """The display board of the shoe recovery found open, from its journal records, so a
+    `monitor --table` started now shows the whole shoe, not only what happens next."""
+    board = TableBoard(table_id=config.table_id)
+    if shoe_id is not None:
+        for record in journal.records(shoe_id=shoe_id):
+            board.apply(record.kind, record.payload)
+    return board
+
+
+def command_arguments(
+    name: str, parameters: tuple[Parameter, ...], request: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The request's arguments for the command, each checked; UserError names the wrong one."""
+    known = {parameter.name for parameter in parameters}
+    unknown = sorted(set(request) - known - {"cmd"})
+    if unknown:
+        takes = ", ".join(sorted(known)) or "no arguments"
+        raise UserError(f"{name} takes {takes}, not {', '.join(unknown)}")
+    arguments = {}
+    for parameter in parameters:
+        value = request.get(parameter.name)
+        if value is None:
+            if parameter.required:
+                raise UserError(f"{name} needs {parameter.name}")
+            continue
+        if isinstance(value, bool) or not isinstance(value, parameter.kind):
+            raise UserError(f"{name}: {parameter.name} must be a {parameter.kind.__name__}")
+        arguments[parameter.name] = value
+    return arguments
+
+
+def snapshot_to_json(snapshot: TableSnapshot) -> dict[str, Any]:
+    """The table's state as plain JSON values, for the control socket and its clients."""
+    return {
+        "state": snapshot.state.value,
+        "held_state": None if snapshot.held_state is None else snapshot.held_state.value,
+        "holds": list(snapshot.holds),
+        "shoe_id": snapshot.shoe_id,
+        "round_no": snapshot.round_no,
+        "demo": snapshot.demo,
+        "player": [str(card) for card in snapshot.player],
+        "banker": [str(card) for card in snapshot.banker],
+        "card_due": None if snapshot.card_due is None else snapshot.card_due.value,
+        "dealt": snapshot.dealt,
+        "burned": snapshot.burned,
+        "rounds_finished": snapshot.rounds_finished,
+        "last_round": snapshot.last_round,
+    }
+
+
+def status_line(snapshot: TableSnapshot) -> str:
+    """One line for `systemctl status`: where the procedure stands, the shoe and the round.
+
+    It changes a few times a round, not with every card, so systemd is told little.
+    """
+    state = snapshot.state.value
+    if snapshot.held_state is not None:
+        state = f"held ({', '.join(snapshot.holds)}) in {snapshot.held_state.value}"
+    if snapshot.shoe_id is None:
+        return f"{state}: no shoe open"
+    round_text = "no round yet" if snapshot.round_no is None else f"round {snapshot.round_no}"
+    return f"{state}: shoe {snapshot.shoe_id}, {round_text}"
