@@ -20,12 +20,18 @@ from dataclasses import dataclass, field
 from results import Measurement, Target, percentile, print_measurements
 
 from cardshoe.controller.config import GameConfig, TableConfig
-from cardshoe.controller.procedure.inputs import CutDone, DeviceCount, ShoeLoaded, StartShoe
 from cardshoe.controller.procedure.facts import RoundResult
+from cardshoe.controller.procedure.inputs import CutDone, DeviceCount, ShoeLoaded, StartShoe
 from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.procedure.table import DEALER_BUTTON, TableModel
 from cardshoe.drivers.protocol.cardid import CardId, CardSuit
-from cardshoe.drivers.protocol.messages import ButtonPressed, CardRead, CutCard, Orientation, SensorFlag
+from cardshoe.drivers.protocol.messages import (
+    ButtonPressed,
+    CardRead,
+    CutCard,
+    Orientation,
+    SensorFlag,
+)
 
 DECKS = 8
 DECK_SET = 0x00BC614E

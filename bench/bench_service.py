@@ -26,8 +26,8 @@ from pathlib import Path
 
 from results import Measurement, Target, print_measurements
 
-from cardshoe.controller.service.control_socket import request
 from cardshoe.controller.errors import UserError
+from cardshoe.controller.service.control_socket import request
 from cardshoe.firmware_sim.attach_pty import serve_pty
 from cardshoe.firmware_sim.devices import create_device
 

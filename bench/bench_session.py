@@ -33,9 +33,9 @@ from cardshoe.controller.config import GameConfig, TableConfig
 from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.service.session import TableSession
 from cardshoe.drivers.device import open_device
+from cardshoe.drivers.protocol.errors import ProtocolError
 from cardshoe.drivers.protocol.framing import FrameDecoder
 from cardshoe.drivers.protocol.messages import Ack, CardRead, decode_message
-from cardshoe.drivers.protocol.errors import ProtocolError
 from cardshoe.firmware_sim.attach_pty import PtyEndpoint
 from cardshoe.firmware_sim.devices import create_device
 from cardshoe.firmware_sim.runner import DeviceThread

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from cardshoe.controller.canonical import canonical_json
-from cardshoe.controller.rules.cards import Card
 from cardshoe.controller.errors import UserError
+from cardshoe.controller.rules.cards import Card
 from cardshoe.controller.rules.games import (
     GAME_NAMES,
     Game,

@@ -20,11 +20,11 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
-from cardshoe.drivers.protocol.auth import KeyLookup
 from cardshoe.drivers.errors import CommandRefused, DeviceGone, DeviceTimeout, LinkProtocolError
 from cardshoe.drivers.link import Link, LinkState, LinkTiming
-from cardshoe.drivers.protocol.link_constants import PROTOCOL_MAJOR
 from cardshoe.drivers.link_events import DeviceEvent
+from cardshoe.drivers.protocol.auth import KeyLookup
+from cardshoe.drivers.protocol.link_constants import PROTOCOL_MAJOR
 from cardshoe.drivers.protocol.messages import (
     Answer,
     Capability,

@@ -41,15 +41,6 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from enum import Enum
 
-from cardshoe.drivers.protocol.auth import (
-    AuthError,
-    Direction,
-    KeyLookup,
-    LinkAuth,
-    is_sealed,
-    new_nonce,
-    unsealed,
-)
 from cardshoe.drivers.errors import (
     AuthenticationFailed,
     CommandRefused,
@@ -57,15 +48,6 @@ from cardshoe.drivers.errors import (
     DeviceTimeout,
     DriverError,
     LinkProtocolError,
-)
-from cardshoe.drivers.protocol.framing import DELIMITER, FrameDecoder, encode_frame
-from cardshoe.drivers.protocol.link_constants import (
-    COMMAND_ATTEMPTS,
-    COMMAND_REPLY_TIMEOUT_S,
-    HOST_POLL_INTERVAL_S,
-    LINK_DOWN_AFTER_S,
-    PROTOCOL_MAJOR,
-    PROTOCOL_MINOR,
 )
 from cardshoe.drivers.link_events import (
     AuthFailure,
@@ -76,6 +58,25 @@ from cardshoe.drivers.link_events import (
     SequenceGap,
     SequenceRegression,
     feed_violation,
+)
+from cardshoe.drivers.protocol.auth import (
+    AuthError,
+    Direction,
+    KeyLookup,
+    LinkAuth,
+    is_sealed,
+    new_nonce,
+    unsealed,
+)
+from cardshoe.drivers.protocol.errors import MessageError, UnsupportedVersion
+from cardshoe.drivers.protocol.framing import DELIMITER, FrameDecoder, encode_frame
+from cardshoe.drivers.protocol.link_constants import (
+    COMMAND_ATTEMPTS,
+    COMMAND_REPLY_TIMEOUT_S,
+    HOST_POLL_INTERVAL_S,
+    LINK_DOWN_AFTER_S,
+    PROTOCOL_MAJOR,
+    PROTOCOL_MINOR,
 )
 from cardshoe.drivers.protocol.messages import (
     LAYOUTS,
@@ -96,7 +97,6 @@ from cardshoe.drivers.protocol.messages import (
     decode_message,
     encode_message,
 )
-from cardshoe.drivers.protocol.errors import MessageError, UnsupportedVersion
 from cardshoe.drivers.transports.base import Transport
 
 log = logging.getLogger(__name__)

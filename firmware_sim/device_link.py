@@ -29,6 +29,7 @@ from typing import Any
 
 from cardshoe.drivers.protocol.auth import AuthError, Direction, LinkAuth, is_sealed, new_nonce
 from cardshoe.drivers.protocol.error_codes import ErrorCode
+from cardshoe.drivers.protocol.errors import MessageError
 from cardshoe.drivers.protocol.framing import DELIMITER, FrameDecoder, encode_frame
 from cardshoe.drivers.protocol.link_constants import (
     EVENT_QUEUE_MIN_CAPACITY,
@@ -52,7 +53,6 @@ from cardshoe.drivers.protocol.messages import (
     decode_message,
     encode_message,
 )
-from cardshoe.drivers.protocol.errors import MessageError
 
 log = logging.getLogger(__name__)
 

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from cardshoe.drivers.device import DealerDevice, Device, ShoeDevice, open_device
-from cardshoe.drivers.protocol.framing import FrameDecoder, encode_frame
 from cardshoe.drivers.link import LinkTiming
+from cardshoe.drivers.protocol.framing import FrameDecoder, encode_frame
 from cardshoe.drivers.protocol.messages import (
     Capability,
     DeviceKind,

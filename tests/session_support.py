@@ -15,7 +15,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cardshoe.controller.rules.cards import Card, parse_card
 from cardshoe.controller.config import (
     DeviceConfig,
     DeviceKind,
@@ -25,9 +24,10 @@ from cardshoe.controller.config import (
 )
 from cardshoe.controller.journal.store import Journal, Record
 from cardshoe.controller.procedure.facts import HoldStarted, RoundOpened, TableEvent
-from cardshoe.controller.service.session import TableSession
-from cardshoe.controller.rules.shoe_order import play_shoe_order
 from cardshoe.controller.procedure.table import HoldReason
+from cardshoe.controller.rules.cards import Card, parse_card
+from cardshoe.controller.rules.shoe_order import play_shoe_order
+from cardshoe.controller.service.session import TableSession
 from cardshoe.drivers.device import open_device
 from cardshoe.drivers.link import LinkTiming
 from cardshoe.firmware_sim.attach_pty import serve_pty

@@ -18,6 +18,7 @@ from cardshoe.drivers.protocol.auth import (
     new_pairing_key,
     unsealed,
 )
+from cardshoe.drivers.protocol.errors import UnsupportedFlags
 from cardshoe.drivers.protocol.messages import (
     Ack,
     DealNext,
@@ -26,7 +27,6 @@ from cardshoe.drivers.protocol.messages import (
     decode_message,
     encode_message,
 )
-from cardshoe.drivers.protocol.errors import UnsupportedFlags
 
 SERIAL = "SIM-CS1-0001"
 

@@ -29,6 +29,10 @@ from driver_testing import (
     next_of,
 )
 
+from cardshoe.drivers.device import ShoeDevice, open_device
+from cardshoe.drivers.errors import AuthenticationFailed, CommandRefused
+from cardshoe.drivers.link import LinkTiming
+from cardshoe.drivers.link_events import AuthFailure, LinkLost, LinkRestored
 from cardshoe.drivers.protocol.auth import (
     AuthError,
     Direction,
@@ -38,12 +42,8 @@ from cardshoe.drivers.protocol.auth import (
     new_pairing_key,
 )
 from cardshoe.drivers.protocol.cardid import CardId, CardSuit
-from cardshoe.drivers.device import ShoeDevice, open_device
 from cardshoe.drivers.protocol.error_codes import ErrorCode
-from cardshoe.drivers.errors import AuthenticationFailed, CommandRefused
 from cardshoe.drivers.protocol.framing import encode_frame
-from cardshoe.drivers.link import LinkTiming
-from cardshoe.drivers.link_events import AuthFailure, LinkLost, LinkRestored
 from cardshoe.drivers.protocol.messages import (
     Ack,
     AuthChallenge,

@@ -26,9 +26,9 @@ from session_support import (
 from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.service.recovery import recover
 from cardshoe.controller.service.session import TableSession
-from cardshoe.drivers.protocol.auth import new_pairing_key
 from cardshoe.drivers.device import open_device
 from cardshoe.drivers.errors import AuthenticationFailed
+from cardshoe.drivers.protocol.auth import new_pairing_key
 from cardshoe.firmware_sim.core import FirmwareCore
 from cardshoe.firmware_sim.devices import create_device
 from cardshoe.firmware_sim.faults import parse_injection

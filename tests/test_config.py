@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from cardshoe.controller.rules.cards import parse_card
 from cardshoe.controller.config import (
     DECKS_ALLOWED,
     BurnPolicy,
@@ -17,6 +16,7 @@ from cardshoe.controller.config import (
     load_config,
 )
 from cardshoe.controller.errors import UserError
+from cardshoe.controller.rules.cards import parse_card
 from cardshoe.controller.rules.games import GAME_NAMES, commission_names
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "docs" / "examples" / "table.toml"

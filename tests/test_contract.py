@@ -27,9 +27,9 @@ from driver_testing import (
 
 from cardshoe.drivers.device import DealerDevice, ShoeDevice, open_device
 from cardshoe.drivers.errors import CommandRefused, DeviceGone, PortBusy
+from cardshoe.drivers.link_events import DeviceEvent
 from cardshoe.drivers.protocol.framing import DELIMITER, FrameDecoder, encode_frame
 from cardshoe.drivers.protocol.link_constants import PROTOCOL_MINOR
-from cardshoe.drivers.link_events import DeviceEvent
 from cardshoe.drivers.protocol.messages import (
     CardRead,
     DeviceKind,

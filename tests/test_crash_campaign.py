@@ -52,9 +52,9 @@ from session_support import (
     rounds_as_the_rules_engine_plays_them,
 )
 
-from cardshoe.controller.service.control_socket import request
 from cardshoe.controller.errors import UserError
 from cardshoe.controller.journal.store import Journal
+from cardshoe.controller.service.control_socket import request
 from cardshoe.controller.service.recovery import recover
 from cardshoe.firmware_sim.timing import Timing
 

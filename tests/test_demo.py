@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from conftest import ShoectlRunner
 
+from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.rules.cards import parse_card
 from cardshoe.controller.rules.games import GAME_NAMES, get_game
-from cardshoe.controller.journal.store import Journal
 
 FEWEST_DECKS = {"punto-banco": 2, "seven-up": 4, "macau-1": 6, "macau-2": 6}
 RULES_PLAY_FIELDS = (

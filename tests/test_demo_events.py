@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from session_support import SIM_DECK_SET, session_on, simulated_device, table_config
 
-from cardshoe.controller.scoreboard.demo_events import DemoEventStream
 from cardshoe.controller.journal.store import Journal, Record
+from cardshoe.controller.scoreboard.demo_events import DemoEventStream
 
 CONFIG = table_config("seven-up", decks=4)
 

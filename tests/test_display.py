@@ -10,11 +10,8 @@ from pathlib import Path
 from rich.console import Console
 from session_support import SIM_DECK_SET, session_on, simulated_device, table_config
 
-from cardshoe.controller.rules.cards import parse_card
-from cardshoe.controller.scoreboard.board import BURN, TableBoard
 from cardshoe.controller.display.plain import PlainLines, plain_line
 from cardshoe.controller.display.rich_view import TableView, render_board
-from cardshoe.controller.rules.hands import Hand
 from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.procedure.facts import (
     Alarm,
@@ -34,6 +31,9 @@ from cardshoe.controller.procedure.facts import (
     ShoeStarted,
     TableEvent,
 )
+from cardshoe.controller.rules.cards import parse_card
+from cardshoe.controller.rules.hands import Hand
+from cardshoe.controller.scoreboard.board import BURN, TableBoard
 
 P, B = Hand.PLAYER, Hand.BANKER
 

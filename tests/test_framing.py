@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cardshoe.drivers.protocol.framing import MAX_ENCODED, MAX_PAYLOAD, FrameDecoder, encode_frame
 from cardshoe.drivers.protocol.errors import FrameTooLarge
+from cardshoe.drivers.protocol.framing import MAX_ENCODED, MAX_PAYLOAD, FrameDecoder, encode_frame
 
 payloads = st.binary(min_size=1, max_size=MAX_PAYLOAD)
 

@@ -22,6 +22,7 @@ from cardshoe.controller.rules.cards import CardNotationError, parse_cards
 from cardshoe.drivers.protocol.auth import AuthError, Direction, LinkAuth
 from cardshoe.drivers.protocol.cardid import CARD_ID_SIZE, CardId
 from cardshoe.drivers.protocol.error_codes import ErrorCode
+from cardshoe.drivers.protocol.errors import CardIdError, MessageError
 from cardshoe.drivers.protocol.framing import DELIMITER, FrameDecoder, encode_frame
 from cardshoe.drivers.protocol.link_constants import PROTOCOL_MAJOR
 from cardshoe.drivers.protocol.messages import (
@@ -33,7 +34,6 @@ from cardshoe.drivers.protocol.messages import (
     message_from_json,
     message_to_json,
 )
-from cardshoe.drivers.protocol.errors import CardIdError, MessageError
 
 KNOWN_TYPES = {member.value for member in MessageType}
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 from table_inputs import DECK_SET, Device, Table, card_id, ids
 
-from cardshoe.controller.rules.cards import parse_cards
 from cardshoe.controller.config import (
     BurnPolicy,
     DeviceConfig,
@@ -13,13 +12,6 @@ from cardshoe.controller.config import (
     GameConfig,
     ShoeProcedure,
     TableConfig,
-)
-from cardshoe.controller.procedure.inputs import ClearHold, CloseBets, ConfirmFaceUp
-from cardshoe.controller.procedure.irregularities import (
-    IRREGULARITIES,
-    Consequence,
-    Irregularity,
-    inspect_card,
 )
 from cardshoe.controller.procedure.facts import (
     Alarm,
@@ -32,8 +24,16 @@ from cardshoe.controller.procedure.facts import (
     RoundResult,
     RoundVoided,
 )
+from cardshoe.controller.procedure.inputs import ClearHold, CloseBets, ConfirmFaceUp
+from cardshoe.controller.procedure.irregularities import (
+    IRREGULARITIES,
+    Consequence,
+    Irregularity,
+    inspect_card,
+)
 from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.procedure.table import HoldReason
+from cardshoe.controller.rules.cards import parse_cards
 from cardshoe.drivers.link_events import LinkLost, LinkRestored, SequenceGap
 from cardshoe.drivers.protocol.messages import Capability, FaultKind, Hello, Orientation
 from cardshoe.drivers.protocol.messages import DeviceKind as MessageDeviceKind

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from cardshoe.controller.journal.store import Journal, JournalError, Record, VerifyResult
 from cardshoe.controller.journal.chain import record_hash
+from cardshoe.controller.journal.store import Journal, JournalError, Record, VerifyResult
 
 
 class Kind(StrEnum):

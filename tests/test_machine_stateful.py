@@ -26,7 +26,7 @@ from cardshoe.controller.config import (
     ShoeProcedure,
     TableConfig,
 )
-from cardshoe.controller.rules.games import GAME_NAMES
+from cardshoe.controller.procedure.facts import AlarmKind, Burned, CardAssigned, CardSetAside
 from cardshoe.controller.procedure.inputs import (
     AbandonShoe,
     ClearHold,
@@ -38,12 +38,12 @@ from cardshoe.controller.procedure.inputs import (
     ShoeLoaded,
     StartShoe,
 )
-from cardshoe.controller.procedure.facts import AlarmKind, Burned, CardAssigned, CardSetAside
 from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.procedure.table import HoldReason, TableModel
+from cardshoe.controller.rules.games import GAME_NAMES
+from cardshoe.drivers.link_events import LinkLost, LinkRestored, SequenceGap
 from cardshoe.drivers.protocol.cardid import CardId
 from cardshoe.drivers.protocol.error_codes import ErrorCode
-from cardshoe.drivers.link_events import LinkLost, LinkRestored, SequenceGap
 from cardshoe.drivers.protocol.messages import (
     Capability,
     FaultKind,

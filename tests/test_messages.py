@@ -14,6 +14,15 @@ from hypothesis import strategies as st
 
 from cardshoe.drivers.protocol.cardid import CardId, CardSuit
 from cardshoe.drivers.protocol.error_codes import ErrorCode
+from cardshoe.drivers.protocol.errors import (
+    CardIdError,
+    MalformedMessage,
+    MessageError,
+    ProtocolError,
+    UnknownMessageType,
+    UnsupportedFlags,
+    UnsupportedVersion,
+)
 from cardshoe.drivers.protocol.link_constants import PROTOCOL_MAJOR
 from cardshoe.drivers.protocol.messages import (
     ANSWER_ID,
@@ -43,15 +52,6 @@ from cardshoe.drivers.protocol.messages import (
     encode_message,
     message_from_json,
     message_to_json,
-)
-from cardshoe.drivers.protocol.errors import (
-    CardIdError,
-    MalformedMessage,
-    MessageError,
-    ProtocolError,
-    UnknownMessageType,
-    UnsupportedFlags,
-    UnsupportedVersion,
 )
 from cardshoe.drivers.protocol.wire_fields import (
     Enum8,

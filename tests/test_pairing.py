@@ -1,4 +1,4 @@
-"""Pairing keys on the host (controller/service/pairing.py), and `shoectl pair` as a technician runs it."""
+"""Pairing keys on the host (service/pairing.py), and `shoectl pair` as a technician runs it."""
 
 from __future__ import annotations
 
@@ -11,7 +11,12 @@ from pathlib import Path
 import pytest
 from conftest import ShoectlRunner
 
-from cardshoe.controller.service.pairing import KeyFileError, KeyStore, read_key_file, staged_key_file
+from cardshoe.controller.service.pairing import (
+    KeyFileError,
+    KeyStore,
+    read_key_file,
+    staged_key_file,
+)
 from cardshoe.drivers.protocol.auth import key_id, new_pairing_key
 from cardshoe.firmware_sim.attach_pty import PtyAttachment, serve_pty
 from cardshoe.firmware_sim.devices import create_device

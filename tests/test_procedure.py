@@ -8,7 +8,6 @@ from fractions import Fraction
 import pytest
 from table_inputs import DECK_SET, Table, card_id, deal_while_due, ids, tagged_shoe
 
-from cardshoe.controller.rules.cards import parse_cards
 from cardshoe.controller.config import (
     BurnPolicy,
     CutCardPolicy,
@@ -18,18 +17,6 @@ from cardshoe.controller.config import (
     ShoeProcedure,
     TableConfig,
 )
-from cardshoe.controller.rules.games import GAME_NAMES
-from cardshoe.controller.rules.hands import Hand
-from cardshoe.controller.procedure.inputs import (
-    AbandonShoe,
-    CloseBets,
-    ConfirmFaceUp,
-    CutDone,
-    EndShoe,
-    ShoeLoaded,
-    StartShoe,
-)
-from cardshoe.controller.procedure.irregularities import card_of
 from cardshoe.controller.procedure.facts import (
     Alarm,
     AlarmKind,
@@ -47,6 +34,16 @@ from cardshoe.controller.procedure.facts import (
     ShoeEnded,
     TableIdle,
 )
+from cardshoe.controller.procedure.inputs import (
+    AbandonShoe,
+    CloseBets,
+    ConfirmFaceUp,
+    CutDone,
+    EndShoe,
+    ShoeLoaded,
+    StartShoe,
+)
+from cardshoe.controller.procedure.irregularities import card_of
 from cardshoe.controller.procedure.machine import (
     AUTOMATIC,
     AUTOMATIC_FROM,
@@ -55,8 +52,11 @@ from cardshoe.controller.procedure.machine import (
     Trigger,
     guard_and_action_names,
 )
-from cardshoe.controller.rules.shoe_order import play_shoe_order
 from cardshoe.controller.procedure.table import TableModel, fault_hold
+from cardshoe.controller.rules.cards import parse_cards
+from cardshoe.controller.rules.games import GAME_NAMES
+from cardshoe.controller.rules.hands import Hand
+from cardshoe.controller.rules.shoe_order import play_shoe_order
 from cardshoe.drivers.protocol.messages import FaultKind, Orientation
 
 DECKS_FOR = {"punto-banco": 8, "seven-up": 6, "macau-1": 8, "macau-2": 8}

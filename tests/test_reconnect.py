@@ -22,10 +22,10 @@ from driver_testing import (
     next_of,
 )
 
-from cardshoe.drivers.protocol.cardid import CardId
 from cardshoe.drivers.device import Device, ShoeDevice, open_device
 from cardshoe.drivers.link import LinkTiming
 from cardshoe.drivers.link_events import LinkLost, LinkRestored, ProtocolViolation
+from cardshoe.drivers.protocol.cardid import CardId
 from cardshoe.drivers.protocol.messages import (
     CardRead,
     Event,

@@ -16,11 +16,17 @@ from cardshoe.controller.config import (
     ShoeProcedure,
     TableConfig,
 )
-from cardshoe.controller.procedure.inputs import CloseBets, ConfirmFaceUp, DeviceCount, EndShoe, StartShoe
 from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.procedure.facts import Alarm, AlarmKind, TableIdle
-from cardshoe.controller.service.recovery import journaled_apply, recover, replay_start
+from cardshoe.controller.procedure.inputs import (
+    CloseBets,
+    ConfirmFaceUp,
+    DeviceCount,
+    EndShoe,
+    StartShoe,
+)
 from cardshoe.controller.procedure.table import TableModel
+from cardshoe.controller.service.recovery import journaled_apply, recover, replay_start
 from cardshoe.drivers.protocol.messages import FaultKind, Orientation
 
 SERIAL = "SN0001"

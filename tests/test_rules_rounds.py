@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cardshoe.controller.rules.cards import MANDATORY_SEVEN, Card, Suit, parse_cards
 from cardshoe.controller.errors import UserError
+from cardshoe.controller.rules.cards import MANDATORY_SEVEN, Card, Suit, parse_cards
 from cardshoe.controller.rules.games import GAME_NAMES, commission_names, get_game
 from cardshoe.controller.rules.hands import Hand
 from cardshoe.controller.rules.paytables import SEVEN_UP_SUPER_SEVENS_2_5_17_70_700

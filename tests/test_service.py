@@ -24,8 +24,8 @@ from service_support import (
 )
 from session_support import journaled
 
-from cardshoe.controller.service.control_socket import request
 from cardshoe.controller.errors import UserError
+from cardshoe.controller.service.control_socket import request
 from cardshoe.drivers.device import open_device
 from cardshoe.firmware_sim.attach_pty import serve_pty
 from cardshoe.firmware_sim.devices import create_device

@@ -15,6 +15,15 @@ import pytest
 from sim_support import no_new_threads
 
 from cardshoe.controller.config import DeviceConfig
+from cardshoe.controller.errors import UserError
+from cardshoe.controller.procedure.facts import (
+    Alarm,
+    AlarmKind,
+    BetsClosed,
+    RoundOpened,
+    ShoeStarted,
+)
+from cardshoe.controller.scoreboard.board import TableBoard
 from cardshoe.controller.service.control_socket import (
     ControlServer,
     EventFeed,
@@ -24,9 +33,6 @@ from cardshoe.controller.service.control_socket import (
     subscription,
 )
 from cardshoe.controller.service.device_choice import configured_url
-from cardshoe.controller.scoreboard.board import TableBoard
-from cardshoe.controller.errors import UserError
-from cardshoe.controller.procedure.facts import Alarm, AlarmKind, BetsClosed, RoundOpened, ShoeStarted
 from cardshoe.drivers.discovery import Candidate
 from cardshoe.drivers.errors import DeviceNotFound
 

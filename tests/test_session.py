@@ -32,8 +32,8 @@ from cardshoe.controller.procedure.facts import (
     TableEvent,
 )
 from cardshoe.controller.procedure.machine import State
-from cardshoe.controller.service.session import ProcedureRefused, TableSession
 from cardshoe.controller.procedure.table import HoldReason
+from cardshoe.controller.service.session import ProcedureRefused, TableSession
 from cardshoe.drivers.device import open_device
 from cardshoe.firmware_sim.core import FirmwareCore
 from cardshoe.firmware_sim.devices import create_device

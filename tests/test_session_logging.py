@@ -11,8 +11,8 @@ import pytest
 import structlog
 from structlog.testing import capture_logs
 
-from cardshoe.controller.service.logging_setup import LogObserver, configure_logging
 from cardshoe.controller.procedure.facts import Alarm, AlarmKind
+from cardshoe.controller.service.logging_setup import LogObserver, configure_logging
 
 
 @pytest.fixture

@@ -15,8 +15,8 @@ from session_support import (
     table_config,
 )
 
-from cardshoe.controller.rules.games import GAME_NAMES
 from cardshoe.controller.procedure.facts import RoundResult, RoundVoided
+from cardshoe.controller.rules.games import GAME_NAMES
 
 FEWEST_DECKS = {"punto-banco": 2, "seven-up": 4, "macau-1": 6, "macau-2": 6}
 AUTOMATIC_ROUNDS = 12

@@ -8,7 +8,15 @@ import pytest
 import serial
 from sim_support import StreamHost, no_new_threads
 
-from cardshoe.drivers.protocol.messages import Ack, CardRead, DealNext, GetInfo, Hello, Reply, SensorFlag
+from cardshoe.drivers.protocol.messages import (
+    Ack,
+    CardRead,
+    DealNext,
+    GetInfo,
+    Hello,
+    Reply,
+    SensorFlag,
+)
 from cardshoe.firmware_sim import sim_url
 from cardshoe.firmware_sim.devices import create_device
 

@@ -22,8 +22,8 @@ from service_support import open_manual_shoe, running_service, simulated_table, 
 from cardshoe.controller.cli.main import main
 from cardshoe.controller.scoreboard.event_lines import card_text, device_event_record, event_line
 from cardshoe.controller.service.frame_tap import RX, TX, FrameTap, frame_record
-from cardshoe.drivers.protocol.cardid import CardId, CardSuit
 from cardshoe.drivers.device import open_device
+from cardshoe.drivers.protocol.cardid import CardId, CardSuit
 from cardshoe.drivers.protocol.framing import encode_frame
 from cardshoe.drivers.protocol.messages import (
     Ack,

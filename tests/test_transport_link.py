@@ -21,7 +21,6 @@ from driver_testing import (
     hello,
 )
 
-from cardshoe.drivers.protocol.cardid import CardId
 from cardshoe.drivers.device import DealerDevice, ShoeDevice, open_device
 from cardshoe.drivers.errors import (
     CommandRefused,
@@ -30,7 +29,6 @@ from cardshoe.drivers.errors import (
     LinkProtocolError,
     PortBusy,
 )
-from cardshoe.drivers.protocol.framing import encode_frame
 from cardshoe.drivers.link import LinkTiming
 from cardshoe.drivers.link_events import (
     LinkLost,
@@ -38,6 +36,8 @@ from cardshoe.drivers.link_events import (
     SequenceGap,
     SequenceRegression,
 )
+from cardshoe.drivers.protocol.cardid import CardId
+from cardshoe.drivers.protocol.framing import encode_frame
 from cardshoe.drivers.protocol.messages import (
     Ack,
     Capability,

@@ -25,8 +25,8 @@ from cardshoe.drivers.errors import (
     InvalidUrl,
 )
 from cardshoe.drivers.protocol.link_constants import SERIAL_BAUDRATE
-from cardshoe.drivers.transports.serial_port import SerialTransport
 from cardshoe.drivers.transports.base import open_transport
+from cardshoe.drivers.transports.serial_port import SerialTransport
 
 
 @pytest.fixture(autouse=True)

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
-    from cardshoe.controller.config import TableConfig
     from cardshoe.controller.cli.demo_wiring import DemoResult, DemoSettings
+    from cardshoe.controller.config import TableConfig
     from cardshoe.controller.journal.store import Record
     from cardshoe.controller.procedure.facts import Observer
     from cardshoe.controller.service.session import TableSession
@@ -155,8 +155,8 @@ def _run(
     on_session: Callable[[TableSession], None] | None = None,
 ) -> DemoResult:
     """Run the demo; a device that cannot be opened is the usual one-line error."""
-    from cardshoe.controller.service.device_access import device_user_error
     from cardshoe.controller.cli.demo_wiring import run_demo
+    from cardshoe.controller.service.device_access import device_user_error
     from cardshoe.drivers.errors import DriverError
 
     stop_requested = (lambda: False) if lines is None else lines.stop_requested
@@ -252,8 +252,8 @@ def _run_live(settings: DemoSettings) -> None:
     from rich.console import Console
     from rich.live import Live
 
-    from cardshoe.controller.scoreboard.board import TableBoard
     from cardshoe.controller.display.rich_view import TableView
+    from cardshoe.controller.scoreboard.board import TableBoard
 
     def starting(session: TableSession) -> None:
         for record in _open_shoe_records(session):

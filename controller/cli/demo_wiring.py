@@ -28,9 +28,9 @@ from cardshoe.controller.errors import UserError
 from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.procedure.facts import Observer, ShoeEnded
 from cardshoe.controller.procedure.machine import State
+from cardshoe.controller.procedure.table import HoldReason, fault_hold
 from cardshoe.controller.service.recovery import recover
 from cardshoe.controller.service.session import TableSession
-from cardshoe.controller.procedure.table import HoldReason, fault_hold
 from cardshoe.drivers.device import open_device
 from cardshoe.drivers.protocol.messages import FaultKind
 from cardshoe.drivers.transports.usb_bulk import UsbAddress

@@ -30,8 +30,8 @@ def info(url: str, timeout: float, config_path: Path | None, as_json: bool) -> N
     sim://PROFILE for a simulated device, or usb://VID:PID[/SERIAL]; `shoectl list`
     shows what is attached. Exit 3 when the device is absent, busy or not permitted.
     """
-    from cardshoe.controller.service.device_access import device_user_error, opened_device
     from cardshoe.controller.config import load_config
+    from cardshoe.controller.service.device_access import device_user_error, opened_device
     from cardshoe.controller.service.pairing import KeyStore
     from cardshoe.drivers.errors import DriverError
     from cardshoe.drivers.protocol.messages import message_to_json

@@ -73,9 +73,9 @@ def monitor(
 
 
 def _monitor_device(url: str, timeout: float, count: int | None, as_json: bool) -> None:
-    from cardshoe.controller.service.device_access import EXIT_DEVICE_UNAVAILABLE, opened_device
     from cardshoe.controller.errors import UserError
     from cardshoe.controller.scoreboard.event_lines import device_event_record
+    from cardshoe.controller.service.device_access import EXIT_DEVICE_UNAVAILABLE, opened_device
     from cardshoe.drivers.errors import DeviceGone
     from cardshoe.drivers.protocol.messages import Event
 
@@ -111,10 +111,10 @@ def _show_table(socket_path: Path | None, config_path: Path | None, count: int |
     from rich.live import Live
 
     from cardshoe.controller.cli.service_access import service_socket
-    from cardshoe.controller.service.control_socket import subscription
-    from cardshoe.controller.scoreboard.board import TableBoard
     from cardshoe.controller.display.plain import plain_line
     from cardshoe.controller.display.rich_view import TableView
+    from cardshoe.controller.scoreboard.board import TableBoard
+    from cardshoe.controller.service.control_socket import subscription
 
     def print_line(record: dict[str, Any]) -> None:
         line = plain_line(record["kind"], record["payload"])
@@ -150,8 +150,8 @@ def _follow(
     show: Callable[[dict[str, Any]], None],
 ) -> None:
     """Show each event; return after count of them, exit 3 if the service stops first."""
-    from cardshoe.controller.service.control_socket import EXIT_NO_SERVICE
     from cardshoe.controller.errors import UserError
+    from cardshoe.controller.service.control_socket import EXIT_NO_SERVICE
 
     for shown, record in enumerate(events, start=1):
         show(record)

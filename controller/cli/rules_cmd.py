@@ -33,8 +33,8 @@ def rules() -> None:
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per round per line.")
 def play(game_name: str, cards: str, as_json: bool) -> None:
     """Play consecutive rounds from the shoe order until the cards run out."""
-    from cardshoe.controller.rules.cards import parse_cards
     from cardshoe.controller.errors import UserError
+    from cardshoe.controller.rules.cards import parse_cards
     from cardshoe.controller.rules.games import get_game
     from cardshoe.controller.rules.shoe_order import play_shoe_order
 

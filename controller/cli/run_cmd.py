@@ -1,4 +1,4 @@
-"""shoectl run: the table service that systemd runs (controller/service/table_service.py does the work)."""
+"""shoectl run: the table service that systemd runs (service/table_service.py does the work)."""
 
 from __future__ import annotations
 
@@ -72,8 +72,8 @@ def run(
     from cardshoe.controller.errors import UserError
     from cardshoe.controller.service.logging_setup import configure_logging
     from cardshoe.controller.service.sdnotify import Notifier
-    from cardshoe.controller.service.table_service import ServiceOptions, TableService
     from cardshoe.controller.service.stop_signals import stop_on_signals
+    from cardshoe.controller.service.table_service import ServiceOptions, TableService
 
     configure_logging(json_lines=log_format == "json", stream=sys.stdout)
     config = load_config(config_path)

@@ -19,10 +19,10 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from cardshoe.controller.rules.cards import MANDATORY_SEVEN_TEXT, RANK_SYMBOLS, parse_card
-from cardshoe.controller.scoreboard.board import BURN, ResultRow, TableBoard
-from cardshoe.controller.rules.hands import Winner, point_total
 from cardshoe.controller.procedure.facts import TableEvent
+from cardshoe.controller.rules.cards import MANDATORY_SEVEN_TEXT, RANK_SYMBOLS, parse_card
+from cardshoe.controller.rules.hands import Winner, point_total
+from cardshoe.controller.scoreboard.board import BURN, ResultRow, TableBoard
 from cardshoe.controller.scoreboard.roads import ROAD_ROWS, RoadResult, bead_road, big_road
 
 SUITS = {"S": ("♠", "bold"), "H": ("♥", "bold red"), "D": ("♦", "bold red"), "C": ("♣", "bold")}

@@ -1,1 +1,1 @@
-"""The dealing procedure: the transitions machine, the table model it drives and the facts it emits."""
+"""The dealing procedure: the transitions machine, the table model it drives, the facts it emits."""

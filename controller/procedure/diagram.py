@@ -31,7 +31,8 @@ CROSS_CUTTING = frozenset({Trigger.HOLD, Trigger.RESUME, Trigger.FAIL, Trigger.A
 _HEADER = """\
 # The dealing procedure
 
-Generated from `controller/procedure/machine.py` by `python -m cardshoe.controller.procedure.diagram`; do not
+Generated from `controller/procedure/machine.py` by
+`python -m cardshoe.controller.procedure.diagram`; do not
 edit by hand (`tests/test_diagram.py` fails when this page is out of date).
 
 Automatic transitions ({automatic}) are fired by the procedure itself as soon as their guard
@@ -124,8 +125,9 @@ def render() -> str:
         + "transitions.\n\n"
         + _table(internal)
         + "\n## Irregularities\n\n"
-        + "From `controller/procedure/irregularities.py`. A card that no hand is due (no round being "
-        + "dealt) is burned instead, and only a `record` irregularity keeps its card in play; "
+        + "From `controller/procedure/irregularities.py`. A card that no hand is due "
+        + "(no round being dealt) is burned instead, and only a `record` irregularity keeps "
+        + "its card in play; "
         + "a void round settles nothing and earlier results stand.\n\n"
         + _irregularities()
     )

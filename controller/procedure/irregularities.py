@@ -15,11 +15,11 @@ from collections.abc import Mapping, Set
 from dataclasses import dataclass
 from enum import StrEnum
 
-from cardshoe.controller.rules.cards import Card, Suit
 from cardshoe.controller.procedure.facts import AlarmKind
+from cardshoe.controller.rules.cards import Card, Suit
 from cardshoe.drivers.protocol.cardid import CardId, CardSuit
-from cardshoe.drivers.protocol.messages import CardRead, Orientation, SensorFlag
 from cardshoe.drivers.protocol.errors import CardIdError
+from cardshoe.drivers.protocol.messages import CardRead, Orientation, SensorFlag
 
 
 class Irregularity(StrEnum):

@@ -20,29 +20,7 @@ from typing import Any, NamedTuple
 
 from transitions import EventData, MachineError
 
-from cardshoe.controller.rules.cards import Card
 from cardshoe.controller.config import BurnPolicy, DeviceKind, TableConfig
-from cardshoe.controller.rules.hands import Hand
-from cardshoe.controller.procedure.inputs import (
-    AbandonShoe,
-    ClearHold,
-    CloseBets,
-    ConfirmFaceUp,
-    CutDone,
-    DeviceCount,
-    EndShoe,
-    ShoeLoaded,
-    StartShoe,
-)
-from cardshoe.controller.procedure.irregularities import (
-    INTRUDER_FINDINGS,
-    IRREGULARITIES,
-    CardInspection,
-    Consequence,
-    Irregularity,
-    inspect_card,
-    read_card_id,
-)
 from cardshoe.controller.procedure.facts import (
     Alarm,
     AlarmKind,
@@ -66,6 +44,26 @@ from cardshoe.controller.procedure.facts import (
     TableEvent,
     TableIdle,
 )
+from cardshoe.controller.procedure.inputs import (
+    AbandonShoe,
+    ClearHold,
+    CloseBets,
+    ConfirmFaceUp,
+    CutDone,
+    DeviceCount,
+    EndShoe,
+    ShoeLoaded,
+    StartShoe,
+)
+from cardshoe.controller.procedure.irregularities import (
+    INTRUDER_FINDINGS,
+    IRREGULARITIES,
+    CardInspection,
+    Consequence,
+    Irregularity,
+    inspect_card,
+    read_card_id,
+)
 from cardshoe.controller.procedure.machine import (
     AUTOMATIC,
     AUTOMATIC_FROM,
@@ -75,9 +73,9 @@ from cardshoe.controller.procedure.machine import (
     Trigger,
     build_machine,
 )
+from cardshoe.controller.rules.cards import Card
+from cardshoe.controller.rules.hands import Hand
 from cardshoe.controller.rules.rounds import RoundInProgress
-from cardshoe.drivers.protocol.cardid import CardId
-from cardshoe.drivers.protocol.error_codes import ErrorCode
 from cardshoe.drivers.link_events import (
     LinkLost,
     LinkRestored,
@@ -85,6 +83,8 @@ from cardshoe.drivers.link_events import (
     SequenceGap,
     SequenceRegression,
 )
+from cardshoe.drivers.protocol.cardid import CardId
+from cardshoe.drivers.protocol.error_codes import ErrorCode
 from cardshoe.drivers.protocol.messages import (
     ButtonPressed,
     CardRead,

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cache
 
+from cardshoe.controller.errors import UserError
 from cardshoe.controller.rules.cards import MANDATORY_SEVEN
 from cardshoe.controller.rules.drawing import Dealing, LowerHandDrawsFirst, Tableau
-from cardshoe.controller.errors import UserError
 from cardshoe.controller.rules.hands import Hand
 from cardshoe.controller.rules.paytables import (
     BANKER_5PCT,

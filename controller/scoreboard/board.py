@@ -17,8 +17,8 @@ from typing import Any
 from cardshoe.controller.rules.cards import ShoeComposition
 from cardshoe.controller.rules.games import get_game
 from cardshoe.controller.rules.hands import Winner
-from cardshoe.controller.scoreboard.roads import RoadResult
 from cardshoe.controller.rules.rounds import RoundInProgress
+from cardshoe.controller.scoreboard.roads import RoadResult
 
 RECENT_ALARMS = 6
 RECENT_IRREGULARITIES = 6

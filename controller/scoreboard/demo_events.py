@@ -18,13 +18,13 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from cardshoe.controller.journal.store import Record
+from cardshoe.controller.procedure.facts import TableEvent
 from cardshoe.controller.rules.cards import ShoeComposition, parse_card
 from cardshoe.controller.rules.games import Game
 from cardshoe.controller.rules.hands import Hand
-from cardshoe.controller.journal.store import Record
-from cardshoe.controller.procedure.facts import TableEvent
-from cardshoe.controller.scoreboard.round_json import round_json
 from cardshoe.controller.rules.rounds import DealtCard, Outcome
+from cardshoe.controller.scoreboard.round_json import round_json
 
 JsonLine = dict[str, Any]
 Payload = Mapping[str, Any]

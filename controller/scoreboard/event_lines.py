@@ -15,8 +15,8 @@ from typing import Any
 from cardshoe.controller.procedure.inputs import to_record
 from cardshoe.controller.timestamps import utc_timestamp
 from cardshoe.drivers.link_events import DeviceEvent
-from cardshoe.drivers.protocol.messages import CardRead, SensorFlag
 from cardshoe.drivers.protocol.errors import CardIdError
+from cardshoe.drivers.protocol.messages import CardRead, SensorFlag
 
 KIND_WIDTH = 22
 

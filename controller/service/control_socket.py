@@ -35,13 +35,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol
 
+from cardshoe.controller.errors import UserError
+from cardshoe.controller.procedure.facts import TableEvent
 from cardshoe.controller.service.device_access import (
     EXIT_BAD_INPUT,
     EXIT_CHECK_FAILED,
     EXIT_DEVICE_UNAVAILABLE,
 )
-from cardshoe.controller.errors import UserError
-from cardshoe.controller.procedure.facts import TableEvent
 from cardshoe.controller.timestamps import utc_timestamp
 from cardshoe.drivers.errors import UDEV_GROUP
 

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 from cardshoe.controller.errors import UserError
 
 if TYPE_CHECKING:
-    from cardshoe.drivers.protocol.auth import KeyLookup
     from cardshoe.drivers.device import DealerDevice, ShoeDevice
     from cardshoe.drivers.errors import DriverError
+    from cardshoe.drivers.protocol.auth import KeyLookup
 
 SIM_SCHEME = "sim://"
 EXIT_CHECK_FAILED = 1

@@ -15,9 +15,9 @@ from collections.abc import Callable
 from typing import Any
 
 from cardshoe.controller.timestamps import utc_timestamp
+from cardshoe.drivers.protocol.errors import MessageError
 from cardshoe.drivers.protocol.framing import DELIMITER, MAX_ENCODED, FrameDecoder
 from cardshoe.drivers.protocol.messages import decode_message, message_to_json
-from cardshoe.drivers.protocol.errors import MessageError
 from cardshoe.drivers.transports.base import Transport
 
 TX = "tx"

@@ -25,9 +25,9 @@ from dataclasses import dataclass
 
 from cardshoe.controller.canonical import canonical_json
 from cardshoe.controller.config import TableConfig
-from cardshoe.controller.procedure.inputs import from_record, is_input_kind, to_record
 from cardshoe.controller.journal.store import Journal, Record, Transaction
 from cardshoe.controller.procedure.facts import ShoeStarted, TableIdle
+from cardshoe.controller.procedure.inputs import from_record, is_input_kind, to_record
 from cardshoe.controller.procedure.table import Fact, TableModel
 
 SESSION_KIND_PREFIX = "session."

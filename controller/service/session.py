@@ -32,9 +32,16 @@ from datetime import UTC, datetime
 
 import structlog
 
-from cardshoe.controller.rules.cards import Card
 from cardshoe.controller.config import DeviceKind, TableConfig
 from cardshoe.controller.errors import UserError
+from cardshoe.controller.journal.store import Journal
+from cardshoe.controller.procedure.facts import (
+    Alarm,
+    AlarmKind,
+    Observer,
+    ObserverHub,
+    ShoeEnded,
+)
 from cardshoe.controller.procedure.inputs import (
     AbandonShoe,
     ClearHold,
@@ -46,17 +53,15 @@ from cardshoe.controller.procedure.inputs import (
     ShoeLoaded,
     StartShoe,
 )
-from cardshoe.controller.journal.store import Journal
-from cardshoe.controller.procedure.facts import (
-    Alarm,
-    AlarmKind,
-    Observer,
-    ObserverHub,
-    ShoeEnded,
-)
 from cardshoe.controller.procedure.machine import State
-from cardshoe.controller.service.recovery import SESSION_KIND_PREFIX, Recovered, journaled_apply, recover
 from cardshoe.controller.procedure.table import CardDue, Fact, HoldReason, TableModel
+from cardshoe.controller.rules.cards import Card
+from cardshoe.controller.service.recovery import (
+    SESSION_KIND_PREFIX,
+    Recovered,
+    journaled_apply,
+    recover,
+)
 from cardshoe.drivers.device import DealerDevice, ShoeDevice
 from cardshoe.drivers.errors import CommandRefused, DeviceGone, DeviceTimeout
 from cardshoe.drivers.link_events import LinkRestored, SequenceGap, SequenceRegression

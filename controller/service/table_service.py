@@ -33,22 +33,22 @@ from typing import Any
 
 import structlog
 
-from cardshoe.controller.service.device_access import device_user_error, register_url_scheme
 from cardshoe.controller.config import TableConfig
+from cardshoe.controller.errors import UserError
+from cardshoe.controller.journal.store import Journal
+from cardshoe.controller.procedure.facts import Alarm, TableEvent
+from cardshoe.controller.procedure.machine import State
+from cardshoe.controller.scoreboard.board import TableBoard
 from cardshoe.controller.service.control_socket import (
     ControlServer,
     EventFeed,
     Handler,
     claim_socket_path,
 )
+from cardshoe.controller.service.device_access import device_user_error, register_url_scheme
 from cardshoe.controller.service.device_choice import configured_url
-from cardshoe.controller.scoreboard.board import TableBoard
-from cardshoe.controller.errors import UserError
-from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.service.logging_setup import LogObserver
-from cardshoe.controller.procedure.facts import Alarm, TableEvent
 from cardshoe.controller.service.pairing import KeyStore
-from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.service.sdnotify import Notifier
 from cardshoe.controller.service.session import TableSession, TableSnapshot
 from cardshoe.controller.timestamps import utc_timestamp

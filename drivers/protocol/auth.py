@@ -37,8 +37,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum
 
-from cardshoe.drivers.protocol.messages import HEADER, NONCE_SIZE, PAIRING_KEY_SIZE, HeaderFlag
 from cardshoe.drivers.protocol.errors import ProtocolError
+from cardshoe.drivers.protocol.messages import HEADER, NONCE_SIZE, PAIRING_KEY_SIZE, HeaderFlag
 
 TAG_SIZE = 16
 COUNTER = struct.Struct("<I")

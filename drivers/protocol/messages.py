@@ -25,13 +25,13 @@ from typing import Any
 
 from cardshoe.drivers.protocol.cardid import CARD_ID_SIZE, CardId
 from cardshoe.drivers.protocol.error_codes import ErrorCode
-from cardshoe.drivers.protocol.link_constants import PROTOCOL_MAJOR
 from cardshoe.drivers.protocol.errors import (
     MalformedMessage,
     UnknownMessageType,
     UnsupportedFlags,
     UnsupportedVersion,
 )
+from cardshoe.drivers.protocol.link_constants import PROTOCOL_MAJOR
 from cardshoe.drivers.protocol.wire_fields import (
     U8,
     U16,

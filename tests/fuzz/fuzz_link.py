@@ -29,6 +29,7 @@ with atheris.instrument_imports():
     from cardshoe.drivers.protocol.auth import AuthError, Direction, LinkAuth
     from cardshoe.drivers.protocol.cardid import CARD_ID_SIZE, CardId, CardSuit
     from cardshoe.drivers.protocol.error_codes import ErrorCode
+    from cardshoe.drivers.protocol.errors import CardIdError, ProtocolError
     from cardshoe.drivers.protocol.framing import FrameDecoder, encode_frame
     from cardshoe.drivers.protocol.messages import (
         Ack,
@@ -44,7 +45,6 @@ with atheris.instrument_imports():
         message_from_json,
         message_to_json,
     )
-    from cardshoe.drivers.protocol.errors import CardIdError, ProtocolError
 
 MAX_READ = 64
 SESSION_KEY = bytes(range(32))
