@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Callable
 
 import pytest
-
-ShoectlRunner = Callable[..., subprocess.CompletedProcess[str]]
+from support.shoectl import ShoectlRunner
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 """docs/state-diagram.md, generated from the procedure's own tables.
 
 Run `python -m cardshoe.controller.procedure.diagram > docs/state-diagram.md` after
-changing procedure.py; tests/test_diagram.py fails while the committed page
+changing procedure.py; tests/procedure/test_diagram.py fails while the committed page
 differs from what this prints. The flow diagram is drawn by transitions'
 GraphMachine (mermaid engine) from the same transition tables the Machine
 runs; the transitions every state shares (holds, fault, abandon, cards and
@@ -33,7 +33,7 @@ _HEADER = """\
 
 Generated from `controller/procedure/machine.py` by
 `python -m cardshoe.controller.procedure.diagram`; do not
-edit by hand (`tests/test_diagram.py` fails when this page is out of date).
+edit by hand (`tests/procedure/test_diagram.py` fails when this page is out of date).
 
 Automatic transitions ({automatic}) are fired by the procedure itself as soon as their guard
 holds. Every other trigger is an input: a device event or an operator command. An input that

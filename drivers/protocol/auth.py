@@ -24,7 +24,7 @@ counters again with a new key, so old frames are worthless in it.
 Pure: no I/O, no clock. The host link (link.py) and the simulated device
 (firmware_sim/device_link.py) both use LinkAuth. docs/protocol.md
 ("Link authentication") is the specification, with worked examples that
-tests/test_auth_doc_examples.py checks against this module.
+tests/drivers/test_auth_doc_examples.py checks against this module.
 """
 
 from __future__ import annotations

@@ -1,0 +1,86 @@
+"""`shoectl sim` and `python -m cardshoe.firmware_sim` as a technician runs them."""
+
+from __future__ import annotations
+
+import json
+import select
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import serial
+from support.shoectl import ShoectlRunner
+from support.sim_support import StreamHost
+
+from cardshoe.drivers.protocol.messages import GetInfo, Hello
+from cardshoe.firmware_sim.profiles import get_profile
+
+SHOECTL = [sys.executable, "-m", "cardshoe.controller.cli"]
+MODULE = [sys.executable, "-m", "cardshoe.firmware_sim"]
+
+
+@contextmanager
+def running(command: list[str]) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """Start a simulator process and yield it with the first line it prints."""
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        ready, _, _ = select.select([process.stdout], [], [], 20)
+        assert ready, "the simulator printed nothing within 20 s"
+        yield process, process.stdout.readline().strip()  # type: ignore[union-attr]
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=10)
+        finally:
+            process.kill()
+            process.communicate()
+
+
+def test_shoectl_sim_pty_prints_a_path_a_serial_tool_can_open() -> None:
+    with running([*SHOECTL, "sim", "--pty", "--seed", "1"]) as (process, path):
+        assert path.startswith("/dev/pts/")
+        with serial.Serial(path, timeout=0.05, exclusive=True) as port:
+            host = StreamHost(port.write, lambda: port.read(max(1, port.in_waiting)))
+            host.send(GetInfo(1, 0))
+            hello = host.wait_for(lambda m: isinstance(m, Hello) and m.request_id == 1)
+        assert hello.serial_number == "SIM-CS1-0001"
+    assert process.returncode == 0, "Ctrl-C is the normal way to stop it"
+
+
+def test_shoectl_info_reports_the_simulated_identity(shoectl: ShoectlRunner) -> None:
+    command = [*SHOECTL, "sim", "--profile", "cs-auto", "--serial", "SIM-CLI-7"]
+    with running(command) as (_, path):
+        result = shoectl("info", path, "--json")
+    assert result.returncode == 0, result.stderr
+    record = json.loads(result.stdout)
+    assert record["serial_number"] == "SIM-CLI-7"
+    assert record["firmware_version"] == "1.0.0"
+    assert record["protocol_version"] == "1.1"
+    assert record["firmware_hash"] == get_profile("cs-auto").firmware_hash.hex()
+
+
+def test_python_m_firmware_sim_serves_tcp_and_describes_itself_in_json() -> None:
+    with running([*MODULE, "--tcp", "0", "--profile", "cs-auto", "--json"]) as (_, line):
+        record = json.loads(line)
+        assert record["url"].startswith("socket://127.0.0.1:")
+        assert (record["kind"], record["serial_number"]) == ("AUTO_DEALER", "SIM-CSAUTO-0001")
+        with serial.serial_for_url(record["url"], timeout=0.05) as port:
+            host = StreamHost(port.write, lambda: port.read(max(1, port.in_waiting)))
+            host.send(GetInfo(1, 0))
+            hello = host.wait_for(lambda m: isinstance(m, Hello) and m.request_id == 1)
+        assert hello.firmware_hash.hex() == record["firmware_hash"]
+
+
+def test_bad_settings_fail_with_one_line_and_exit_2(shoectl: ShoectlRunner) -> None:
+    for args, message in [
+        (["--inject", "smoke@round=1"], "unknown fault kind 'smoke'"),
+        (["--profile", "cs-9"], "no simulator profile 'cs-9'"),
+        (["--profile", "cs-auto", "--inject", "reversed-card@card=2"], "cannot happen"),
+        (["--pty", "--tcp", "0"], "choose one of --pty and --tcp"),
+    ]:
+        result = shoectl("sim", *args)
+        assert result.returncode == 2, (args, result.stderr)
+        assert message in result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1

@@ -1,0 +1,205 @@
+"""The udev rules, systemd unit and install script say what docs/deployment.md promises.
+
+`make verify-deploy` runs the real validators (udevadm verify, systemd-analyze verify);
+these tests pin the policy those tools cannot judge: modes, groups, hardening keys.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import stat
+import subprocess
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+RULES = REPO / "udev" / "70-cardshoe.rules"
+INSTALL = REPO / "udev" / "install.sh"
+SYSTEMD = REPO / "udev" / "systemd"
+
+# Test data: an FTDI adapter's serial number and a USB port path, as udevadm info shows them.
+SHOE_SERIAL = "A10KXYZ1"
+SHOE_PORT = "pci-0000:00:14.0-usb-0:2:1.0"
+
+
+def rule_lines(text: str) -> list[str]:
+    """Rules without comments, with backslash continuations joined."""
+    joined = re.sub(r"\\\n", " ", text)
+    return [
+        line.strip() for line in joined.splitlines() if line.strip() and not line.startswith("#")
+    ]
+
+
+def assignments(lines: list[str], key: str) -> list[str]:
+    """Every value given to `key` with = or += (not compared with ==)."""
+    pattern = re.compile(rf"(?<![A-Za-z{{}}_]){re.escape(key)}\s*\+?=\s*\"([^\"]*)\"")
+    return [value for line in lines for value in pattern.findall(line)]
+
+
+def parse_unit(text: str) -> dict[str, dict[str, list[str]]]:
+    """A systemd unit as section -> key -> values; keys such as DeviceAllow repeat."""
+    sections: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    section = ""
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith(("#", ";")):
+            continue
+        if line.startswith("["):
+            section = line.strip("[]")
+            continue
+        key, _, value = line.partition("=")
+        sections[section][key.strip()].append(value.strip())
+    return sections
+
+
+@pytest.fixture(scope="module")
+def unit() -> dict[str, dict[str, list[str]]]:
+    return parse_unit((SYSTEMD / "cardshoe.service").read_text())
+
+
+def test_rules_never_open_devices_to_everyone():
+    lines = rule_lines(RULES.read_text())
+
+    assert assignments(lines, "MODE") == ["0660"]
+    assert assignments(lines, "GROUP") == ["cardshoe"]
+    assert not any("uaccess" in line for line in lines)
+
+
+def test_every_device_past_the_role_gate_gets_the_whole_policy():
+    lines = rule_lines(RULES.read_text())
+    gate = lines.index('ENV{CARDSHOE_ROLE}!="shoe|dealer", GOTO="cardshoe_end"')
+
+    assert lines[gate + 1] == 'GROUP="cardshoe", MODE="0660", ENV{ID_MM_DEVICE_IGNORE}="1"'
+
+
+def test_rules_link_devices_under_dev_cardshoe_by_role_and_serial():
+    links = assignments(rule_lines(RULES.read_text()), "SYMLINK")
+
+    assert links == [
+        "cardshoe/$env{CARDSHOE_ROLE}-$env{ID_SERIAL_SHORT}",
+        "cardshoe/$env{CARDSHOE_ROLE}-$env{ID_PATH}",
+    ]
+
+
+def test_rules_find_the_dealer_by_its_usb_id():
+    dealer = next(line for line in rule_lines(RULES.read_text()) if "dealer" in line)
+
+    assert 'SUBSYSTEM=="usb"' in dealer
+    assert 'ENV{ID_VENDOR_ID}=="1209"' in dealer
+    assert 'ENV{ID_MODEL_ID}=="0001"' in dealer
+
+
+def test_device_group_is_the_service_user_group(unit):
+    sysusers = rule_lines((SYSTEMD / "cardshoe.sysusers").read_text())
+
+    assert [line.split()[:2] for line in sysusers] == [["u", "cardshoe"]]
+    assert unit["Service"]["User"] == ["cardshoe"]
+    assert unit["Service"]["Group"] == ["cardshoe"]
+
+
+def test_config_folder_is_readable_by_the_group_only():
+    tmpfiles = rule_lines((SYSTEMD / "cardshoe.tmpfiles").read_text())
+
+    assert [line.split() for line in tmpfiles] == [
+        ["d", "/etc/cardshoe", "0750", "root", "cardshoe", "-"]
+    ]
+
+
+def test_unit_is_a_watched_notify_service(unit):
+    service = unit["Service"]
+
+    assert service["Type"] == ["notify"]
+    assert service["WatchdogSec"] == ["10s"]
+    assert service["Restart"] == ["on-failure"]
+    assert service["ExecStart"] == [
+        "/opt/cardshoe/venv/bin/shoectl run --config /etc/cardshoe/table.toml"
+    ]
+    assert service["StateDirectory"] == ["cardshoe"]
+    assert service["RuntimeDirectory"] == ["cardshoe"]
+    assert unit["Install"]["WantedBy"] == ["multi-user.target"]
+
+
+def test_unit_is_hardened(unit):
+    service = unit["Service"]
+
+    for key, value in {
+        "ProtectSystem": "strict",
+        "NoNewPrivileges": "yes",
+        "PrivateTmp": "yes",
+        "ProtectHome": "yes",
+        "DevicePolicy": "closed",
+        "CapabilityBoundingSet": "",
+    }.items():
+        assert service[key] == [value], key
+    assert sorted(service["DeviceAllow"]) == [
+        "char-ttyACM rw",
+        "char-ttyS rw",
+        "char-ttyUSB rw",
+        "char-usb_device rw",
+    ]
+    families = " ".join(service["RestrictAddressFamilies"]).split()
+    assert families == ["AF_UNIX", "AF_NETLINK"]
+
+
+def run_install(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    command = ["bash", str(INSTALL), "--root", str(root), *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=60)
+
+
+needs_systemd_tools = pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("systemd-sysusers") is None,
+    reason="install.sh needs root (tmpfiles chowns) and systemd-sysusers",
+)
+
+
+@needs_systemd_tools
+def test_install_lays_out_a_working_root(tmp_path):
+    result = run_install(tmp_path, "--shoe-serial", SHOE_SERIAL, "--shoe-port", SHOE_PORT)
+
+    assert result.returncode == 0, result.stderr
+    rules_dir = tmp_path / "etc" / "udev" / "rules.d"
+    assert (rules_dir / "70-cardshoe.rules").read_text() == RULES.read_text()
+    local = rule_lines((rules_dir / "69-cardshoe-local.rules").read_text())
+    assert [line.endswith('ENV{CARDSHOE_ROLE}="shoe"') for line in local] == [True, True]
+    assert f'ENV{{ID_SERIAL_SHORT}}=="{SHOE_SERIAL}"' in local[0]
+    assert f'ENV{{ID_PATH}}=="{SHOE_PORT}"' in local[1]
+    for installed in [
+        rules_dir / "69-cardshoe-local.rules",
+        tmp_path / "etc" / "systemd" / "system" / "cardshoe.service",
+        tmp_path / "etc" / "sysusers.d" / "cardshoe.conf",
+    ]:
+        assert stat.S_IMODE(installed.stat().st_mode) == 0o644, installed
+    group_line = next(
+        line
+        for line in (tmp_path / "etc" / "group").read_text().splitlines()
+        if line.startswith("cardshoe:")
+    )
+    config_dir = (tmp_path / "etc" / "cardshoe").stat()
+    assert stat.S_IMODE(config_dir.st_mode) == 0o750
+    assert config_dir.st_gid == int(group_line.split(":")[2])
+
+
+@needs_systemd_tools
+def test_reinstall_without_shoes_keeps_the_site_list(tmp_path):
+    assert run_install(tmp_path, "--shoe-serial", SHOE_SERIAL).returncode == 0
+    local = tmp_path / "etc" / "udev" / "rules.d" / "69-cardshoe-local.rules"
+    before = local.read_text()
+
+    result = run_install(tmp_path)
+
+    assert result.returncode == 0, result.stderr
+    assert local.read_text() == before
+    assert "kept the shoes" in result.stdout
+
+
+@pytest.mark.parametrize("serial", ['A1"B', "A1 B", "$(reboot)", ""])
+def test_install_refuses_a_serial_that_would_break_the_rules(tmp_path, serial):
+    result = run_install(tmp_path, "--shoe-serial", serial)
+
+    assert result.returncode == 2
+    assert "must be letters, digits" in result.stderr
+    assert not (tmp_path / "etc").exists()
