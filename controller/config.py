@@ -44,7 +44,7 @@ class ConfigError(UserError):
     """A configuration value that cannot be used; the message names the key."""
 
 
-class DeviceKind(StrEnum):
+class DeviceMode(StrEnum):
     SHOE = "shoe"
     """A manual dealing shoe: cut card and start-of-shoe burn (Macau Art. 2.1)."""
     AUTO = "auto"
@@ -195,7 +195,7 @@ class DeviceConfig:
 
     SECTION: ClassVar[str] = "device"
 
-    kind: DeviceKind = DeviceKind.SHOE
+    kind: DeviceMode = DeviceMode.SHOE
     url: str | None = None
     """A device node (/dev/cardshoe/shoe0) or a pyserial URL (socket://, sim://, rfc2217://)."""
     usb_vid: int | None = None
@@ -297,7 +297,7 @@ class TableConfig:
     @property
     def uses_cut_card_and_burn(self) -> bool:
         """A manual shoe is cut and burned; an automatic machine deals at once (Art. 2.3)."""
-        return self.device.kind == DeviceKind.SHOE
+        return self.device.kind == DeviceMode.SHOE
 
     def fingerprint_options(self) -> dict[str, Any]:
         """The options a regulator approves (Macau Art. 18), as hashed into the fingerprint.
@@ -347,7 +347,7 @@ class TableConfig:
         _reject_unknown_keys("", data, ["table_id", *(section.SECTION for section in sections)])
         table_id = _read(data, "table_id", str, "table_id", 'a name such as "T12"')
         device_data = _section(data, DeviceConfig.SECTION)
-        if device_data.get("kind") == DeviceKind.AUTO and "shoe" in data:
+        if device_data.get("kind") == DeviceMode.AUTO and "shoe" in data:
             raise ConfigError(
                 'the [shoe] section applies only to device.kind = "shoe": an automatic '
                 "shuffler-dealer deals without cut card or burn (Macau Art. 2.3); remove it"
@@ -404,7 +404,7 @@ _FIELD_READERS: dict[tuple[str, str], tuple[type, str]] = {
     ("shoe", "burn_fixed"): (int, "a whole number 1-8"),
     ("shoe", "cut_card_depth"): (int, "a whole number of cards"),
     ("shoe", "cut_card"): (CutCardPolicy, ""),
-    ("device", "kind"): (DeviceKind, ""),
+    ("device", "kind"): (DeviceMode, ""),
     ("device", "url"): (str, "a device path or URL"),
     ("device", "usb_vid"): (int, "a number such as 0x1209"),
     ("device", "usb_pid"): (int, "a number such as 0x0001"),

@@ -63,7 +63,7 @@ from cardshoe.firmware_sim.shoe import (
     DEFAULT_CUT_CARD_DEPTH,
     DEFAULT_DECK_SET,
     DEFAULT_DECKS,
-    Shoe,
+    CardPack,
     build_decks,
     make_rng,
 )
@@ -338,10 +338,10 @@ class FirmwareCore(ABC):
     def _cards_remaining(self) -> int | None:
         return self.shoe.remaining
 
-    def _new_shoe(self, decks: int) -> Shoe:
+    def _new_shoe(self, decks: int) -> CardPack:
         tagged = self.profile.has(Capability.TAGGED_CARDS)
         cut_depth = self.cut_card_depth if self.HAS_CUT_CARD else None
-        return Shoe.shuffled(build_decks(decks, self.deck_set, tagged), self.rng, cut_depth)
+        return CardPack.shuffled(build_decks(decks, self.deck_set, tagged), self.rng, cut_depth)
 
     def _start_round(self) -> None:
         self.round += 1

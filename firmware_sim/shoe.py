@@ -37,7 +37,7 @@ def build_decks(decks: int, deck_set: int, tagged: bool) -> list[CardId]:
 
 
 @dataclass
-class Shoe:
+class CardPack:
     """The cards waiting to leave, front first, and what has left since loading."""
 
     cards: list[CardId]
@@ -47,7 +47,9 @@ class Shoe:
     cut_card_seen: bool = False
 
     @classmethod
-    def shuffled(cls, cards: list[CardId], rng: random.Random, cut_card_depth: int | None) -> Shoe:
+    def shuffled(
+        cls, cards: list[CardId], rng: random.Random, cut_card_depth: int | None
+    ) -> CardPack:
         order = list(cards)
         rng.shuffle(order)
         return cls(order, cut_card_depth)

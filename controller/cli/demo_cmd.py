@@ -88,7 +88,7 @@ def demo(
     table is drawn live; elsewhere it prints one line per event, or with --json
     one JSON object per line.
     """
-    from cardshoe.controller.cli.demo_wiring import DemoSettings, Transport
+    from cardshoe.controller.cli.demo_wiring import DemoSettings, DemoTransport
 
     config = table_config(config_path, game, decks, device_kind)
     live = sys.stdout.isatty() and not as_json
@@ -98,7 +98,7 @@ def demo(
         config=config,
         seed=seed,
         rounds=rounds,
-        transport=Transport(transport),
+        transport=DemoTransport(transport),
         inject=inject,
         journal_path=journal_path,
         card_interval_s=speed,
@@ -117,7 +117,7 @@ def table_config(
     """The configuration file's table (or the defaults) with the options given on top."""
     from dataclasses import replace
 
-    from cardshoe.controller.config import DeviceKind, TableConfig, load_config
+    from cardshoe.controller.config import DeviceMode, TableConfig, load_config
 
     base = load_config(path) if path is not None else TableConfig()
     game_config = replace(
@@ -126,7 +126,7 @@ def table_config(
         decks=base.game.decks if decks is None else decks,
     )
     device = (
-        base.device if device_kind is None else replace(base.device, kind=DeviceKind(device_kind))
+        base.device if device_kind is None else replace(base.device, kind=DeviceMode(device_kind))
     )
     return replace(base, game=game_config, device=device)
 

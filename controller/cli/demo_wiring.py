@@ -23,7 +23,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from cardshoe.controller.config import DeviceKind, TableConfig
+from cardshoe.controller.config import DeviceMode, TableConfig
 from cardshoe.controller.errors import UserError
 from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.procedure.facts import Observer, ShoeEnded
@@ -45,7 +45,7 @@ from cardshoe.firmware_sim.timing import Timing
 from cardshoe.firmware_sim.usb_backend import SimUsbBackend
 
 
-class Transport(StrEnum):
+class DemoTransport(StrEnum):
     """How the controller reaches the simulated device."""
 
     PTY = "pty"
@@ -58,7 +58,7 @@ class Transport(StrEnum):
     """sim://, the simulator in this process behind pyserial's URL handler."""
 
 
-SIMULATED_PROFILES = {DeviceKind.SHOE: "cs-1", DeviceKind.AUTO: "cs-auto"}
+SIMULATED_PROFILES = {DeviceMode.SHOE: "cs-1", DeviceMode.AUTO: "cs-auto"}
 """The simulator's profile for each kind of device a table may have."""
 AUTO_ROUNDS_PER_DECK = 10
 """An automatic machine takes every round's cards back (Art. 7.2), so its shoe never runs
@@ -87,7 +87,7 @@ class DemoSettings:
     rounds: int | None = None
     """The house ends the shoe after this many rounds; None: the cut card decides (manual
     shoe) or AUTO_ROUNDS_PER_DECK does (automatic machine)."""
-    transport: Transport = Transport.PTY
+    transport: DemoTransport = DemoTransport.PTY
     inject: tuple[str, ...] = ()
     """Simulator faults, written KIND@round=N or KIND@card=N (docs/simulator.md)."""
     journal_path: Path | None = None
@@ -97,7 +97,7 @@ class DemoSettings:
 
     @property
     def automatic(self) -> bool:
-        return self.config.device.kind is DeviceKind.AUTO
+        return self.config.device.kind is DeviceMode.AUTO
 
     @property
     def house_rounds(self) -> int | None:
@@ -135,15 +135,15 @@ def simulated_device(settings: DemoSettings) -> FirmwareCore:
 
 
 @contextmanager
-def attached(core: FirmwareCore, transport: Transport) -> Iterator[tuple[str, Any]]:
+def attached(core: FirmwareCore, transport: DemoTransport) -> Iterator[tuple[str, Any]]:
     """Serve the device over the transport; the URL to open and the pyusb backend, if any."""
-    if transport is Transport.PTY:
+    if transport is DemoTransport.PTY:
         with serve_pty(core) as pty:
             yield str(pty.link), None
-    elif transport is Transport.TCP:
+    elif transport is DemoTransport.TCP:
         with serve_tcp(core) as tcp:
             yield tcp.url, None
-    elif transport is Transport.USB:
+    elif transport is DemoTransport.USB:
         with SimUsbBackend(core) as backend:
             profile = core.profile
             yield UsbAddress(profile.usb_vid, profile.usb_pid, core.serial_number).url, backend
@@ -178,7 +178,7 @@ def continue_from_journal(core: FirmwareCore, journal: Journal, config: TableCon
     shoe = recover(config, journal).model.shoe
     if shoe is None:
         return True
-    if config.device.kind is DeviceKind.AUTO:
+    if config.device.kind is DeviceMode.AUTO:
         return False
     stock = core.shoe
     stock.dealt.extend(card for card in stock.cards if card in shoe.seen)
@@ -223,7 +223,7 @@ class DemoDealer:
         self.core = core
         self.session = session
         self.stop_requested = stop_requested
-        self.presses_button = session.config.device.kind is DeviceKind.SHOE
+        self.presses_button = session.config.device.kind is DeviceMode.SHOE
         self.pause_s = pause_s
         self.clock = clock
         self.held_for: str | None = None

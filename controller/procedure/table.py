@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 from transitions import EventData, MachineError
 
-from cardshoe.controller.config import BurnPolicy, DeviceKind, TableConfig
+from cardshoe.controller.config import BurnPolicy, DeviceMode, TableConfig
 from cardshoe.controller.procedure.facts import (
     Alarm,
     AlarmKind,
@@ -173,7 +173,7 @@ class Round:
 
 
 @dataclass
-class Shoe:
+class ShoeState:
     shoe_id: str
     deck_set: int | None
     loaded: int
@@ -209,8 +209,8 @@ class TableModel:
     def __init__(self, config: TableConfig) -> None:
         self.config = config
         self.game = config.game.build_game()
-        self.automatic = config.device.kind is DeviceKind.AUTO
-        self.shoe: Shoe | None = None
+        self.automatic = config.device.kind is DeviceMode.AUTO
+        self.shoe: ShoeState | None = None
         self.round: Round | None = None
         self.holds: list[str] = []
         self.held_state: State | None = None
@@ -406,7 +406,7 @@ class TableModel:
     def open_shoe(self, event: EventData) -> None:
         command: StartShoe = event.kwargs["command"]
         decks = self.config.game.decks
-        self.shoe = Shoe(command.shoe_id, command.deck_set, loaded=decks * CARDS_PER_DECK)
+        self.shoe = ShoeState(command.shoe_id, command.deck_set, loaded=decks * CARDS_PER_DECK)
         self._emit(
             ShoeStarted(
                 command.shoe_id,
@@ -664,13 +664,13 @@ class TableModel:
             findings.append(Irregularity.CARD_DURING_HOLD)
         self._burn(inspection, BurnReason.IRREGULAR, findings)
 
-    def _adopt_deck_set(self, shoe: Shoe, card_event: CardRead) -> None:
+    def _adopt_deck_set(self, shoe: ShoeState, card_event: CardRead) -> None:
         card_id = read_card_id(card_event)
         if card_id is not None:
             shoe.deck_set = card_id.deck_set
             self._emit(DeckSetAdopted(card_id.deck_set))
 
-    def _count_card(self, shoe: Shoe, inspection: CardInspection) -> None:
+    def _count_card(self, shoe: ShoeState, inspection: CardInspection) -> None:
         shoe.cards_out += 1
         if any(code in INTRUDER_FINDINGS for code in inspection.findings):
             shoe.intruders += 1
@@ -680,7 +680,9 @@ class TableModel:
                 shoe.seen.add(card_id)
             shoe.copies[card] += 1
 
-    def _take_group_card(self, shoe: Shoe, feed: FeedGroup, inspection: CardInspection) -> None:
+    def _take_group_card(
+        self, shoe: ShoeState, feed: FeedGroup, inspection: CardInspection
+    ) -> None:
         feed.remaining -= 1
         if feed.remaining <= 0:
             shoe.feed = None
@@ -747,7 +749,7 @@ class TableModel:
             self.shoe and self.shoe.rounds_finished
         )
 
-    def _count_burn(self, shoe: Shoe, reason: BurnReason, card: Card | None) -> int | None:
+    def _count_burn(self, shoe: ShoeState, reason: BurnReason, card: Card | None) -> int | None:
         if reason is BurnReason.IRREGULAR or reason is not shoe.burn_reason:
             return shoe.burn_remaining
         if shoe.burn_remaining is None:
@@ -871,7 +873,7 @@ class TableModel:
     def _emit(self, event: TableEvent) -> None:
         self._facts.append(Fact(event, self.shoe_id, self.round_no))
 
-    def _open_shoe(self) -> Shoe:
+    def _open_shoe(self) -> ShoeState:
         if self.shoe is None:
             raise RuntimeError(f"no shoe is open in state {self.state}")
         return self.shoe

@@ -32,7 +32,7 @@ from datetime import UTC, datetime
 
 import structlog
 
-from cardshoe.controller.config import DeviceKind, TableConfig
+from cardshoe.controller.config import DeviceMode, TableConfig
 from cardshoe.controller.errors import UserError
 from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.procedure.facts import (
@@ -68,6 +68,7 @@ from cardshoe.drivers.link_events import LinkRestored, SequenceGap, SequenceRegr
 from cardshoe.drivers.protocol.messages import (
     Capability,
     CardRead,
+    DeviceKind,
     Event,
     Fault,
     FaultCleared,
@@ -75,7 +76,6 @@ from cardshoe.drivers.protocol.messages import (
     SelfTestResult,
     StatusFlag,
 )
-from cardshoe.drivers.protocol.messages import DeviceKind as WireDeviceKind
 
 log = structlog.get_logger(__name__)
 
@@ -87,8 +87,8 @@ DEVICE_REFUSED = SESSION_KIND_PREFIX + "device_refused"
 """Why the controller would not deal with the device; its payload is the alarm's."""
 
 _DEVICE_KINDS = {
-    DeviceKind.SHOE: WireDeviceKind.MANUAL_SHOE,
-    DeviceKind.AUTO: WireDeviceKind.AUTO_DEALER,
+    DeviceMode.SHOE: DeviceKind.MANUAL_SHOE,
+    DeviceMode.AUTO: DeviceKind.AUTO_DEALER,
 }
 
 

@@ -8,7 +8,7 @@ from support.table_inputs import DECK_SET, Device, Table, card_id, ids
 from cardshoe.controller.config import (
     BurnPolicy,
     DeviceConfig,
-    DeviceKind,
+    DeviceMode,
     GameConfig,
     ShoeProcedure,
     TableConfig,
@@ -35,11 +35,10 @@ from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.procedure.table import HoldReason
 from cardshoe.controller.rules.cards import parse_cards
 from cardshoe.drivers.link_events import LinkLost, LinkRestored, SequenceGap
-from cardshoe.drivers.protocol.messages import Capability, FaultKind, Hello, Orientation
-from cardshoe.drivers.protocol.messages import DeviceKind as MessageDeviceKind
+from cardshoe.drivers.protocol.messages import Capability, DeviceKind, FaultKind, Hello, Orientation
 
 MANUAL = TableConfig(shoe=ShoeProcedure(burn=BurnPolicy.FIXED, burn_fixed=1))
-AUTOMATIC = TableConfig(device=DeviceConfig(kind=DeviceKind.AUTO))
+AUTOMATIC = TableConfig(device=DeviceConfig(kind=DeviceMode.AUTO))
 
 
 def dealing(config: TableConfig = MANUAL) -> Table:
@@ -237,7 +236,7 @@ def test_a_lost_link_holds_and_its_restoration_resumes() -> None:
     table = dealing()
     table.feed(LinkLost("unplugged"))
     assert table.state == State.HELD and table.model.card_due() is None
-    hello = Hello(0, 0, MessageDeviceKind.MANUAL_SHOE, Capability.GATE, 3, 4, bytes(32), "", "", "")
+    hello = Hello(0, 0, DeviceKind.MANUAL_SHOE, Capability.GATE, 3, 4, bytes(32), "", "", "")
     table.feed(LinkRestored(hello))
     assert table.state == State.DEALING
 

@@ -21,7 +21,7 @@ from cardshoe.controller.config import (
     BurnPolicy,
     CutCardPolicy,
     DeviceConfig,
-    DeviceKind,
+    DeviceMode,
     GameConfig,
     ShoeProcedure,
     TableConfig,
@@ -46,18 +46,16 @@ from cardshoe.drivers.protocol.cardid import CardId
 from cardshoe.drivers.protocol.error_codes import ErrorCode
 from cardshoe.drivers.protocol.messages import (
     Capability,
+    DeviceKind,
     FaultKind,
     Hello,
     Orientation,
     SelfTestResult,
 )
-from cardshoe.drivers.protocol.messages import (
-    DeviceKind as MessageDeviceKind,
-)
 
 CARD_EVENTS = (Burned, CardAssigned, CardSetAside)
 FAULTS = (FaultKind.DOOR_OPEN, FaultKind.JAM, FaultKind.TAMPER)
-HELLO = Hello(0, 0, MessageDeviceKind.MANUAL_SHOE, Capability.GATE, 0, 1, bytes(32), "", "", "")
+HELLO = Hello(0, 0, DeviceKind.MANUAL_SHOE, Capability.GATE, 0, 1, bytes(32), "", "", "")
 DECKS = {"punto-banco": 4, "seven-up": 4, "macau-1": 6, "macau-2": 6}
 
 
@@ -96,7 +94,7 @@ class ProcedureMachine(RuleBasedStateMachine):
             name=game, decks=DECKS[game], demo_rounds=demo_rounds, round_burn=round_burn
         )
         if self.automatic:
-            config = TableConfig(game=game_config, device=DeviceConfig(kind=DeviceKind.AUTO))
+            config = TableConfig(game=game_config, device=DeviceConfig(kind=DeviceMode.AUTO))
         else:
             fixed = 2 if burn is BurnPolicy.FIXED else None
             shoe = ShoeProcedure(burn=burn, burn_fixed=fixed, cut_card=cut_card, cut_card_depth=20)

@@ -12,7 +12,7 @@ from cardshoe.controller.config import (
     BurnPolicy,
     CutCardPolicy,
     DeviceConfig,
-    DeviceKind,
+    DeviceMode,
     GameConfig,
     ShoeProcedure,
     TableConfig,
@@ -75,7 +75,7 @@ def automatic(game: str = "punto-banco", **options: object) -> TableConfig:
     decks = options.pop("decks", DECKS_FOR[game])
     return TableConfig(
         game=GameConfig(name=game, decks=decks, **options),  # type: ignore[arg-type]
-        device=DeviceConfig(kind=DeviceKind.AUTO),
+        device=DeviceConfig(kind=DeviceMode.AUTO),
     )
 
 

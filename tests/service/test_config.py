@@ -11,7 +11,7 @@ from cardshoe.controller.config import (
     BurnPolicy,
     ConfigError,
     CutCardPolicy,
-    DeviceKind,
+    DeviceMode,
     TableConfig,
     load_config,
 )
@@ -37,7 +37,7 @@ def test_defaults_make_a_manual_punto_banco_shoe() -> None:
     assert config.game.decks == 8
     assert config.game.demo_rounds == 0
     assert config.game.round_burn == 0
-    assert config.device.kind is DeviceKind.SHOE
+    assert config.device.kind is DeviceMode.SHOE
     assert config.shoe.burn is BurnPolicy.DECKS
     assert config.shoe.cut_card_depth == 12
     assert config.shoe.cut_card is CutCardPolicy.LAST_ROUND

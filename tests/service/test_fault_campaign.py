@@ -38,7 +38,7 @@ from support.session_support import (
 from cardshoe.controller.config import (
     DECKS_ALLOWED,
     DeviceConfig,
-    DeviceKind,
+    DeviceMode,
     GameConfig,
     TableConfig,
 )
@@ -58,7 +58,7 @@ SEED = 7
 DEADLINE_S = 30.0
 """A cell that has not finished by then is stopped and fails, rather than hang the suite."""
 GAMES = tuple(DECKS_ALLOWED)
-PROFILES = {DeviceKind.SHOE: "cs-1", DeviceKind.AUTO: "cs-auto"}
+PROFILES = {DeviceMode.SHOE: "cs-1", DeviceMode.AUTO: "cs-auto"}
 
 
 class Outcome(StrEnum):
@@ -113,26 +113,26 @@ class Expected:
     shoe_end: ShoeEnd = ShoeEnd.HOUSE
 
 
-def on_both(expected: Expected) -> Mapping[DeviceKind, Expected]:
-    return {DeviceKind.SHOE: expected, DeviceKind.AUTO: expected}
+def on_both(expected: Expected) -> Mapping[DeviceMode, Expected]:
+    return {DeviceMode.SHOE: expected, DeviceMode.AUTO: expected}
 
 
-def link_absorbs(rule: str) -> Mapping[DeviceKind, Expected]:
+def link_absorbs(rule: str) -> Mapping[DeviceMode, Expected]:
     return on_both(Expected(Outcome.NOTHING, rule))
 
 
 RECONCILIATION = "reconciliation"
 
-FAULT_OUTCOMES: Mapping[InjectionKind, Mapping[DeviceKind, Expected]] = {
+FAULT_OUTCOMES: Mapping[InjectionKind, Mapping[DeviceMode, Expected]] = {
     InjectionKind.FOREIGN_CARD: {
-        DeviceKind.SHOE: Expected(
+        DeviceMode.SHOE: Expected(
             Outcome.VOID,
             "7 Up 5.1; Macau Art. 10",
             void="foreign_card",
             irregularities=(("foreign_card", "void_round"),),
             alarms=frozenset({"foreign_card"}),
         ),
-        DeviceKind.AUTO: Expected(
+        DeviceMode.AUTO: Expected(
             Outcome.VOID,
             "7 Up 5.1; Macau Art. 10; the card goes back into the machine with its round, "
             "and the shoe's count accounts for it as an intruder",
@@ -142,14 +142,14 @@ FAULT_OUTCOMES: Mapping[InjectionKind, Mapping[DeviceKind, Expected]] = {
         ),
     },
     InjectionKind.DUPLICATE_CARD: {
-        DeviceKind.SHOE: Expected(
+        DeviceMode.SHOE: Expected(
             Outcome.VOID,
             "Macau Art. 10; a second physical card with one tag is tampering",
             void="duplicate_card",
             irregularities=(("duplicate_card", "void_round"),),
             alarms=frozenset({"tamper"}),
         ),
-        DeviceKind.AUTO: Expected(
+        DeviceMode.AUTO: Expected(
             Outcome.ALARM,
             "Macau Art. 7.2, continuous shuffling: the copy of a card already returned is "
             "indistinguishable from that card dealt again, so the round stands; the count at "
@@ -166,18 +166,18 @@ FAULT_OUTCOMES: Mapping[InjectionKind, Mapping[DeviceKind, Expected]] = {
         )
     ),
     InjectionKind.REVERSED_CARD: {
-        DeviceKind.SHOE: Expected(
+        DeviceMode.SHOE: Expected(
             Outcome.RECORD,
             "Macau Art. 4: a card out of the shoe face up is valid, its round stands",
             irregularities=(("face_up_card", "record"),),
         ),
-        DeviceKind.AUTO: Expected(
+        DeviceMode.AUTO: Expected(
             Outcome.REJECTED, "Macau Art. 7.2: the machine deals every card face up"
         ),
     },
     InjectionKind.FACE_DOWN: {
-        DeviceKind.SHOE: Expected(Outcome.REJECTED, "Macau Art. 2.1: a manual shoe is face down"),
-        DeviceKind.AUTO: Expected(
+        DeviceMode.SHOE: Expected(Outcome.REJECTED, "Macau Art. 2.1: a manual shoe is face down"),
+        DeviceMode.AUTO: Expected(
             Outcome.CORRECTION,
             "Macau Art. 7.2: cards are dealt face up; the dealer turns it and play goes on",
             irregularities=(("face_down_card", "hold"),),
@@ -199,17 +199,17 @@ FAULT_OUTCOMES: Mapping[InjectionKind, Mapping[DeviceKind, Expected]] = {
         )
     ),
     InjectionKind.EARLY_CUT_CARD: {
-        DeviceKind.SHOE: Expected(
+        DeviceMode.SHOE: Expected(
             Outcome.LAST_ROUND,
             "Macau Art. 3.1 (last-round policy): the round the cut card comes out in is the last",
             shoe_end=ShoeEnd.CUT_CARD,
         ),
-        DeviceKind.AUTO: Expected(
+        DeviceMode.AUTO: Expected(
             Outcome.REJECTED, "Macau Art. 2.3: the machine deals without a cut card"
         ),
     },
     InjectionKind.OUT_OF_CARDS: {
-        DeviceKind.SHOE: Expected(
+        DeviceMode.SHOE: Expected(
             Outcome.VOID,
             "7 Up 5.5; a shoe that runs out early held fewer cards than were loaded",
             void="insufficient_cards",
@@ -217,7 +217,7 @@ FAULT_OUTCOMES: Mapping[InjectionKind, Mapping[DeviceKind, Expected]] = {
             alarms=frozenset({RECONCILIATION}),
             shoe_end=ShoeEnd.EMPTY,
         ),
-        DeviceKind.AUTO: Expected(
+        DeviceMode.AUTO: Expected(
             Outcome.VOID,
             "7 Up 5.5; a machine that runs out holds fewer cards than were loaded",
             void="insufficient_cards",
@@ -252,22 +252,22 @@ FAULT_OUTCOMES: Mapping[InjectionKind, Mapping[DeviceKind, Expected]] = {
 CELLS = [
     pytest.param(kind, device, game, id=f"{kind}-{device}-{game}")
     for kind in InjectionKind
-    for device in DeviceKind
+    for device in DeviceMode
     for game in GAMES
 ]
 PTY_CELLS = [
     pytest.param(kind, device, game, id=f"{kind}-{device}-{game}-pty")
     for kind, device, game in [
-        (InjectionKind.UNPLUG, DeviceKind.SHOE, "seven-up"),
-        (InjectionKind.CORRUPT_BYTES, DeviceKind.AUTO, "macau-1"),
-        (InjectionKind.DROP_FRAME, DeviceKind.SHOE, "punto-banco"),
-        (InjectionKind.DUPLICATE_FRAME, DeviceKind.AUTO, "macau-2"),
-        (InjectionKind.FOREIGN_CARD, DeviceKind.AUTO, "punto-banco"),
+        (InjectionKind.UNPLUG, DeviceMode.SHOE, "seven-up"),
+        (InjectionKind.CORRUPT_BYTES, DeviceMode.AUTO, "macau-1"),
+        (InjectionKind.DROP_FRAME, DeviceMode.SHOE, "punto-banco"),
+        (InjectionKind.DUPLICATE_FRAME, DeviceMode.AUTO, "macau-2"),
+        (InjectionKind.FOREIGN_CARD, DeviceMode.AUTO, "punto-banco"),
     ]
 ]
 
 
-def expected_for(kind: InjectionKind, device: DeviceKind) -> Expected:
+def expected_for(kind: InjectionKind, device: DeviceMode) -> Expected:
     rows = FAULT_OUTCOMES.get(kind)
     if rows is None or device not in rows:
         pytest.fail(f"the fault table has no row for {kind} on a {device}: write one")
@@ -279,7 +279,7 @@ def injection(kind: InjectionKind) -> str:
     return f"{kind}@round={FAULT_ROUND}{lasting}"
 
 
-def campaign_config(game: str, device: DeviceKind) -> TableConfig:
+def campaign_config(game: str, device: DeviceMode) -> TableConfig:
     """The fewest decks the game allows; the simulator's firmware image is the approved one."""
     fewest_decks = DECKS_ALLOWED[game][0]
     approved = get_profile(PROFILES[device]).firmware_hash.hex()
@@ -303,7 +303,7 @@ class StopsWhenHeld:
 
 
 def deal_a_faulted_shoe(
-    tmp_path: Path, kind: InjectionKind, device: DeviceKind, game: str, *, over_pty: bool
+    tmp_path: Path, kind: InjectionKind, device: DeviceMode, game: str, *, over_pty: bool
 ) -> tuple[Path, TableConfig, ShoeEnded | None]:
     expected = expected_for(kind, device)
     config = campaign_config(game, device)
@@ -314,7 +314,7 @@ def deal_a_faulted_shoe(
         if expected.shoe_end is ShoeEnd.NEVER:
             session.subscribe(StopsWhenHeld(session, expected.holds[-1]))
         # The dealer's button closes bets on a manual shoe; the machine has none.
-        betting_time_s = 0 if device is DeviceKind.AUTO else None
+        betting_time_s = 0 if device is DeviceMode.AUTO else None
         deadline = threading.Timer(DEADLINE_S, session.stop)
         deadline.start()
         try:
@@ -380,7 +380,7 @@ def summary_expected(expected: Expected) -> JournalSummary:
 
 
 def check_cell(
-    kind: InjectionKind, device: DeviceKind, path: Path, config: TableConfig, ended: object
+    kind: InjectionKind, device: DeviceMode, path: Path, config: TableConfig, ended: object
 ) -> None:
     expected = expected_for(kind, device)
     assert read_summary(path) == summary_expected(expected), expected.rule
@@ -400,14 +400,14 @@ def test_the_table_has_a_row_for_every_fault_kind_on_both_devices() -> None:
     missing = [
         f"{kind} on a {device}"
         for kind in InjectionKind
-        for device in DeviceKind
+        for device in DeviceMode
         if device not in FAULT_OUTCOMES.get(kind, {})
     ]
     assert missing == []
 
 
 @pytest.mark.parametrize(("kind", "device", "game"), CELLS)
-def test_fault_cell(tmp_path: Path, kind: InjectionKind, device: DeviceKind, game: str) -> None:
+def test_fault_cell(tmp_path: Path, kind: InjectionKind, device: DeviceMode, game: str) -> None:
     expected = expected_for(kind, device)
     if expected.outcome is Outcome.REJECTED:
         with pytest.raises(SimConfigError, match=f"{kind}.*cannot happen on a") as refused:
@@ -420,7 +420,7 @@ def test_fault_cell(tmp_path: Path, kind: InjectionKind, device: DeviceKind, gam
 
 @pytest.mark.parametrize(("kind", "device", "game"), PTY_CELLS)
 def test_fault_cell_over_a_pty(
-    tmp_path: Path, kind: InjectionKind, device: DeviceKind, game: str
+    tmp_path: Path, kind: InjectionKind, device: DeviceMode, game: str
 ) -> None:
     path, config, ended = deal_a_faulted_shoe(tmp_path, kind, device, game, over_pty=True)
     check_cell(kind, device, path, config, ended)

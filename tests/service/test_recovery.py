@@ -11,7 +11,7 @@ from cardshoe.controller.config import (
     BurnPolicy,
     ConfigError,
     DeviceConfig,
-    DeviceKind,
+    DeviceMode,
     GameConfig,
     ShoeProcedure,
     TableConfig,
@@ -33,7 +33,7 @@ SERIAL = "SN0001"
 MANUAL = TableConfig(
     table_id="T1", game=GameConfig(demo_rounds=1), shoe=ShoeProcedure(burn=BurnPolicy.FIRST_CARD)
 )
-AUTOMATIC = TableConfig(table_id="T1", device=DeviceConfig(kind=DeviceKind.AUTO))
+AUTOMATIC = TableConfig(table_id="T1", device=DeviceConfig(kind=DeviceMode.AUTO))
 
 
 def manual_inputs() -> list[object]:

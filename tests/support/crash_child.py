@@ -26,7 +26,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from cardshoe.controller.config import DeviceConfig, DeviceKind, GameConfig, TableConfig
+from cardshoe.controller.config import DeviceConfig, DeviceMode, GameConfig, TableConfig
 from cardshoe.controller.journal.store import Journal, Transaction
 from cardshoe.controller.service.logging_setup import configure_logging
 from cardshoe.controller.service.session import TableSession
@@ -37,7 +37,7 @@ AUTOMATIC_ROUNDS = 30
 
 
 def config_for(game: str, kind: str, decks: int) -> TableConfig:
-    device = DeviceConfig(kind=DeviceKind(kind))
+    device = DeviceConfig(kind=DeviceMode(kind))
     return TableConfig(table_id="T1", game=GameConfig(name=game, decks=decks), device=device)
 
 
@@ -81,7 +81,7 @@ def main(argv: list[str]) -> int:
             for name in commands if isinstance(device, DealerDevice) else ("release_one",):
                 kill_at(device, name, nth, after=True)
         session = TableSession(config, journal, device)
-        automatic = config.device.kind is DeviceKind.AUTO
+        automatic = config.device.kind is DeviceMode.AUTO
         ended = session.run_shoe(
             deck_set=DECK_SET,
             rounds=AUTOMATIC_ROUNDS if automatic else None,

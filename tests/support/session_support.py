@@ -17,7 +17,7 @@ from pathlib import Path
 
 from cardshoe.controller.config import (
     DeviceConfig,
-    DeviceKind,
+    DeviceMode,
     GameConfig,
     ShoeProcedure,
     TableConfig,
@@ -47,7 +47,7 @@ def table_config(
     game_config = GameConfig(name=game, decks=decks)
     if automatic:
         return TableConfig(
-            table_id="T1", game=game_config, device=DeviceConfig(kind=DeviceKind.AUTO)
+            table_id="T1", game=game_config, device=DeviceConfig(kind=DeviceMode.AUTO)
         )
     return TableConfig(
         table_id="T1",
