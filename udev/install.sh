@@ -64,7 +64,7 @@ fi
 # anything is installed: a venv without cardshoe stops the install with nothing changed.
 python=$venv/bin/python
 "$python" -c 'import cardshoe.controller.cli.main' 2>/dev/null ||
-    die "no cardshoe in $venv: install it there first (docs/deployment.md, step 1) or give --venv DIR"
+    die "no working cardshoe in $venv ($python cannot import it): install it there first (docs/deployment.md, step 1) or give --venv DIR"
 generated=$(mktemp -d)
 trap 'rm -rf "$generated"' EXIT
 "$python" "$repo_dir/scripts/shoectl_docs.py" man "$generated/man" >/dev/null

@@ -242,6 +242,6 @@ def test_install_without_an_installed_cardshoe_changes_nothing(tmp_path):
 
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1
-    assert f"no cardshoe in {tmp_path / 'no-venv'}" in result.stderr
+    assert f"no working cardshoe in {tmp_path / 'no-venv'}" in result.stderr
     assert "--venv DIR" in result.stderr
     assert [path.name for path in tmp_path.iterdir()] == []
