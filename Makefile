@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: venv demo test lint verify-deploy bench fuzz clean
+.PHONY: venv demo test lint typecheck verify-deploy bench fuzz clean
 
 venv:
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -14,8 +14,19 @@ venv:
 demo: venv
 	$(BIN)/shoectl demo --game macau-1 --decks 8 --device shoe
 
+# ruff, and the import-linter contracts of pyproject.toml that keep the layers one way.
 lint: venv
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports --no-cache
+
+# mypy cannot follow setuptools' package-dir mapping, so it checks a tree of links that
+# lays the three code folders out as the installed cardshoe package.
+TYPECHECK_TREE := build/typecheck
+typecheck: venv
+	mkdir -p $(TYPECHECK_TREE)/cardshoe
+	for folder in controller drivers firmware_sim; do \
+		ln -sfn ../../../$$folder $(TYPECHECK_TREE)/cardshoe/$$folder; done
+	cd $(TYPECHECK_TREE) && ../../$(BIN)/mypy --config-file ../../pyproject.toml -p cardshoe
 
 # udevadm verify and systemd-analyze on the udev rules and the unit (docs/deployment.md).
 verify-deploy: venv

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -48,7 +49,7 @@ def control(
     from cardshoe.controller.cli.service_access import service_socket
     from cardshoe.controller.service.control_socket import request
 
-    arguments = {
+    arguments: dict[str, Any] = {
         key: value
         for key, value in (("reason", reason), ("shoe_id", shoe_id), ("deck_set", deck_set))
         if value is not None
