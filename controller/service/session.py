@@ -42,6 +42,7 @@ from cardshoe.controller.procedure.facts import (
     ObserverHub,
     ShoeEnded,
 )
+from cardshoe.controller.procedure.holds import HoldReason
 from cardshoe.controller.procedure.inputs import (
     AbandonShoe,
     ClearHold,
@@ -54,7 +55,8 @@ from cardshoe.controller.procedure.inputs import (
     StartShoe,
 )
 from cardshoe.controller.procedure.machine import State
-from cardshoe.controller.procedure.table import CardDue, Fact, HoldReason, TableModel
+from cardshoe.controller.procedure.shoe import CardDue, Fact
+from cardshoe.controller.procedure.table import TableModel
 from cardshoe.controller.rules.cards import Card
 from cardshoe.controller.service.recovery import (
     SESSION_KIND_PREFIX,

@@ -34,6 +34,7 @@ from cardshoe.controller.procedure.facts import (
     ShoeEnded,
     TableIdle,
 )
+from cardshoe.controller.procedure.holds import fault_hold
 from cardshoe.controller.procedure.inputs import (
     AbandonShoe,
     CloseBets,
@@ -52,7 +53,7 @@ from cardshoe.controller.procedure.machine import (
     Trigger,
     guard_and_action_names,
 )
-from cardshoe.controller.procedure.table import TableModel, fault_hold
+from cardshoe.controller.procedure.table import TableModel
 from cardshoe.controller.rules.cards import parse_cards
 from cardshoe.controller.rules.games import GAME_NAMES
 from cardshoe.controller.rules.hands import Hand
