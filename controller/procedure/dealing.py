@@ -27,7 +27,6 @@ from cardshoe.controller.procedure.facts import (
 )
 from cardshoe.controller.procedure.holds import HoldReason
 from cardshoe.controller.procedure.irregularities import (
-    INTRUDER_FINDINGS,
     IRREGULARITIES,
     CardInspection,
     Consequence,
@@ -156,7 +155,7 @@ class Dealing:
 
     def _count_card(self, shoe: ShoeState, inspection: CardInspection) -> None:
         shoe.cards_out += 1
-        if any(code in INTRUDER_FINDINGS for code in inspection.findings):
+        if inspection.is_intruder:
             shoe.intruders += 1
         card_id, card = inspection.card_id, inspection.card
         if card_id is not None and card is not None and inspection.belongs_to_shoe:
