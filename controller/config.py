@@ -174,8 +174,9 @@ class ShoeProcedure:
     def start_burn_count(self, decks: int, first_card: Card) -> int:
         """Cards burned when the shoe starts, the first card drawn included.
 
-        Every policy burns the first card; with "first-card" its value (A = 1,
-        2-9 face value, 10/J/Q/K = 10) is how many more cards follow it.
+        Every policy burns the first card; with "first-card" its face value (A = 1,
+        2-9 as printed, 10/J/Q/K = 10; Art. 2.1's 牌面点数, not Art. 5's points, see
+        docs/procedure.md) is how many more cards follow it.
         """
         if self.burn == BurnPolicy.FIRST_CARD:
             return 1 + min(first_card.rank, 10)

@@ -27,6 +27,7 @@ from cardshoe.controller.procedure.facts import (
 )
 from cardshoe.controller.procedure.holds import HoldReason
 from cardshoe.controller.procedure.irregularities import (
+    INTRUDER_FINDINGS,
     IRREGULARITIES,
     CardInspection,
     Consequence,
@@ -34,10 +35,7 @@ from cardshoe.controller.procedure.irregularities import (
     inspect_card,
     read_card_id,
 )
-from cardshoe.controller.procedure.machine import (
-    State,
-    Trigger,
-)
+from cardshoe.controller.procedure.machine import ROUND_STATES, State, Trigger
 from cardshoe.controller.procedure.shoe import CardDue, Fact, FeedGroup, Round, ShoeState
 from cardshoe.controller.rules.cards import Card
 from cardshoe.controller.rules.hands import Hand
@@ -132,7 +130,7 @@ class Dealing:
         elif isinstance(due, Hand):
             self._set_aside(inspection, inspection.voids[0], findings)
         else:
-            self._burn(inspection, due, findings)
+            self._burn(inspection, due, findings, voids_round=self._void_open_round(inspection))
         if starts_group:
             group_burn = None if isinstance(due, Hand) else (due or BurnReason.IRREGULAR)
             shoe.feed = FeedGroup(card_event.feed_group, card_event.feed_size - 1, group_burn)
@@ -201,11 +199,34 @@ class Dealing:
         )
         self._record_findings(inspection, findings, Consequence.RECORD)
 
+    def _void_open_round(self, inspection: CardInspection) -> bool:
+        """An intruder while a round is open (betting, its burn, dealing) voids that round.
+
+        The round's bets are at stake from the moment it opens: a card that was
+        never part of the pack, found then, means the pack the round is dealt
+        from is not the one loaded (7 Up 5.1, Macau Art. 10). Earlier results
+        stand; the card itself goes to no hand and is burned.
+        """
+        current = self.round
+        if (
+            not inspection.is_intruder
+            or current is None
+            or current.void_reason is not None
+            or self.position not in ROUND_STATES
+        ):
+            return False
+        current.void_reason = next(
+            code for code in inspection.findings if code in INTRUDER_FINDINGS
+        )
+        return True
+
     def _burn(
         self,
         inspection: CardInspection,
         reason: BurnReason | None,
         findings: list[Irregularity],
+        *,
+        voids_round: bool = False,
     ) -> None:
         shoe = self.shoe
         if reason is None:
@@ -221,7 +242,8 @@ class Dealing:
             shoe.burned += 1
             remaining = self._count_burn(shoe, reason, inspection.card)
         self._emit(Burned(inspection.card, _physical(inspection), reason, remaining))
-        self._record_findings(inspection, findings, Consequence.BURN)
+        placed_as = Consequence.VOID_ROUND if voids_round else Consequence.BURN
+        self._record_findings(inspection, findings, placed_as)
 
     def _after_a_round(self) -> bool:
         """A card that comes when its round is complete (or void) and no other is dealing."""

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-from support.table_inputs import Table, card_id, ids
+import pytest
+from support.table_inputs import DECK_SET, Table, card_id, deal_while_due, ids
 
 from cardshoe.controller.config import BurnPolicy, GameConfig, ShoeProcedure, TableConfig
-from cardshoe.controller.procedure.facts import CardAssigned, IrregularityFound, RoundVoided
+from cardshoe.controller.procedure.facts import (
+    CardAssigned,
+    IrregularityFound,
+    RoundResult,
+    RoundVoided,
+)
 from cardshoe.controller.procedure.inputs import CloseBets
 from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.rules.cards import parse_cards
@@ -37,3 +43,29 @@ def test_case_1_a_duplicate_does_not_count_as_a_copy_of_the_genuine_card() -> No
     assert [found.code for found in table.events(IrregularityFound)] == ["duplicate_card"]
     shoe = table.model.shoe
     assert shoe is not None and shoe.intruders == 1
+
+
+@pytest.mark.parametrize("when", ["betting", "round_burn"])
+def test_case_2_a_foreign_card_while_a_round_is_open_voids_it(when: str) -> None:
+    """7 Up, round_burn = 1: a foreign card burned after no more bets used to be recorded as
+    a burn and the round paid. Found while the round is open, it voids that round."""
+    config = TableConfig(game=GameConfig(name="seven-up", decks=8, round_burn=1))
+    table = Table(config)
+    table.open_manual_shoe()
+    shoe = iter(ids("8C 2D 3H 4S 5C 6D 7H 8S 9C", deck=2) + ids("2S 3S 4S 5S 6S 7S", deck=3))
+    deal_while_due(table, shoe)
+    assert table.state == State.BETTING
+    table.feed(CloseBets())
+    deal_while_due(table, shoe)
+    assert len(table.events(RoundResult)) == 1
+    foreign = card_id(parse_cards("AS")[0], deck=1, deck_set=DECK_SET + 1)
+    if when == "round_burn":
+        table.feed(CloseBets())
+        assert table.state == State.ROUND_BURN
+    table.draw([foreign])
+    voided = table.events(RoundVoided)
+    assert [(void.round_no, void.reason) for void in voided] == [(2, "foreign_card")]
+    assert len(table.events(RoundResult)) == 1
+    found = [(f.code, f.consequence) for f in table.events(IrregularityFound)]
+    assert ("foreign_card", "void_round") in found
+    assert table.state == State.BETTING and table.model.round_no == 3
