@@ -27,6 +27,7 @@ from cardshoe.controller.rules.cards import Card
 from cardshoe.controller.rules.games import (
     GAME_NAMES,
     Game,
+    check_decks,
     commission_names,
     get_game,
     paytable_named,
@@ -66,14 +67,6 @@ class CutCardPolicy(StrEnum):
     ONE_MORE_ROUND = "one-more-round"
 
 
-DECKS_ALLOWED: Mapping[str, tuple[int, int, str]] = {
-    "punto-banco": (1, 8, "customary for Punto Banco"),
-    "seven-up": (4, 8, "7 Up rules 2.1"),
-    "macau-1": (6, 12, "Macau Art. 1"),
-    "macau-2": (6, 12, "Macau Art. 1"),
-}
-"""Game (as the rules engine names it) -> (fewest decks, most decks, where the range comes from)."""
-
 FIXED_BURN_RANGE = (1, 8)
 ROUND_BURN_RANGE = (0, 8)
 DEMO_ROUNDS_RANGE = (0, 3)
@@ -111,8 +104,10 @@ class GameConfig:
             raise ConfigError(
                 f"game.name = {_show(self.name)} is not a game: use {_one_of(GAME_NAMES)}"
             )
-        low, high, source = DECKS_ALLOWED[self.name]
-        _check_range("game.decks", self.decks, low, high, f"{self.name}, {source}")
+        try:
+            check_decks(self.name, self.decks, "game.decks")
+        except UserError as exc:
+            raise ConfigError(str(exc)) from None
         _check_range("game.demo_rounds", self.demo_rounds, *DEMO_ROUNDS_RANGE, "Macau Art. 2.2")
         _check_range("game.round_burn", self.round_burn, *ROUND_BURN_RANGE)
         _check_option("game.commission", self.commission, commission_names(self.name), self.name)

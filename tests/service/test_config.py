@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 
 from cardshoe.controller.config import (
-    DECKS_ALLOWED,
     BurnPolicy,
     ConfigError,
     CutCardPolicy,
@@ -17,7 +16,7 @@ from cardshoe.controller.config import (
 )
 from cardshoe.controller.errors import UserError
 from cardshoe.controller.rules.cards import parse_card
-from cardshoe.controller.rules.games import GAME_NAMES, commission_names
+from cardshoe.controller.rules.games import commission_names
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "table.toml"
 
@@ -181,10 +180,6 @@ def test_automatic_machine_takes_no_shoe_section() -> None:
     message = config_error({"device": {"kind": "auto"}, "shoe": {"burn": "decks"}})
     assert "[shoe] section" in message
     assert "Art. 2.3" in message
-
-
-def test_deck_ranges_cover_every_game_of_the_rules_engine() -> None:
-    assert set(DECKS_ALLOWED) == set(GAME_NAMES)
 
 
 @pytest.mark.parametrize(

@@ -36,13 +36,13 @@ from support.session_support import (
 )
 
 from cardshoe.controller.config import (
-    DECKS_ALLOWED,
     DeviceConfig,
     DeviceMode,
     GameConfig,
     TableConfig,
 )
 from cardshoe.controller.procedure.facts import HoldStarted, ShoeEnded, TableEvent
+from cardshoe.controller.rules.games import GAME_NAMES, deck_range
 from cardshoe.controller.service.session import TableSession
 from cardshoe.firmware_sim.errors import SimConfigError
 from cardshoe.firmware_sim.faults import DEFAULT_DURATION_S, InjectionKind
@@ -57,7 +57,7 @@ FAULT_DURATION_S = 0.05
 SEED = 7
 DEADLINE_S = 30.0
 """A cell that has not finished by then is stopped and fails, rather than hang the suite."""
-GAMES = tuple(DECKS_ALLOWED)
+GAMES = GAME_NAMES
 PROFILES = {DeviceMode.SHOE: "cs-1", DeviceMode.AUTO: "cs-auto"}
 
 
@@ -281,7 +281,7 @@ def injection(kind: InjectionKind) -> str:
 
 def campaign_config(game: str, device: DeviceMode) -> TableConfig:
     """The fewest decks the game allows; the simulator's firmware image is the approved one."""
-    fewest_decks = DECKS_ALLOWED[game][0]
+    fewest_decks = deck_range(game).fewest
     approved = get_profile(PROFILES[device]).firmware_hash.hex()
     return TableConfig(
         table_id="T1",
