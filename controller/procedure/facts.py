@@ -184,9 +184,11 @@ class RoundResult(TableEvent):
     banker_total: int
     winner: str
     natural: bool
-    player_pair: bool
-    banker_pair: bool
-    sevens: int
+    player_pair: bool | None
+    """None in a game with no pair bet (7 Up), as banker_pair."""
+    banker_pair: bool | None
+    sevens: int | None
+    """Sevens among the round's cards; None in a game without a Super 7's bet."""
     settlement: Mapping[str, Fraction] | None
     """Net return per unit staked on each bet the paytable offers; None for a demo round."""
 

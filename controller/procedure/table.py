@@ -275,6 +275,7 @@ class TableModel(Dealing):
         current = self._open_round()
         outcome = current.deal.outcome()
         settlement = None if current.demo else self.game.net_returns(outcome)
+        marks = self.game.marks(outcome)
         self._emit(
             RoundResult(
                 current.number,
@@ -285,9 +286,9 @@ class TableModel(Dealing):
                 outcome.banker_total,
                 outcome.winner.value,
                 outcome.natural,
-                outcome.player_pair,
-                outcome.banker_pair,
-                outcome.sevens,
+                marks.player_pair,
+                marks.banker_pair,
+                marks.sevens,
                 settlement,
             )
         )

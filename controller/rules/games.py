@@ -93,6 +93,15 @@ GAME_NAMES: tuple[str, ...] = tuple(VARIANTS)
 
 
 @dataclass(frozen=True)
+class OutcomeMarks:
+    """What a round's result shows beside its winner and totals, for the bets a game has."""
+
+    player_pair: bool | None
+    banker_pair: bool | None
+    sevens: int | None
+
+
+@dataclass(frozen=True)
 class Game:
     """One game as a table runs it: its dealing, paytable and chosen commission option."""
 
@@ -107,6 +116,20 @@ class Game:
     @property
     def bets(self) -> tuple[Bet, ...]:
         return self.paytable.bets
+
+    def marks(self, outcome: Outcome) -> OutcomeMarks:
+        """The outcome's side marks this game has a bet on; None where it has none.
+
+        A 7 Up Player hand of the mandatory 7 and a shoe 7 is two cards of one
+        rank, but 7 Up has no pair bet: calling it a "player pair" would show a
+        result nobody can have bet on. Likewise only 7 Up counts its sevens.
+        """
+        bets = self.paytable.bets
+        return OutcomeMarks(
+            outcome.player_pair if Bet.PLAYER_PAIR in bets else None,
+            outcome.banker_pair if Bet.BANKER_PAIR in bets else None,
+            outcome.sevens if Bet.SUPER_SEVENS in bets else None,
+        )
 
     def new_round(self) -> RoundInProgress:
         return RoundInProgress(self.dealing)

@@ -49,11 +49,12 @@ def played_by_the_rules_engine(game_name: str, line: dict[str, Any]) -> None:
         outcome.banker_total,
     )
     assert line["winner"] == outcome.winner.value
+    marks = get_game(game_name).marks(outcome)
     assert (line["natural"], line["player_pair"], line["banker_pair"], line["sevens"]) == (
         outcome.natural,
-        outcome.player_pair,
-        outcome.banker_pair,
-        outcome.sevens,
+        marks.player_pair,
+        marks.banker_pair,
+        marks.sevens,
     )
 
 

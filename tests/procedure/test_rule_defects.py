@@ -15,6 +15,7 @@ from cardshoe.controller.procedure.facts import (
 from cardshoe.controller.procedure.inputs import CloseBets
 from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.rules.cards import parse_cards
+from cardshoe.controller.rules.games import OutcomeMarks, get_game
 
 TWO_DECKS = TableConfig(
     game=GameConfig(decks=2), shoe=ShoeProcedure(burn=BurnPolicy.FIXED, burn_fixed=1)
@@ -69,3 +70,23 @@ def test_case_2_a_foreign_card_while_a_round_is_open_voids_it(when: str) -> None
     found = [(f.code, f.consequence) for f in table.events(IrregularityFound)]
     assert ("foreign_card", "void_round") in found
     assert table.state == State.BETTING and table.model.round_no == 3
+
+
+def test_case_6_a_seven_up_player_seven_is_no_player_pair() -> None:
+    """7 Up's Player hand is the mandatory 7 and a shoe card: a shoe 7 used to be flagged
+    a "player pair", but 7 Up has no pair bet. A result shows only what the game has."""
+    table = Table(TableConfig(game=GameConfig(name="seven-up", decks=8)))
+    table.open_manual_shoe()
+    shoe = iter(ids("8C 2D 3H 4S 5C 6D 7H 8S", deck=2) + ids("2S 7C 3S 5D 6H", deck=3))
+    deal_while_due(table, shoe)
+    table.feed(CloseBets())
+    deal_while_due(table, shoe)
+    (result,) = table.events(RoundResult)
+    assert [str(card) for card in result.player][:2] == ["7*", "7C"]
+    assert (result.player_pair, result.banker_pair) == (None, None)
+    assert result.sevens is not None and result.sevens >= 2
+    punto_banco = get_game("punto-banco")
+    played = punto_banco.new_round()
+    for card in parse_cards("4S 2H 4D 3C"):
+        played.deal(card)
+    assert punto_banco.marks(played.outcome()) == OutcomeMarks(True, False, None)
