@@ -141,22 +141,17 @@ FAULT_OUTCOMES: Mapping[InjectionKind, Mapping[DeviceMode, Expected]] = {
             alarms=frozenset({"foreign_card"}),
         ),
     },
-    InjectionKind.DUPLICATE_CARD: {
-        DeviceMode.SHOE: Expected(
+    InjectionKind.DUPLICATE_CARD: on_both(
+        Expected(
             Outcome.VOID,
-            "Macau Art. 10; a second physical card with one tag is tampering",
+            "Macau Art. 10; a second physical card with one tag is tampering. The simulator "
+            "copies a card still out, so the automatic machine's copy is seen beside its twin "
+            "before the round goes back in",
             void="duplicate_card",
             irregularities=(("duplicate_card", "void_round"),),
             alarms=frozenset({"tamper"}),
-        ),
-        DeviceMode.AUTO: Expected(
-            Outcome.ALARM,
-            "Macau Art. 7.2, continuous shuffling: the copy of a card already returned is "
-            "indistinguishable from that card dealt again, so the round stands; the count at "
-            "the shoe's end finds the extra card",
-            alarms=frozenset({RECONCILIATION}),
-        ),
-    },
+        )
+    ),
     InjectionKind.DOUBLE_FEED: on_both(
         Expected(
             Outcome.VOID,
