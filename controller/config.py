@@ -67,6 +67,11 @@ class CutCardPolicy(StrEnum):
     ONE_MORE_ROUND = "one-more-round"
 
 
+CUT_CARD_DEEPEST = 26
+"""The deepest cut card: Art. 2.1 puts it "above about the last 12 cards" (约十二张) and the
+2011 amendment keeps that; neither text gives a tolerance, so the depth may be up to half a
+deck, over twice the text's number, and no deeper (docs/configuration.md)."""
+CUT_CARD_TOLERANCE_RANGE = (0, CUT_CARD_DEEPEST)
 FIXED_BURN_RANGE = (1, 8)
 ROUND_BURN_RANGE = (0, 8)
 DEMO_ROUNDS_RANGE = (0, 3)
@@ -154,8 +159,11 @@ class ShoeProcedure:
     cut_card_depth: int = 12
     """Cards between the cut card and the end of the shoe (Macau: about the last 12)."""
     cut_card: CutCardPolicy = CutCardPolicy.LAST_ROUND
+    cut_card_tolerance: int = 6
+    """How far from cut_card_depth the cut card may come out before it is an alarm."""
 
     def __post_init__(self) -> None:
+        _check_range("shoe.cut_card_tolerance", self.cut_card_tolerance, *CUT_CARD_TOLERANCE_RANGE)
         if self.burn == BurnPolicy.FIXED:
             if self.burn_fixed is None:
                 raise ConfigError('shoe.burn = "fixed" needs shoe.burn_fixed, a count from 1 to 8')
@@ -282,11 +290,11 @@ class TableConfig:
     def _check_cut_card_depth(self) -> None:
         per_round = MAX_CARDS_PER_ROUND + self.game.round_burn
         shallowest = self.shoe.rounds_after_cut_card * per_round
-        deepest = 52 * self.game.decks // 2
+        deepest = min(CUT_CARD_DEEPEST, 52 * self.game.decks // 2)
         why = (
             f"{self.shoe.cut_card} leaves {self.shoe.rounds_after_cut_card} round(s) of up to "
-            f"{per_round} cards after the cut card, and at most half of {self.game.decks} "
-            "deck(s) may stay undealt"
+            f"{per_round} cards after the cut card, and Art. 2.1 puts the cut card above about "
+            f"the last 12 cards: at most {deepest}"
         )
         _check_range("shoe.cut_card_depth", self.shoe.cut_card_depth, shallowest, deepest, why)
 
@@ -400,6 +408,7 @@ _FIELD_READERS: dict[tuple[str, str], tuple[type, str]] = {
     ("shoe", "burn_fixed"): (int, "a whole number 1-8"),
     ("shoe", "cut_card_depth"): (int, "a whole number of cards"),
     ("shoe", "cut_card"): (CutCardPolicy, ""),
+    ("shoe", "cut_card_tolerance"): (int, "a whole number of cards"),
     ("device", "kind"): (DeviceMode, ""),
     ("device", "url"): (str, "a device path or URL"),
     ("device", "usb_vid"): (int, "a number such as 0x1209"),

@@ -46,6 +46,8 @@ class AlarmKind(StrEnum):
     SOFTWARE_FAULT = "software_fault"
     """The procedure itself raised; the table stops in the fault state."""
     SHOE_ABANDONED = "shoe_abandoned"
+    CUT_CARD = "cut_card"
+    """The cut card came out further from its configured depth than the tolerance."""
     JOURNAL = "journal"
     """Replaying the journal's inputs does not give the facts it holds: altered, or the
     procedure software changed mid-shoe."""

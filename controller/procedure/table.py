@@ -400,6 +400,25 @@ class TableModel(Dealing):
     def note_cut_card(self, event: EventData) -> None:
         last = self._current_round_number() + self.config.shoe.rounds_after_cut_card - 1
         self._set_last_round(last, "cut_card")
+        self._check_cut_card_position()
+
+    def _check_cut_card_position(self) -> None:
+        """An early or late cut card ends the shoe where nobody cut it: the pit must look.
+
+        A manual shoe gives nothing back, so the cards still in it are what was
+        loaded (with any intruders) less what came out.
+        """
+        shoe, rules = self._open_shoe(), self.config.shoe
+        left = shoe.loaded + shoe.intruders - shoe.dealt - shoe.burned
+        if abs(left - rules.cut_card_depth) > rules.cut_card_tolerance:
+            self._emit(
+                Alarm(
+                    AlarmKind.CUT_CARD,
+                    f"the cut card came out with {left} cards left in the shoe; "
+                    f"shoe.cut_card_depth is {rules.cut_card_depth} "
+                    f"(tolerance {rules.cut_card_tolerance}): check how the pack was cut",
+                )
+            )
 
     def note_shoe_empty(self, event: EventData) -> None:
         shoe = self._open_shoe()

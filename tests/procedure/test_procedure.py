@@ -328,7 +328,7 @@ def test_a_whole_manual_shoe_gives_every_round_the_rules_engine_gives(game: str)
 def test_the_cut_card_policy_decides_how_many_rounds_follow(
     policy: CutCardPolicy, rounds_after: int
 ) -> None:
-    table = Table(manual(burn=BurnPolicy.FIXED, burn_fixed=1, cut_card=policy, cut_card_depth=30))
+    table = Table(manual(burn=BurnPolicy.FIXED, burn_fixed=1, cut_card=policy, cut_card_depth=24))
     table.open_manual_shoe()
     shoe = iter(tagged_shoe(8, seed=7))
     deal_while_due(table, shoe)

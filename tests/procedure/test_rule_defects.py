@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 import pytest
-from support.table_inputs import DECK_SET, Table, card_id, deal_while_due, ids
+from support.table_inputs import DECK_SET, Table, card_id, deal_while_due, ids, tagged_shoe
 
-from cardshoe.controller.config import BurnPolicy, GameConfig, ShoeProcedure, TableConfig
+from cardshoe.controller.config import (
+    BurnPolicy,
+    ConfigError,
+    GameConfig,
+    ShoeProcedure,
+    TableConfig,
+)
 from cardshoe.controller.procedure.facts import (
+    Alarm,
+    AlarmKind,
     CardAssigned,
     IrregularityFound,
     RoundResult,
@@ -90,3 +98,34 @@ def test_case_6_a_seven_up_player_seven_is_no_player_pair() -> None:
     for card in parse_cards("4S 2H 4D 3C"):
         played.deal(card)
     assert punto_banco.marks(played.outcome()) == OutcomeMarks(True, False, None)
+
+
+def test_case_4_a_cut_card_far_from_its_depth_alarms_and_the_depth_is_bounded() -> None:
+    """An early cut card used to end a shoe with 357 cards left and no alarm."""
+    config = TableConfig(shoe=ShoeProcedure(burn=BurnPolicy.FIXED, burn_fixed=1))
+    table = Table(config)
+    table.open_manual_shoe()
+    shoe = iter(tagged_shoe(8, seed=5))
+    deal_while_due(table, shoe)
+    table.feed(CloseBets())
+    table.draw([next(shoe)])
+    table.feed(table.device.cut_card())
+    (alarm,) = [a for a in table.events(Alarm) if a.kind is AlarmKind.CUT_CARD]
+    assert "with 414 cards left" in alarm.detail and "cut_card_depth is 12" in alarm.detail
+    with pytest.raises(ConfigError, match=r"shoe.cut_card_depth = 27 is out of range: use 6-26"):
+        TableConfig(shoe=ShoeProcedure(cut_card_depth=27))
+
+
+def test_case_4_a_cut_card_within_the_tolerance_is_no_alarm() -> None:
+    config = TableConfig(
+        game=GameConfig(decks=1), shoe=ShoeProcedure(burn=BurnPolicy.FIXED, burn_fixed=1)
+    )
+    table = Table(config)
+    table.open_manual_shoe()
+    shoe = iter(tagged_shoe(1, seed=5))
+    while table.model.shoe is not None and table.model.shoe.dealt + 1 + 12 + 6 < 52:
+        if table.state == State.BETTING:
+            table.feed(CloseBets())
+        deal_while_due(table, shoe)
+    table.feed(table.device.cut_card())
+    assert not [a for a in table.events(Alarm) if a.kind is AlarmKind.CUT_CARD]

@@ -147,14 +147,14 @@ def test_decks_are_validated_per_game(game: str, low: int, high: int) -> None:
 def test_cut_card_depth_must_leave_room_for_the_rounds_after_it() -> None:
     last_round = {"shoe": {"cut_card_depth": 6}}
     assert TableConfig.from_mapping(last_round).shoe.cut_card_depth == 6
-    assert "use 6-208" in config_error({"shoe": {"cut_card_depth": 5}})
+    assert "use 6-26" in config_error({"shoe": {"cut_card_depth": 5}})
     one_more = {"shoe": {"cut_card_depth": 11, "cut_card": "one-more-round"}}
-    assert "use 12-208" in config_error(one_more)
+    assert "use 12-26" in config_error(one_more)
     with_round_burn = {"game": {"round_burn": 2}, "shoe": {"cut_card_depth": 12}}
     assert TableConfig.from_mapping(with_round_burn).shoe.cut_card_depth == 12
     with_round_burn["shoe"]["cut_card"] = "one-more-round"
-    assert "use 16-208" in config_error(with_round_burn)
-    assert "use 6-208" in config_error({"shoe": {"cut_card_depth": 209}})
+    assert "use 16-26" in config_error(with_round_burn)
+    assert "use 6-26" in config_error({"shoe": {"cut_card_depth": 27}})
 
 
 @pytest.mark.parametrize(

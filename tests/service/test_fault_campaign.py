@@ -196,7 +196,9 @@ FAULT_OUTCOMES: Mapping[InjectionKind, Mapping[DeviceMode, Expected]] = {
     InjectionKind.EARLY_CUT_CARD: {
         DeviceMode.SHOE: Expected(
             Outcome.LAST_ROUND,
-            "Macau Art. 3.1 (last-round policy): the round the cut card comes out in is the last",
+            "Macau Art. 3.1 (last-round policy): the round the cut card comes out in is the "
+            "last; Art. 2.1 puts it above about the last 12 cards, so one this early alarms",
+            alarms=frozenset({"cut_card"}),
             shoe_end=ShoeEnd.CUT_CARD,
         ),
         DeviceMode.AUTO: Expected(
