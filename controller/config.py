@@ -75,7 +75,9 @@ CUT_CARD_TOLERANCE_RANGE = (0, CUT_CARD_DEEPEST)
 FIXED_BURN_RANGE = (1, 8)
 ROUND_BURN_RANGE = (0, 8)
 DEMO_ROUNDS_RANGE = (0, 3)
-_TABLE_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+SAFE_NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+"""Table and shoe ids: safe in file names, log lines and journal queries."""
+SAFE_NAME_RULE = "1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
 _SHA256_PATTERN = re.compile(r"^[0-9a-f]{64}$")
 _URL_SCHEMES = ("socket", "sim", "rfc2217")
 
@@ -279,11 +281,8 @@ class TableConfig:
     service: ServiceConfig = field(default_factory=ServiceConfig)
 
     def __post_init__(self) -> None:
-        if not _TABLE_ID_PATTERN.match(self.table_id):
-            raise ConfigError(
-                f"table_id = {self.table_id!r} is not usable: use 1-64 letters, digits, "
-                "'.', '_' or '-', starting with a letter or digit"
-            )
+        if not SAFE_NAME_PATTERN.match(self.table_id):
+            raise ConfigError(f"table_id = {self.table_id!r} is not usable: use {SAFE_NAME_RULE}")
         if self.uses_cut_card_and_burn:
             self._check_cut_card_depth()
 

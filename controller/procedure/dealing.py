@@ -36,6 +36,7 @@ from cardshoe.controller.procedure.irregularities import (
     read_card_id,
 )
 from cardshoe.controller.procedure.machine import ROUND_STATES, State, Trigger
+from cardshoe.controller.procedure.operator_input import deck_set_text
 from cardshoe.controller.procedure.shoe import CardDue, Fact, FeedGroup, Round, ShoeState
 from cardshoe.controller.rules.cards import Card
 from cardshoe.controller.rules.hands import Hand
@@ -122,6 +123,7 @@ class Dealing:
         findings = list(inspection.findings)
         if self.state == State.HELD:
             findings.append(Irregularity.CARD_DURING_HOLD)
+        wrong_pack = self._before_the_declared_set(shoe, inspection)
         self._count_card(shoe, inspection)
         if feed is not None:
             self._take_group_card(shoe, feed, inspection)
@@ -131,11 +133,44 @@ class Dealing:
             self._set_aside(inspection, inspection.voids[0], findings)
         else:
             self._burn(inspection, due, findings, voids_round=self._void_open_round(inspection))
+        if wrong_pack:
+            self._hold_for_the_deck_set(shoe, inspection)
         if starts_group:
             group_burn = None if isinstance(due, Hand) else (due or BurnReason.IRREGULAR)
             shoe.feed = FeedGroup(card_event.feed_group, card_event.feed_size - 1, group_burn)
             if shoe.feed.remaining <= 0:
                 shoe.feed = None
+
+    def _before_the_declared_set(self, shoe: ShoeState, inspection: CardInspection) -> bool:
+        """A foreign card before any card of the declared set: the declaration may be wrong.
+
+        With a mistyped deck set every card is foreign; dealing on would void
+        every round of the shoe. Once a card of the declared set has come out,
+        a foreign card is only that (it voids its round and alarms).
+        """
+        card_id = inspection.card_id
+        if card_id is not None and card_id.deck_set == shoe.deck_set:
+            shoe.declared_set_seen = True
+        return (
+            shoe.deck_set_declared
+            and not shoe.declared_set_seen
+            and Irregularity.FOREIGN_CARD in inspection.findings
+        )
+
+    def _hold_for_the_deck_set(self, shoe: ShoeState, inspection: CardInspection) -> None:
+        card_id = inspection.card_id
+        assert card_id is not None and shoe.deck_set is not None
+        self._emit(
+            Alarm(
+                AlarmKind.FOREIGN_CARD,
+                f"a card of deck set {deck_set_text(card_id.deck_set)} came out before any of "
+                f"the declared {deck_set_text(shoe.deck_set)}: if the declaration is wrong, "
+                "abandon the shoe and start it again with the deck set printed on the box; "
+                "if the card is foreign, take it out and clear-hold "
+                f"{HoldReason.DECK_SET_MISMATCH}",
+            )
+        )
+        self.trigger(Trigger.HOLD, reason=HoldReason.DECK_SET_MISMATCH)
 
     def _take_card_without_shoe(self, card_event: CardRead) -> None:
         card_id = read_card_id(card_event)
@@ -149,7 +184,7 @@ class Dealing:
         card_id = read_card_id(card_event)
         if card_id is not None:
             shoe.deck_set = card_id.deck_set
-            self._emit(DeckSetAdopted(card_id.deck_set))
+            self._emit(DeckSetAdopted(deck_set_text(card_id.deck_set)))
 
     def _count_card(self, shoe: ShoeState, inspection: CardInspection) -> None:
         shoe.cards_out += 1

@@ -96,8 +96,9 @@ class ShoeStarted(TableEvent):
     device_kind: str
     fingerprint: str
     """The approved options the shoe runs under (config.TableConfig.fingerprint)."""
-    deck_set: int | None
-    """The loaded deck set's serial, or None until the first tagged card shows it."""
+    deck_set: str | None
+    """The loaded deck set's serial as printed (0x00BC614E), or None until the first tagged
+    card shows it."""
 
 
 @dataclass(frozen=True)
@@ -105,7 +106,8 @@ class DeckSetAdopted(TableEvent):
     """No deck set was declared: the first tagged card's set is taken as the loaded one."""
 
     KIND: ClassVar[str] = "shoe.deck_set"
-    deck_set: int
+    deck_set: str
+    """As printed: 0x00BC614E."""
 
 
 @dataclass(frozen=True)

@@ -22,9 +22,14 @@ class HoldReason(StrEnum):
     FACE_DOWN_CARD = "face_down_card"
     SELF_TEST_FAILED = "self_test_failed"
     FIRMWARE_NOT_APPROVED = "firmware_not_approved"
+    DECK_SET_MISMATCH = "deck_set_mismatch"
+    """Before any card of the declared deck set, a card of another set: the declaration or
+    the pack is wrong."""
 
 
-OPERATOR_CLEARED_HOLDS = frozenset({HoldReason.SEQUENCE_GAP, HoldReason.SEQUENCE_REGRESSION})
+EVENTS_LOST_HOLDS = frozenset({HoldReason.SEQUENCE_GAP, HoldReason.SEQUENCE_REGRESSION})
+"""Holds that mean device events were lost: the round under way may be missing cards."""
+OPERATOR_CLEARED_HOLDS = EVENTS_LOST_HOLDS | {HoldReason.DECK_SET_MISMATCH}
 """Holds no device event can end: a person must look and clear them (ClearHold)."""
 
 

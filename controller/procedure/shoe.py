@@ -57,6 +57,10 @@ class ShoeState:
     shoe_id: str
     deck_set: int | None
     loaded: int
+    deck_set_declared: bool = False
+    """The operator named the deck set (rather than the first card showing it)."""
+    declared_set_seen: bool = False
+    """A card of the declared set came out: the pack loaded is the one declared."""
     seen: set[CardId] = field(default_factory=set)
     copies: Counter[Card] = field(default_factory=Counter)
     """Cards out of the shoe; an automatic machine takes them back, and may deal them again,

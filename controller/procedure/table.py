@@ -40,6 +40,7 @@ from cardshoe.controller.procedure.facts import (
     TableIdle,
 )
 from cardshoe.controller.procedure.holds import (
+    EVENTS_LOST_HOLDS,
     HOLD_ALARMS,
     OPERATOR_CLEARED_HOLDS,
     HoldReason,
@@ -67,6 +68,7 @@ from cardshoe.controller.procedure.machine import (
     Trigger,
     build_machine,
 )
+from cardshoe.controller.procedure.operator_input import deck_set_text
 from cardshoe.controller.procedure.shoe import CARDS_PER_DECK, Fact, Round, ShoeState
 from cardshoe.drivers.link_events import (
     LinkLost,
@@ -217,7 +219,12 @@ class TableModel(Dealing):
     def open_shoe(self, event: EventData) -> None:
         command: StartShoe = event.kwargs["command"]
         decks = self.config.game.decks
-        self.shoe = ShoeState(command.shoe_id, command.deck_set, loaded=decks * CARDS_PER_DECK)
+        self.shoe = ShoeState(
+            command.shoe_id,
+            command.deck_set,
+            loaded=decks * CARDS_PER_DECK,
+            deck_set_declared=command.deck_set is not None,
+        )
         self._emit(
             ShoeStarted(
                 command.shoe_id,
@@ -225,7 +232,7 @@ class TableModel(Dealing):
                 decks,
                 str(self.config.device.kind),
                 self.config.fingerprint,
-                command.deck_set,
+                None if command.deck_set is None else deck_set_text(command.deck_set),
             )
         )
 
@@ -462,7 +469,7 @@ class TableModel(Dealing):
         self._emit(HoldStarted(reason, str(self.position)))
         if reason in HOLD_ALARMS:
             self._emit(Alarm(HOLD_ALARMS[reason], f"hold: {reason}"))
-        if reason in OPERATOR_CLEARED_HOLDS:
+        if reason in EVENTS_LOST_HOLDS:
             self._lose_cards(reason)
 
     def _lose_cards(self, reason: str) -> None:
