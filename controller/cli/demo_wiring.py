@@ -27,8 +27,8 @@ from cardshoe.controller.config import DeviceMode, TableConfig
 from cardshoe.controller.errors import UserError
 from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.procedure.facts import Observer, ShoeEnded
+from cardshoe.controller.procedure.holds import HoldReason, fault_hold
 from cardshoe.controller.procedure.machine import State
-from cardshoe.controller.procedure.table import HoldReason, fault_hold
 from cardshoe.controller.service.recovery import recover
 from cardshoe.controller.service.session import TableSession
 from cardshoe.drivers.device import open_device

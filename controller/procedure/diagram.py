@@ -119,7 +119,7 @@ def render() -> str:
         + "A hold takes the procedure to `held` from wherever it is and remembers that state; "
         + "when the last hold ends, `resume` returns to exactly that state "
         + f"({len(resume)} transitions `held` → state, guarded by `no_hold_left` and "
-        + "`was_held_in_<state>`).\n\n"
+        + "`was_held_in_destination`).\n\n"
         + _table(cross)
         + "\n## Inputs that change no state\n\n"
         + "Cards, the cut card and the other reports act on the shoe and round without "

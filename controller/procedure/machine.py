@@ -307,7 +307,7 @@ TRANSITIONS: tuple[Transition, ...] = (
             Trigger.RESUME,
             State.HELD,
             state,
-            ("no_hold_left", f"was_held_in_{state}"),
+            ("no_hold_left", "was_held_in_destination"),
             after=("forget_held_state",),
         )
         for state in HOLDABLE

@@ -89,12 +89,20 @@ class ServiceOptions:
 @dataclass(frozen=True)
 class Parameter:
     name: str
-    kind: type
+    kind: type | tuple[type, ...]
     required: bool = False
+
+    @property
+    def kind_text(self) -> str:
+        kinds = self.kind if isinstance(self.kind, tuple) else (self.kind,)
+        return " or ".join(kind.__name__ for kind in kinds)
 
 
 SESSION_COMMANDS: Mapping[str, tuple[Callable[..., object], tuple[Parameter, ...]]] = {
-    "new-shoe": (TableSession.start_shoe, (Parameter("shoe_id", str), Parameter("deck_set", int))),
+    "new-shoe": (
+        TableSession.start_shoe,
+        (Parameter("shoe_id", str), Parameter("deck_set", (int, str))),
+    ),
     "shoe-loaded": (TableSession.shoe_loaded, ()),
     "cut-done": (TableSession.cut_done, ()),
     "no-more-bets": (TableSession.close_bets, ()),
@@ -316,7 +324,7 @@ def command_arguments(
                 raise UserError(f"{name} needs {parameter.name}")
             continue
         if isinstance(value, bool) or not isinstance(value, parameter.kind):
-            raise UserError(f"{name}: {parameter.name} must be a {parameter.kind.__name__}")
+            raise UserError(f"{name}: {parameter.name} must be a {parameter.kind_text}")
         arguments[parameter.name] = value
     return arguments
 

@@ -52,8 +52,8 @@ CASES: dict[str, BadInput] = {
     "unknown game": BadInput(("odds", "--game", "mini-bac", "--decks", "8"), "mini-bac"),
     "game name with a line break": BadInput(("odds", "--game", "x\ny", "--decks", "8"), "x\\ny"),
     "decks not a number": BadInput((*ODDS, "eight"), "'eight' is not a valid integer"),
-    "no decks": BadInput((*ODDS, "0"), "at least one deck"),
-    "negative decks": BadInput((*ODDS, "-2"), "at least one deck"),
+    "no decks": BadInput((*ODDS, "0"), "--decks = 0 is out of range: use 1-8"),
+    "negative decks": BadInput((*ODDS, "-2"), "--decks = -2 is out of range: use 1-8"),
     "commission of another game": BadInput(
         ("odds", "--game", "seven-up", "--decks", "6", "--commission", "5pct"), "none"
     ),

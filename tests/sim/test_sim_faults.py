@@ -22,6 +22,7 @@ from cardshoe.drivers.protocol.messages import (
     Message,
     Orientation,
     Reply,
+    ReturnCards,
     SelfTestResult,
     SensorFlag,
     SetGate,
@@ -91,11 +92,22 @@ def test_foreign_card_carries_another_deck_set_serial() -> None:
     assert foreign.card_id().deck_set != 0
 
 
-def test_duplicate_card_repeats_a_physical_card_already_dealt() -> None:
+def test_duplicate_card_repeats_a_physical_card_still_out() -> None:
     host = connected("cs-1", "duplicate-card@card=3")
     dealt = cards(pull(host, 3))
-    assert dealt[2].card_code == dealt[0].card_code
+    assert dealt[2].card_code == dealt[1].card_code
     assert dealt[1].card_code != dealt[0].card_code
+
+
+def test_duplicate_card_on_the_machine_copies_a_card_of_the_round_not_one_taken_back() -> None:
+    """Cards taken back are shuffled in: a copy of one could not be told from it."""
+    host = connected("cs-auto", "duplicate-card@card=3")
+    first_round = cards(deal(host) + deal(host))
+    host.send(ReturnCards(host.request_id(), 2))
+    acked(host, host.receive())
+    third, fourth = cards(deal(host) + deal(host))
+    assert fourth.card_code == third.card_code
+    assert third.card_code not in {card.card_code for card in first_round}
 
 
 @pytest.mark.parametrize("profile", ["cs-1", "cs-auto"])
