@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 from cardshoe.controller.canonical import canonical_json
 from cardshoe.controller.errors import UserError
 from cardshoe.controller.rules.cards import Card
+from cardshoe.controller.rules.errors import RulesError
 from cardshoe.controller.rules.games import (
     GAME_NAMES,
     Game,
@@ -113,7 +114,7 @@ class GameConfig:
             )
         try:
             check_decks(self.name, self.decks, "game.decks")
-        except UserError as exc:
+        except RulesError as exc:
             raise ConfigError(str(exc)) from None
         _check_range("game.demo_rounds", self.demo_rounds, *DEMO_ROUNDS_RANGE, "Macau Art. 2.2")
         _check_range("game.round_burn", self.round_burn, *ROUND_BURN_RANGE)

@@ -189,7 +189,7 @@ def check_decks(game_name: str, decks: int, key: str) -> None:
     """Refuse a deck count the game does not allow; key names the option as the user wrote it."""
     allowed = deck_range(game_name)
     if decks not in allowed:
-        raise UserError(
+        raise RulesError(
             f"{key} = {decks} is out of range: use {allowed.fewest}-{allowed.most} "
             f"({game_name}, {allowed.source})"
         )
