@@ -63,10 +63,10 @@ fuzz: venv
 # shoectl's man pages (build/man/*.1) and bash/zsh completion (build/completion/), generated
 # from the click commands; udev/install.sh generates and installs the same files.
 man: venv
-	$(BIN)/python scripts/shoectl_docs.py man build/man
+	$(BIN)/python -m cardshoe.controller.cli.reference_pages man build/man
 
 completion: venv
-	$(BIN)/python scripts/shoectl_docs.py completion build/completion
+	$(BIN)/python -m cardshoe.controller.cli.reference_pages completion build/completion
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
