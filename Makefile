@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: venv demo test lint verify-deploy bench fuzz man completion clean
+.PHONY: venv demo test lint typecheck verify-deploy bench fuzz man completion clean
 
 # Set-up runs only when it is out of date: its last successful run leaves $(SETUP_STAMP),
 # and make reruns it only when a file in SETUP_INPUTS is newer. So a second `make demo` or
@@ -29,8 +29,19 @@ $(SETUP_STAMP): $(SETUP_INPUTS)
 demo: venv
 	$(BIN)/shoectl demo --game macau-1 --decks 8 --device shoe
 
+# ruff, and the import-linter contracts of pyproject.toml that keep the layers one way.
 lint: venv
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports --no-cache
+
+# mypy cannot follow setuptools' package-dir mapping, so it checks a tree of links that
+# lays the three code folders out as the installed cardshoe package.
+TYPECHECK_TREE := build/typecheck
+typecheck: venv
+	mkdir -p $(TYPECHECK_TREE)/cardshoe
+	for folder in controller drivers firmware_sim; do \
+		ln -sfn ../../../$$folder $(TYPECHECK_TREE)/cardshoe/$$folder; done
+	cd $(TYPECHECK_TREE) && ../../$(BIN)/mypy --config-file ../../pyproject.toml -p cardshoe
 
 # udevadm verify and systemd-analyze on the udev rules and the unit (docs/deployment.md).
 verify-deploy: venv
@@ -52,10 +63,10 @@ fuzz: venv
 # shoectl's man pages (build/man/*.1) and bash/zsh completion (build/completion/), generated
 # from the click commands; udev/install.sh generates and installs the same files.
 man: venv
-	$(BIN)/python scripts/shoectl_docs.py man build/man
+	$(BIN)/python -m cardshoe.controller.cli.reference_pages man build/man
 
 completion: venv
-	$(BIN)/python scripts/shoectl_docs.py completion build/completion
+	$(BIN)/python -m cardshoe.controller.cli.reference_pages completion build/completion
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

@@ -87,8 +87,8 @@ grep -q "ended after 3 rounds.*reconciled" "$work/log" ||
 say "shoectl demo --transport inproc --rounds 3: $(grep 'ended after' "$work/log")"
 # udev/install.sh makes the man pages and completion this way on a table PC.
 run_logged "man pages from the installed wheel" \
-    "$venv/bin/python" "$repo/scripts/shoectl_docs.py" man "$work/man"
+    "$venv/bin/python" -m cardshoe.controller.cli.reference_pages man "$work/man"
 run_logged "shell completion from the installed wheel" \
-    "$venv/bin/python" "$repo/scripts/shoectl_docs.py" completion "$work/completion"
+    "$venv/bin/python" -m cardshoe.controller.cli.reference_pages completion "$work/completion"
 say "$(ls "$work/man" | wc -l) man pages and bash/zsh completion made from the installed wheel"
 say "the wheel installs and runs"

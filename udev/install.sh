@@ -67,8 +67,8 @@ python=$venv/bin/python
     die "no working cardshoe in $venv ($python cannot import it): install it there first (docs/deployment.md, step 1) or give --venv DIR"
 generated=$(mktemp -d)
 trap 'rm -rf "$generated"' EXIT
-"$python" "$repo_dir/scripts/shoectl_docs.py" man "$generated/man" >/dev/null
-"$python" "$repo_dir/scripts/shoectl_docs.py" completion "$generated/completion" >/dev/null
+"$python" -m cardshoe.controller.cli.reference_pages man "$generated/man" >/dev/null
+"$python" -m cardshoe.controller.cli.reference_pages completion "$generated/completion" >/dev/null
 
 rules_dir=$root/etc/udev/rules.d
 local_rules=$rules_dir/69-cardshoe-local.rules

@@ -1,4 +1,4 @@
-"""Shell completion: the scripts scripts/shoectl_docs.py writes complete real shoectl words.
+"""Shell completion: the scripts cli/reference_pages.py writes complete real shoectl words.
 
 The bash script is sourced in a real bash and its completion function called as bash calls
 it, with COMP_WORDS and COMP_CWORD; it asks the installed shoectl, so these tests run the
@@ -17,8 +17,7 @@ import pytest
 
 from cardshoe.controller.cli.main import COMMANDS
 
-REPO = Path(__file__).resolve().parents[2]
-GENERATOR = REPO / "scripts" / "shoectl_docs.py"
+GENERATOR = ("-m", "cardshoe.controller.cli.reference_pages")
 VENV_BIN = Path(sys.executable).parent
 
 # Calls the completion function the way bash's `complete -F` does: the command name, the word
@@ -36,7 +35,7 @@ printf '%s\\n' "${COMPREPLY[@]}"
 def completion_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out_dir = tmp_path_factory.mktemp("completion")
     subprocess.run(
-        [sys.executable, str(GENERATOR), "completion", str(out_dir)],
+        [sys.executable, *GENERATOR, "completion", str(out_dir)],
         check=True,
         capture_output=True,
         timeout=60,

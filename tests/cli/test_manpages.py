@@ -1,4 +1,4 @@
-"""Man pages: scripts/shoectl_docs.py writes one per command, lazy ones included, and each
+"""Man pages: controller/cli/reference_pages.py writes one per command, lazy ones included, and each
 renders cleanly with groff and shows the command's real options."""
 
 from __future__ import annotations
@@ -13,8 +13,7 @@ import pytest
 
 from cardshoe.controller.cli.main import COMMANDS, cli
 
-REPO = Path(__file__).resolve().parents[2]
-GENERATOR = REPO / "scripts" / "shoectl_docs.py"
+GENERATOR = ("-m", "cardshoe.controller.cli.reference_pages")
 
 needs_groff = pytest.mark.skipif(shutil.which("groff") is None, reason="groff renders man pages")
 
@@ -23,7 +22,7 @@ needs_groff = pytest.mark.skipif(shutil.which("groff") is None, reason="groff re
 def man_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out_dir = tmp_path_factory.mktemp("man")
     result = subprocess.run(
-        [sys.executable, str(GENERATOR), "man", str(out_dir)],
+        [sys.executable, *GENERATOR, "man", str(out_dir)],
         capture_output=True,
         text=True,
         timeout=60,

@@ -1,12 +1,12 @@
 """Write shoectl's man pages or its bash and zsh completion, generated from the click commands.
 
-`make man` and `make completion` write them under build/; udev/install.sh runs this script
+`make man` and `make completion` write them under build/; udev/install.sh runs this module
 with the deployed venv's Python, so what it installs describes the shoectl installed there.
 shoectl's group loads its subcommands lazily, so a lazy group's `commands` dict is empty: the
 pages are made by walking `list_commands` and `get_command`, which import every subcommand.
 
-usage: python scripts/shoectl_docs.py man DIR          DIR/shoectl.1, DIR/shoectl-odds.1, ...
-       python scripts/shoectl_docs.py completion DIR   DIR/shoectl (bash), DIR/_shoectl (zsh)
+usage: python -m cardshoe.controller.cli.reference_pages man DIR         DIR/shoectl.1, ...
+       python -m cardshoe.controller.cli.reference_pages completion DIR  DIR/shoectl, DIR/_shoectl
 """
 
 from __future__ import annotations
@@ -169,7 +169,7 @@ def main() -> None:
     args = parser.parse_args()
     write = write_man if args.what == "man" else write_completion
     written = write(args.out_dir)
-    print(f"shoectl_docs: {len(written)} {args.what} file(s) in {args.out_dir}")
+    print(f"reference_pages: {len(written)} {args.what} file(s) in {args.out_dir}")
 
 
 if __name__ == "__main__":
