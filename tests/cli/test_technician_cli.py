@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import errno
 import json
-import logging
 import os
 import re
 import select
@@ -247,18 +246,7 @@ def test_a_busy_port_names_the_process_holding_it(
     assert result.stderr.count("\n") == 1
 
 
-@pytest.fixture
-def keep_driver_log_level() -> Iterator[None]:
-    """`dump` quiets the drivers' logger for its own process; run in-process, it must not leak
-    into later tests that read the drivers' warnings."""
-    drivers = logging.getLogger("cardshoe.drivers")
-    level = drivers.level
-    yield
-    drivers.setLevel(level)
-
-
 @pytest.mark.parametrize("command", COMMANDS)
-@pytest.mark.usefixtures("keep_driver_log_level")
 def test_permission_denied_names_the_group_and_the_udev_rule(
     mocker, capsys, shoe_on_pty: PtyAttachment, command: tuple[str, ...]
 ) -> None:
