@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: venv demo test lint verify-deploy bench fuzz clean
+.PHONY: venv demo test lint verify-deploy floor-deps floor-demo bench fuzz clean
 
 venv:
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -21,7 +21,11 @@ lint: venv
 verify-deploy: venv
 	bash .ci/validate-deploy.sh $(BIN)/shoectl
 
-test: venv lint verify-deploy
+# mosquitto and PostgreSQL from Debian for the floor tests and demo (quiet when present).
+floor-deps:
+	bash .ci/install-floor.sh
+
+test: venv floor-deps lint verify-deploy
 	$(BIN)/python -m pytest
 
 bench: venv

@@ -33,6 +33,13 @@ FILE = click.Path(dir_okay=False, path_type=Path)
     type=click.FloatRange(min=0.1),
     help="Seconds the floor's anchor may stay behind the broker's acks before a resend.",
 )
+@click.option(
+    "--report-every",
+    type=click.FloatRange(min=0.1),
+    default=10.0,
+    show_default=True,
+    help="Seconds between lag reports in the log while the uplink is behind.",
+)
 def uplink(
     config_path: Path | None,
     journal_path: Path | None,
@@ -43,6 +50,7 @@ def uplink(
     site: str | None,
     state_dir: Path | None,
     resend_after: float | None,
+    report_every: float,
 ) -> None:
     """Publish every journal record, in order, to the floor until stopped (SIGTERM).
 
@@ -81,6 +89,7 @@ def uplink(
         site=check_name("site", site or (section.site if section else "site-1")),
         state_dir=state_dir,
         resend_after_s=resend_after or (section.resend_after_s if section else 30.0),
+        report_interval_s=report_every,
     )
     configure_logging()
     running = Uplink(settings)

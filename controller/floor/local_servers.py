@@ -117,7 +117,18 @@ class Postgres:
 
     @property
     def dsn(self) -> str:
-        return f"postgresql://postgres@127.0.0.1:{self.port}/floor"
+        return self.database_dsn("floor")
+
+    def database_dsn(self, name: str) -> str:
+        return f"postgresql://postgres@127.0.0.1:{self.port}/{name}"
+
+    def create_database(self, name: str) -> str:
+        """Another empty database in this cluster (one per test); returns its DSN."""
+        from cardshoe.controller.floor.schema import connect
+
+        with connect(self.dsn, autocommit=True) as connection:
+            connection.execute(f'CREATE DATABASE "{name}"')  # type: ignore[arg-type]
+        return self.database_dsn(name)
 
     @property
     def _data(self) -> Path:
