@@ -149,6 +149,7 @@ class Ingest:
         client.on_connect = self._on_connect
         client.on_message = self._on_message
         client.on_disconnect = self._on_disconnect
+        client.on_subscribe = self._on_subscribe
         properties = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
         properties.SessionExpiryInterval = SESSION_EXPIRY_S
         client.connect_async(
@@ -169,6 +170,15 @@ class Ingest:
             return
         client.subscribe([(shared(every_table(Leaf.EVENTS)), 1), (every_table(Leaf.STATUS), 1)])
         log.info("ingest connected to %s", self.settings.broker.url)
+
+    def _on_subscribe(
+        self, client: mqtt.Client, userdata: Any, mid: int, reasons: list[ReasonCode], props: Any
+    ) -> None:
+        refused = [str(reason) for reason in reasons if reason.is_failure]
+        if refused:
+            log.error("the broker refused ingest's subscriptions: %s", ", ".join(refused))
+        else:
+            log.info("ingest subscribed to every table's events and status")
 
     def _on_disconnect(
         self, client: mqtt.Client, userdata: Any, flags: Any, reason: ReasonCode, props: Any

@@ -20,7 +20,10 @@ from typing import Any
 import paho.mqtt.client as mqtt
 import psycopg
 
+from cardshoe.controller.canonical import canonical_json
 from cardshoe.controller.floor.local_servers import Mosquitto
+from cardshoe.controller.floor.messages import EventMessage
+from cardshoe.controller.journal.chain import GENESIS_HASH, record_hash
 from cardshoe.controller.journal.store import Journal
 from support.service_support import wait_until
 
@@ -72,7 +75,8 @@ class Floor:
     processes: list[FloorProcess] = field(default_factory=list)
 
     def ingest(self, client_id: str = "ingest-1", *extra: str) -> FloorProcess:
-        return self._start(
+        """An ingest process, once it has subscribed (what is published before is not its)."""
+        started = self._start(
             "floor",
             "ingest",
             "--broker",
@@ -83,6 +87,10 @@ class Floor:
             client_id,
             *extra,
         )
+        wait_until(
+            lambda: "ingest subscribed" in started.log, f"ingest to subscribe\n{started.log}"
+        )
+        return started
 
     def uplink(self, journal_path: Path, *extra: str) -> FloorProcess:
         state_dir = self.folder / "uplink-state"
@@ -251,3 +259,55 @@ def retained(broker_url: str, topic: str, timeout: float = 10.0) -> bytes:
         client.disconnect()
         client.loop_stop()
     return got[-1]
+
+
+def chained_messages(table_id: str, count: int, *, first_id: int = 1) -> list[EventMessage]:
+    """Records 1..count of a table as its uplink would send them, hashed by the journal's recipe."""
+    messages, previous = [], GENESIS_HASH
+    for record_id in range(1, first_id + count):
+        payload = {"n": record_id}
+        digest = record_hash(
+            previous,
+            record_id=record_id,
+            time_ns=1_700_000_000_000_000_000 + record_id,
+            table_id=table_id,
+            shoe_id="S1",
+            round_no=None,
+            device_serial=None,
+            device_seq=None,
+            kind="test.tick",
+            payload_json=canonical_json(payload),
+        )
+        messages.append(
+            EventMessage(
+                table_id=table_id,
+                record_id=record_id,
+                time_ns=1_700_000_000_000_000_000 + record_id,
+                shoe_id="S1",
+                round_no=None,
+                device_serial=None,
+                device_seq=None,
+                kind="test.tick",
+                payload=payload,
+                prev_hash=previous,
+                hash=digest,
+            )
+        )
+        previous = digest
+    return messages[first_id - 1 :]
+
+
+def publish(broker_url: str, topic: str, bodies: list[bytes], *, retain: bool = False) -> None:
+    """Publish with QoS 1 and wait for every PUBACK, as a table's uplink would."""
+    from cardshoe.controller.floor.broker import BrokerSettings, new_client
+
+    settings = BrokerSettings(broker_url)
+    client = new_client(settings, f"publisher-{next(_process_names)}")
+    client.connect(settings.host, settings.port)
+    client.loop_start()
+    try:
+        for body in bodies:
+            client.publish(topic, body, qos=1, retain=retain).wait_for_publish(10)
+    finally:
+        client.disconnect()
+        client.loop_stop()
