@@ -22,7 +22,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "journal": (
         "cardshoe.controller.cli.journal_cmd",
         "journal",
-        "Show, export or verify a table's journal.",
+        "Show, export, verify or prune a table's journal.",
     ),
     "list": ("cardshoe.controller.cli.list_cmd", "list_command", "Shoes and dealers attached."),
     "info": ("cardshoe.controller.cli.info_cmd", "info", "Identity and counters of a device."),
