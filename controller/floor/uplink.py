@@ -232,8 +232,7 @@ class Uplink:
         """New records update the board, the chain head and the status fields."""
         assert self._journal is not None
         for record in self._journal.records(after_id=self._board_id):
-            self._board.apply(record.kind, record.payload)
-            self._board_dirty = True
+            self._project(record)
             self._board_id = record.id
             self._head = Position(record.id, record.hash)
             self._head_time_ns = record.time_ns
@@ -245,6 +244,19 @@ class Uplink:
                 self._publish_alarm(record)
         if self._board.table_id is None:
             self._board.table_id = self.table_id
+
+    def _project(self, record: Record) -> None:
+        """The board follows the record; a record it cannot take never stops delivery."""
+        try:
+            self._board.apply(record.kind, record.payload)
+        except (KeyError, TypeError, ValueError) as exc:
+            log.warning(
+                "the board cannot show record %d (%s: %r); the uplink goes on without it",
+                record.id,
+                record.kind,
+                exc,
+            )
+        self._board_dirty = True
 
     def _publish_alarm(self, record: Record) -> None:
         assert self._client is not None

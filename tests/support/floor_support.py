@@ -203,13 +203,19 @@ def wait_for_floor(floor: Floor, journal_paths: list[Path]) -> None:
 class TableWriter:
     """A table writing its journal at a steady pace in a thread, through the real writer."""
 
+    SHOE_RECORDS = 100
+    """A shoe.ended record closes every 100th record, so prune has whole shoes to delete."""
+
     def __init__(self, path: Path, table_id: str, interval_s: float = 0.01) -> None:
         self.path = path
         self.table_id = table_id
         self.interval_s = interval_s
-        self.written = 0
+        with Journal.open(path, table_id=table_id) as journal:
+            ids = [record.id for record in journal.records()]
+            checkpoint = journal.checkpoint()
+        self.written = ids[-1] if ids else (checkpoint.record_id if checkpoint else 0)
+        """Records the journal holds or held: the id of the last one."""
         self._stop = threading.Event()
-        self._paused = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"writer-{table_id}")
 
     def start(self) -> TableWriter:
@@ -219,16 +225,16 @@ class TableWriter:
     def _run(self) -> None:
         with Journal.open(self.path, table_id=self.table_id) as journal:
             while not self._stop.is_set():
-                if not self._paused.is_set():
-                    with journal.transaction() as transaction:
-                        transaction.append(
-                            "test.tick",
-                            {"n": self.written},
-                            shoe_id=f"{self.table_id}-S{self.written // 100 + 1}",
-                            round_no=self.written // 10,
-                            device_serial=None,
-                        )
-                    self.written += 1
+                shoe, position = divmod(self.written, self.SHOE_RECORDS)
+                with journal.transaction() as transaction:
+                    transaction.append(
+                        "shoe.ended" if position == self.SHOE_RECORDS - 1 else "test.tick",
+                        {"n": self.written},
+                        shoe_id=f"{self.table_id}-S{shoe + 1}",
+                        round_no=position // 10,
+                        device_serial=None,
+                    )
+                self.written += 1
                 time.sleep(self.interval_s)
 
     def stop(self) -> None:
