@@ -57,8 +57,9 @@ class Mosquitto:
     folder: Path
     port: int = field(default_factory=free_port)
     persistence: bool = False
-    extra_config: str = ""
-    """More mosquitto.conf lines (a TLS listener, an ACL file)."""
+    listener_config: str | None = None
+    """mosquitto.conf lines for the listener instead of a plain one on 127.0.0.1:port
+    (docs/examples/floor/mosquitto.conf with its paths and port rewritten, for TLS)."""
     process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -69,9 +70,9 @@ class Mosquitto:
         _require(MOSQUITTO)
         self.folder.mkdir(parents=True, exist_ok=True)
         config = self.folder / "mosquitto.conf"
+        listener = self.listener_config or f"listener {self.port} 127.0.0.1\nallow_anonymous true"
         lines = [
-            f"listener {self.port} 127.0.0.1",
-            "allow_anonymous true",
+            listener,
             f"persistence {'true' if self.persistence else 'false'}",
             f"persistence_location {self.folder}/",
             "max_queued_messages 0",
@@ -79,7 +80,6 @@ class Mosquitto:
             "log_dest stderr",
             "log_type error",
             "log_type warning",
-            self.extra_config,
         ]
         config.write_text("\n".join(lines) + "\n", encoding="utf-8")
         log = (self.folder / "mosquitto.log").open("ab")

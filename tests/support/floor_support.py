@@ -76,15 +76,16 @@ class Floor:
 
     def ingest(self, client_id: str = "ingest-1", *extra: str) -> FloorProcess:
         """An ingest process, once it has subscribed (what is published before is not its)."""
+        return self.ingest_over(self.broker.url, "--client-id", client_id, *extra)
+
+    def ingest_over(self, broker_url: str, *extra: str) -> FloorProcess:
         started = self._start(
             "floor",
             "ingest",
             "--broker",
-            self.broker.url,
+            broker_url,
             "--dsn",
             self.dsn,
-            "--client-id",
-            client_id,
             *extra,
         )
         wait_until(
@@ -93,6 +94,9 @@ class Floor:
         return started
 
     def uplink(self, journal_path: Path, *extra: str) -> FloorProcess:
+        return self.uplink_over(self.broker.url, journal_path, *extra)
+
+    def uplink_over(self, broker_url: str, journal_path: Path, *extra: str) -> FloorProcess:
         state_dir = self.folder / "uplink-state"
         state_dir.mkdir(exist_ok=True)
         return self._start(
@@ -100,7 +104,7 @@ class Floor:
             "--journal",
             str(journal_path),
             "--broker",
-            self.broker.url,
+            broker_url,
             "--site",
             self.site,
             "--state-dir",
