@@ -150,7 +150,7 @@ class Ingest:
         client.on_message = self._on_message
         client.on_disconnect = self._on_disconnect
         client.on_subscribe = self._on_subscribe
-        properties = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
+        properties = Properties(PacketTypes.CONNECT)
         properties.SessionExpiryInterval = SESSION_EXPIRY_S
         client.connect_async(
             broker.host,
@@ -191,7 +191,7 @@ class Ingest:
         if topic is None:
             client.ack(message.mid, message.qos)
             return
-        self._queue.put(_Incoming(topic, message.payload, message.mid, message.qos))
+        self._queue.put(_Incoming(topic, bytes(message.payload), message.mid, message.qos))
 
     def _take_batch(self) -> list[_Incoming]:
         try:

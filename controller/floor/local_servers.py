@@ -127,7 +127,7 @@ class Postgres:
         from cardshoe.controller.floor.schema import connect
 
         with connect(self.dsn, autocommit=True) as connection:
-            connection.execute(f'CREATE DATABASE "{name}"')  # type: ignore[arg-type]
+            connection.execute(f'CREATE DATABASE "{name}"')
         return self.database_dsn(name)
 
     @property

@@ -7,17 +7,15 @@ can give each table certificate exactly its own subtree (docs/floor.md).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from enum import StrEnum
 
+from cardshoe.controller.config import SAFE_NAME_PATTERN, SAFE_NAME_RULE
 from cardshoe.controller.errors import UserError
 
 ROOT = "cardshoe/v1"
 INGEST_GROUP = "cardshoe-ingest"
 """The MQTT 5 shared-subscription group every ingest process joins, so they split the load."""
-
-_NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
 class Leaf(StrEnum):
@@ -39,11 +37,8 @@ class Leaf(StrEnum):
 
 def check_name(what: str, name: str) -> str:
     """A site or table id must be one topic level, without MQTT wildcards."""
-    if not _NAME_PATTERN.match(name):
-        raise UserError(
-            f"{what} {name!r} is not usable in a topic: use 1-64 letters, digits, '.', '_' "
-            "or '-', starting with a letter or digit"
-        )
+    if not SAFE_NAME_PATTERN.match(name):
+        raise UserError(f"{what} {name!r} is not usable in a topic: use {SAFE_NAME_RULE}")
     return name
 
 

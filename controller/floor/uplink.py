@@ -416,7 +416,7 @@ class Uplink:
 
     def _on_message(self, client: mqtt.Client, userdata: Any, message: mqtt.MQTTMessage) -> None:
         try:
-            anchor = AnchorMessage.decode(message.payload)
+            anchor = AnchorMessage.decode(bytes(message.payload))
         except MessageError as exc:
             log.warning("ignored an anchor message on %s: %s", message.topic, exc)
             return
