@@ -41,14 +41,19 @@ class ResultRow:
     natural: bool = False
     player_pair: bool = False
     banker_pair: bool = False
+    sevens: int = 0
+    """7s among the round's cards, the 7 Up mandatory seven included."""
     void: str | None = None
     """The reason code of a void round."""
 
     def road_result(self) -> RoadResult | None:
-        """What the scoreboards show of it; None for a void round, which they leave out."""
-        if self.winner is None:
+        """What the scoreboards show of it; None for a void or a demonstration round, which
+        settle no bet and appear on no road."""
+        if self.winner is None or self.demo:
             return None
-        return RoadResult(Winner(self.winner), self.player_pair, self.banker_pair, self.natural)
+        return RoadResult(
+            Winner(self.winner), self.player_pair, self.banker_pair, self.natural, self.sevens
+        )
 
 
 @dataclass
@@ -183,6 +188,7 @@ class TableBoard:
                 natural=payload["natural"],
                 player_pair=payload["player_pair"],
                 banker_pair=payload["banker_pair"],
+                sevens=payload["sevens"],
             )
         )
         self.phase, self.next_card = "round over", None
