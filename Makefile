@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: venv demo test lint verify-deploy bench fuzz clean
+.PHONY: venv demo test lint verify-deploy browser bench fuzz clean
 
 venv:
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -21,7 +21,11 @@ lint: venv
 verify-deploy: venv
 	bash .ci/validate-deploy.sh $(BIN)/shoectl
 
-test: venv lint verify-deploy
+# Debian's headless Chromium and a CJK font for the scoreboard's browser tests (tests/web).
+browser:
+	bash .ci/install-browser.sh
+
+test: venv lint verify-deploy browser
 	$(BIN)/python -m pytest
 
 bench: venv

@@ -29,6 +29,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "roads",
         "A shoe's scoreboard (five roads, statistics) from a journal.",
     ),
+    "web": (
+        "cardshoe.controller.cli.web_cmd",
+        "web",
+        "Serve the scoreboard page from a journal, read-only.",
+    ),
     "list": ("cardshoe.controller.cli.list_cmd", "list_command", "Shoes and dealers attached."),
     "info": ("cardshoe.controller.cli.info_cmd", "info", "Identity and counters of a device."),
     "pair": ("cardshoe.controller.cli.pair_cmd", "pair", "Give a device its link pairing key."),

@@ -86,7 +86,8 @@ class TableBoard:
     results: list[ResultRow] = field(default_factory=list)
     holds: list[str] = field(default_factory=list)
     alarms: list[dict[str, str]] = field(default_factory=list)
-    """The latest alarms, oldest first: {"kind", "detail"}."""
+    """The latest alarms, oldest first: {"kind", "detail", "round"} (the round on the layout
+    when it came, or None)."""
     irregularities: list[dict[str, Any]] = field(default_factory=list)
     """The latest irregularities, oldest first: {"code", "round", "consequence"}."""
     ended: dict[str, Any] | None = None
@@ -216,9 +217,8 @@ class TableBoard:
         self.holds = list(payload["holds_left"])
 
     def _alarm(self, payload: Mapping[str, Any]) -> None:
-        self.alarms = [*self.alarms, {"kind": payload["kind"], "detail": payload["detail"]}][
-            -RECENT_ALARMS:
-        ]
+        alarm = {"kind": payload["kind"], "detail": payload["detail"], "round": self.round_no}
+        self.alarms = [*self.alarms, alarm][-RECENT_ALARMS:]
 
     def _irregularity(self, payload: Mapping[str, Any]) -> None:
         entry = {

@@ -103,7 +103,9 @@ def test_the_board_follows_a_shoe_card_by_card() -> None:
         (2, None, "foreign_card"),
     ]
     assert [road.winner.value for road in board.road_results()] == ["banker"]
-    assert board.alarms == [{"kind": "foreign_card", "detail": "foreign_card: 8H#00BC614F/1"}]
+    assert board.alarms == [
+        {"kind": "foreign_card", "detail": "foreign_card: 8H#00BC614F/1", "round": 2}
+    ]
 
 
 def test_whose_card_is_next_comes_from_the_game_before_the_first_card() -> None:
