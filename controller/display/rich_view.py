@@ -107,9 +107,8 @@ def render_roads(board: TableBoard) -> RenderableType:
         Panel(BigRoad(results), title="Big road", height=ROAD_ROWS + 2),
     )
     lower = Table.grid(expand=True, padding=(0, 1))
-    for _ in DerivedRoad:
-        lower.add_column(ratio=2)
-    lower.add_column(ratio=3)
+    for _ in range(len(DerivedRoad) + 1):
+        lower.add_column(ratio=1)
     lower.add_row(
         *(
             Panel(DerivedRoadView(results, road), title=DERIVED_TITLES[road], height=ROAD_ROWS + 2)
@@ -132,7 +131,7 @@ def _stats(board: TableBoard, results: Sequence[RoadResult]) -> RenderableType:
         str(stats.tie),
     )
     if stats.super_sevens is None:
-        side = f"P pair {stats.player_pair}  B pair {stats.banker_pair}"
+        side = f"pairs P {stats.player_pair} B {stats.banker_pair}"
     else:
         side = f"Super 7's {stats.super_sevens}"
     lines: list[RenderableType] = [wins, Text(side), Text(f"natural {stats.natural}")]
