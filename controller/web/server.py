@@ -11,6 +11,8 @@ import ipaddress
 import logging
 import socket
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,9 +32,11 @@ LISTEN_BACKLOG = 256
 class ListenAddress:
     host: str
     port: int
+    option: str = "--listen"
+    """The option it was given with, named in errors."""
 
     @classmethod
-    def parse(cls, text: str) -> ListenAddress:
+    def parse(cls, text: str, option: str = "--listen") -> ListenAddress:
         """HOST:PORT, [IPv6]:PORT; the host is an IP address (the unit binds no name)."""
         host, colon, port_text = text.rpartition(":")
         host = host.removeprefix("[").removesuffix("]")
@@ -46,10 +50,10 @@ class ListenAddress:
                 problem = "does not start with an IP address"
         if problem is not None:
             raise UserError(
-                f"--listen {text!r} {problem}: give an address and a port, "
+                f"{option} {text!r} {problem}: give an address and a port, "
                 "e.g. 127.0.0.1:8080 or [::1]:8080"
             )
-        return cls(host, int(port_text))
+        return cls(host, int(port_text), option)
 
     def bind(self) -> socket.socket:
         family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
@@ -61,7 +65,7 @@ class ListenAddress:
         except OSError as exc:
             sock.close()
             raise UserError(
-                f"--listen {self}: cannot listen there ({exc.strerror}): "
+                f"{self.option} {self}: cannot listen there ({exc.strerror}): "
                 "choose another port, or stop what holds this one"
             ) from None
         return sock
@@ -69,6 +73,13 @@ class ListenAddress:
     def __str__(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"{host}:{self.port}"
+
+
+def socket_url(sock: socket.socket) -> str:
+    """The page's URL on a bound socket (the port the kernel chose, for port 0)."""
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}/"
 
 
 class ScoreboardServer:
@@ -89,9 +100,7 @@ class ScoreboardServer:
 
     @property
     def url(self) -> str:
-        host, port = self.socket.getsockname()[:2]
-        shown = f"[{host}]" if ":" in host else host
-        return f"http://{shown}:{port}/"
+        return socket_url(self.socket)
 
     def run(self) -> None:
         """Serve until SIGINT or SIGTERM (in the main thread) or stop()."""
@@ -110,3 +119,16 @@ class ScoreboardServer:
         self._server.should_exit = True
         if self._thread is not None:
             self._thread.join()
+
+
+@contextmanager
+def served_in_thread(
+    journal_path: Path, sock: socket.socket, config: TableConfig | None
+) -> Iterator[ScoreboardServer]:
+    """The scoreboard served from a thread while the block runs (shoectl demo --web)."""
+    server = ScoreboardServer(journal_path, sock, config)
+    server.start_in_thread()
+    try:
+        yield server
+    finally:
+        server.stop()
