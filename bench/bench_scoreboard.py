@@ -4,16 +4,17 @@
   roads), the CPU time of repeated builds (the wall clock beside it: other
   work on the two cores stretches it). Target: under 5 ms.
 - Latency: the real `shoectl web` serves a journal this script appends a
-  round result to every 100 ms; Debian's headless Chromium shows the page,
+  the dealt shoe's records to, a round every 100 ms; Debian's headless Chromium shows the page,
   and a MutationObserver notes when each round's bead cell reaches the DOM.
   Commit to DOM, on the same wall clock. Target: p99 under 250 ms.
-- Memory: 200 clients hold /events open and read every event while a whole
-  shoe is appended; the web service's peak resident memory (VmHWM). Target:
+- Memory: 200 clients hold /events open and read every event while the
+  whole shoe is appended; the web service's peak resident memory (VmHWM). Target:
   under 80 MB.
 
-Rounds are played by the rules engine from shuffled 8-deck shoes and written
-as the table writes them (the round.result payload), so the page draws real
-roads. A measurement, not a test: it asserts nothing.
+The shoe is dealt by `shoectl demo` on the simulated shuffler-dealer into a
+journal of its own; its records are then written again, one transaction
+each, into the journal the web service reads, so the page draws a real shoe.
+A measurement, not a test: it asserts nothing.
 
     .venv/bin/python bench/bench_scoreboard.py
 """
@@ -21,36 +22,30 @@ roads. A measurement, not a test: it asserts nothing.
 from __future__ import annotations
 
 import asyncio
-import random
 import re
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 from bench_service import memory_mb
 from results import Measurement, Target, percentile, print_measurements
 
-from cardshoe.controller.journal.store import Journal
-from cardshoe.controller.procedure.facts import RoundOpened, RoundResult, ShoeStarted, TableEvent
-from cardshoe.controller.rules.cards import ShoeComposition
-from cardshoe.controller.rules.games import get_game
-from cardshoe.controller.rules.shoe_order import play_shoe_order
+from cardshoe.controller.journal.store import Journal, Record
 from cardshoe.controller.scoreboard.board import TableBoard
 from cardshoe.controller.scoreboard.board_json import board_json
 
 DECKS = 8
 ROUNDS = 90
 BOARD_REPEATS = 300
-LATENCY_ROUNDS = 150
 LATENCY_PACE_S = 0.1
+"""Seconds between two rounds' results: the page settles between them, as at a table."""
+MEMORY_PACE_S = 0.002
 CLIENTS = 200
 CHROMIUM = "/usr/lib/chromium/chromium-headless-shell"
 WAIT_S = 60.0
-SHOE_ID = "BENCH-SHOE"
 URL_LINE = re.compile(r"serving http://127\.0\.0\.1:(\d+)/")
 
 BOARD_TARGET = Target(5, at_least=False, text="< 5 ms")
@@ -66,49 +61,34 @@ WATCH_BEAD = """() => {
 }"""
 
 
-def shoe_events(seed: int, rounds: int) -> Iterator[TableEvent]:
-    """A shoe's start and `rounds` settled rounds (several shuffled shoes if need be)."""
-    game = get_game("punto-banco")
-    rng = random.Random(seed)
-    yield ShoeStarted(SHOE_ID, "punto-banco", DECKS, "shoe", "ab" * 32, None)
-    number = 0
-    while number < rounds:
-        cards = list(ShoeComposition(DECKS).cards())
-        rng.shuffle(cards)
-        for played in play_shoe_order(game, cards):
-            if played.void is not None or number == rounds:
-                break
-            number += 1
-            outcome = played.round.outcome()
-            yield RoundOpened(number, False)
-            yield RoundResult(
-                number,
-                False,
-                tuple(played.round.player),
-                tuple(played.round.banker),
-                outcome.player_total,
-                outcome.banker_total,
-                outcome.winner.value,
-                outcome.natural,
-                outcome.player_pair,
-                outcome.banker_pair,
-                outcome.sevens,
-                None,
-            )
+def dealt_shoe(folder: Path, seed: int) -> list[Record]:
+    """The records of a ROUNDS-round shoe as the table writes them: `shoectl demo` deals it
+    on the simulated automatic machine (which never runs out) into a journal of its own."""
+    path = folder / f"dealt-{seed}.sqlite"
+    command = [sys.executable, "-m", "cardshoe.controller.cli", "demo", "--json", "--device"]
+    command += ["auto", "--decks", str(DECKS), "--rounds", str(ROUNDS), "--seed", str(seed)]
+    subprocess.run([*command, "--journal", str(path)], check=True, capture_output=True)
+    with Journal.open_readonly(path) as journal:
+        return list(journal.records())
 
 
-def append(journal: Journal, event: TableEvent) -> None:
-    round_no = getattr(event, "round_no", None)
+def append(journal: Journal, record: Record) -> None:
+    """Write a dealt record again, as its own transaction (the table commits each event)."""
     with journal.transaction() as transaction:
         transaction.append(
-            event.KIND, event.payload(), shoe_id=SHOE_ID, round_no=round_no, device_serial=None
+            record.kind,
+            record.payload,
+            shoe_id=record.shoe_id,
+            round_no=record.round_no,
+            device_serial=record.device_serial,
+            device_seq=record.device_seq,
         )
 
 
-def measure_board() -> Measurement:
+def measure_board(records: list[Record]) -> Measurement:
     board = TableBoard(table_id="T1")
-    for event in shoe_events(seed=1, rounds=ROUNDS):
-        board.apply(event.KIND, event.payload())
+    for record in records:
+        board.apply(record.kind, record.payload)
     cpu, wall = [], []
     for _ in range(BOARD_REPEATS):
         started_cpu, started_wall = time.thread_time(), time.perf_counter()
@@ -146,13 +126,14 @@ class WebProcess:
         self.process.wait(timeout=WAIT_S)
 
 
-def measure_latency(folder: Path) -> list[Measurement]:
+def measure_latency(folder: Path, records: list[Record]) -> list[Measurement]:
     from playwright.sync_api import sync_playwright
 
     path = folder / "latency.sqlite"
-    events = list(shoe_events(seed=2, rounds=LATENCY_ROUNDS))
-    with Journal.open(path, table_id="T1") as journal:
-        append(journal, events[0])
+    start = next(index for index, record in enumerate(records) if record.kind == "shoe.started")
+    with Journal.open(path, table_id=records[0].table_id) as journal:
+        for record in records[: start + 1]:
+            append(journal, record)
         web = WebProcess(path)
         try:
             with sync_playwright() as driver:
@@ -162,9 +143,9 @@ def measure_latency(folder: Path) -> list[Measurement]:
                 page.wait_for_function("window.cardshoe.renders > 0")
                 page.evaluate(WATCH_BEAD)
                 committed = []
-                for event in events[1:]:
-                    append(journal, event)
-                    if isinstance(event, RoundResult):
+                for record in records[start + 1 :]:
+                    append(journal, record)
+                    if record.kind == "round.result":
                         committed.append(time.time() * 1000)
                         time.sleep(LATENCY_PACE_S)
                 page.wait_for_function(
@@ -219,11 +200,9 @@ async def _hold_clients(port: int, count: int, done: threading.Event) -> int:
     return received[0]
 
 
-def measure_memory(folder: Path) -> Measurement:
+def measure_memory(folder: Path, records: list[Record]) -> Measurement:
     path = folder / "memory.sqlite"
-    events = list(shoe_events(seed=3, rounds=ROUNDS))
-    with Journal.open(path, table_id="T1") as journal:
-        append(journal, events[0])
+    with Journal.open(path, table_id=records[0].table_id) as journal:
         web = WebProcess(path)
         done = threading.Event()
         received: list[int] = []
@@ -233,9 +212,9 @@ def measure_memory(folder: Path) -> Measurement:
         try:
             clients.start()
             time.sleep(2)
-            for event in events[1:]:
-                append(journal, event)
-                time.sleep(0.01)
+            for record in records:
+                append(journal, record)
+                time.sleep(MEMORY_PACE_S)
             time.sleep(2)
             peak = memory_mb(web.process.pid, "VmHWM")
         finally:
@@ -253,8 +232,14 @@ def measure_memory(folder: Path) -> Measurement:
 
 
 def measure() -> list[Measurement]:
-    with tempfile.TemporaryDirectory(prefix="bench-scoreboard-") as folder:
-        return [measure_board(), *measure_latency(Path(folder)), measure_memory(Path(folder))]
+    with tempfile.TemporaryDirectory(prefix="bench-scoreboard-") as name:
+        folder = Path(name)
+        records = dealt_shoe(folder, seed=1)
+        return [
+            measure_board(records),
+            *measure_latency(folder, records),
+            measure_memory(folder, records),
+        ]
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ from cardshoe.controller.errors import UserError
 from cardshoe.controller.web.app import create_app
 from cardshoe.controller.web.feed import BoardFeed
 
-GRACEFUL_STOP_S = 1.0
+GRACEFUL_STOP_S = 1
 """Open event streams never end by themselves: give them this long once asked to stop."""
 LISTEN_BACKLOG = 256
 

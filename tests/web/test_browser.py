@@ -9,13 +9,13 @@ one cell per settled round.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page
+from playwright.sync_api import Browser, Page, ViewportSize
+from support.service_support import wait_until
 from support.session_support import SIM_DECK_SET, session_on, simulated_device, table_config
 from support.web_support import WebService
 
@@ -24,8 +24,8 @@ from cardshoe.controller.service.session import TableSession
 
 REPO = Path(__file__).resolve().parents[2]
 SCREENSHOT = REPO / "docs" / "scoreboard.png"
-FULL_HD = {"width": 1920, "height": 1080}
-HD = {"width": 1280, "height": 720}
+FULL_HD = ViewportSize(width=1920, height=1080)
+HD = ViewportSize(width=1280, height=720)
 ROADS = ("bead", "big", "big_eye", "small", "cockroach")
 CATCH_UP_S = 15.0
 
@@ -70,14 +70,6 @@ FITS = """() => {
 }"""
 
 
-def wait_until(condition: Callable[[], bool], what: str, timeout: float = CATCH_UP_S) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
-
-
 class JournalWatch:
     """What the journal the session writes holds now: its last id and settled rounds."""
 
@@ -97,7 +89,9 @@ class JournalWatch:
 
 def page_caught_up(page: Page, web: WebService, last_id: int) -> dict[str, Any]:
     """Once the service and the page both stand at last_id: what /board.json says."""
-    wait_until(lambda: web.board()["record_id"] == last_id, f"/board.json at record {last_id}")
+    wait_until(
+        lambda: web.board()["record_id"] == last_id, f"/board.json at record {last_id}", CATCH_UP_S
+    )
     page.wait_for_function(
         f"window.cardshoe.board !== null && window.cardshoe.board.record_id === {last_id}",
         timeout=CATCH_UP_S * 1000,
