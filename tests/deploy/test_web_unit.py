@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -72,7 +73,8 @@ def test_it_is_hardened_like_the_table_service(web_unit: Unit) -> None:
     reason="install.sh needs root (tmpfiles chowns) and systemd-sysusers",
 )
 def test_install_adds_the_unit_its_account_and_its_guide(tmp_path: Path) -> None:
-    command = ["bash", str(REPO / "udev" / "install.sh"), "--root", str(tmp_path)]
+    install = str(REPO / "udev" / "install.sh")
+    command = ["bash", install, "--root", str(tmp_path), "--venv", sys.prefix]
     result = subprocess.run(command, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     unit = tmp_path / "etc" / "systemd" / "system" / "cardshoe-web.service"
