@@ -187,8 +187,9 @@ class TableBoard:
                 banker_total=payload["banker_total"],
                 winner=payload["winner"],
                 natural=payload["natural"],
-                player_pair=payload["player_pair"],
-                banker_pair=payload["banker_pair"],
+                # A game without the pair bets (7 Up) records null: no pair to show.
+                player_pair=bool(payload["player_pair"]),
+                banker_pair=bool(payload["banker_pair"]),
                 sevens=payload["sevens"],
             )
         )

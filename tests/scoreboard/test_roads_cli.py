@@ -93,3 +93,19 @@ def test_roads_of_a_journal_without_a_shoe_or_of_no_journal_is_one_line(
         assert result.returncode == 2
         assert result.stderr.startswith("shoectl: error: ") and message in result.stderr
         assert result.stdout == ""
+
+
+def test_a_seven_up_board_counts_super_sevens_where_others_have_none(
+    journal_path: Path, tmp_path: Path, shoectl: ShoectlRunner
+) -> None:
+    path = tmp_path / "seven-up.sqlite"
+    config = table_config("seven-up", decks=4)
+    with session_on(config, simulated_device(config, seed=5), path) as (session, _):
+        session.run_shoe(deck_set=SIM_DECK_SET, rounds=30)
+    board = json.loads(shoectl("roads", str(path), "--json", check=True).stdout)
+    won = sum(int(r["sevens"]) >= 2 for r in settled(path))  # type: ignore[call-overload]
+    assert board["game"] == "seven-up" and board["stats"]["super_sevens"] == won
+    assert (
+        json.loads(shoectl("roads", str(journal_path), "--json").stdout)["stats"]["super_sevens"]
+        is None
+    )

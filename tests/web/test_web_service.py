@@ -147,3 +147,21 @@ def test_a_missing_journal_or_a_taken_port_is_one_line(
     assert "cannot listen there" in taken.stderr and taken.stderr.count("\n") == 1
     nothing = shoectl("web")
     assert nothing.returncode == 2 and "give --journal PATH" in nothing.stderr
+
+
+def test_the_options_show_while_the_shoes_fingerprint_matches_the_config(
+    dealt_journal: Path, tmp_path: Path
+) -> None:
+    """The journal holds the fingerprint only: the config that hashes to it names the options."""
+    same = tmp_path / "same.toml"
+    same.write_text("[game]\ndecks = 1\n")
+    other = tmp_path / "other.toml"
+    other.write_text("[game]\ndecks = 2\n")
+    with WebService(dealt_journal, "--config", str(same)) as web:
+        matching = web.board()
+    with WebService(dealt_journal, "--config", str(other)) as web:
+        differing = web.board()
+    assert matching["options"]["game"] == "punto-banco"
+    assert matching["options"]["decks"] == 1 and "commission" in matching["options"]
+    assert differing["options"] is None
+    assert differing["table"]["fingerprint"] == matching["table"]["fingerprint"]
