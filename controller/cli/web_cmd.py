@@ -37,8 +37,11 @@ def web(journal_path: Path | None, listen: str, config_path: Path | None) -> Non
     The journal is only read, so the page cannot command the table and goes
     on across restarts of the table service. Runs until Ctrl-C or SIGTERM.
     """
+    import logging
+
     from cardshoe.controller.config import load_config
     from cardshoe.controller.errors import UserError
+    from cardshoe.controller.service.logging_setup import configure_logging
     from cardshoe.controller.web.server import ListenAddress, ScoreboardServer
 
     address = ListenAddress.parse(listen)
@@ -47,6 +50,7 @@ def web(journal_path: Path | None, listen: str, config_path: Path | None) -> Non
         if config is None:
             raise UserError("give --journal PATH, or --config naming service.journal_path")
         journal_path = config.service.journal_path
+    configure_logging(level=logging.WARNING)
     server = ScoreboardServer(journal_path, address.bind(), config)
     click.echo(f"shoectl web: serving {server.url} from {journal_path} (read-only)", err=True)
     server.run()

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
+import sqlite3
 from collections import deque
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
@@ -25,17 +27,21 @@ from pathlib import Path
 from sse_starlette import ServerSentEvent
 
 from cardshoe.controller.config import TableConfig
-from cardshoe.controller.journal.store import Journal, Record
+from cardshoe.controller.journal.store import Journal, JournalError, Record
 from cardshoe.controller.procedure.facts import ShoeStarted
 from cardshoe.controller.scoreboard.board_json import board_json
 from cardshoe.controller.scoreboard.shoe_replay import ShoeFollower, latest_shoe_start
 
 POLL_S = 0.02
 """How often the journal is asked for new records: well inside the page's 250 ms budget."""
-RECENT_EVENTS = 4096
-"""Encoded events kept for clients a little behind; one further behind is served from the
-journal itself."""
+RECENT_EVENTS = 512
+"""Encoded events kept for clients a little behind (a board rides on many of them, some tens
+of kB each late in a shoe); a client further behind is served from the journal itself."""
+RETRY_S = 1.0
+"""How long the feed waits after a failed read of the journal before it reads again."""
 EVENT_NAME = "record"
+
+_LOGGER = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -112,7 +118,13 @@ class BoardFeed:
         made on the event loop, so clients never see a board half-updated.
         """
         while True:
-            records = await asyncio.to_thread(self._read_after, self.last_id)
+            try:
+                records = await asyncio.to_thread(self._read_after, self.last_id)
+            except (JournalError, sqlite3.Error) as exc:
+                # The page keeps its last board and its clients; the table service writes on.
+                _LOGGER.warning("cannot read the journal %s: %s", self.journal.path, exc)
+                await asyncio.sleep(RETRY_S)
+                continue
             if self.take(records):
                 async with self._changed:
                     self._changed.notify_all()

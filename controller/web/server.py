@@ -91,6 +91,7 @@ class ScoreboardServer:
         settings = uvicorn.Config(
             create_app(self.feed),
             log_level=logging.WARNING,
+            log_config=None,  # uvicorn's loggers go through the project's handler (structlog)
             access_log=False,
             lifespan="on",
             timeout_graceful_shutdown=GRACEFUL_STOP_S,
