@@ -78,11 +78,8 @@ class BoardFeed:
     def last_id(self) -> int:
         return self._follower.last_id
 
-    def board(self) -> dict[str, object]:
-        """The current board (board_json) as a fresh object."""
-        return json.loads(self._board_text)
-
     def board_text(self) -> str:
+        """The current board (board_json), as /board.json serves it."""
         return self._board_text
 
     # --- reading the journal ----------------------------------------------------------
@@ -133,21 +130,23 @@ class BoardFeed:
     def _encode_board(self) -> str:
         shown = self._follower.board
         board = board_json(shown)
-        config = self.config
-        matches = config is not None and config.fingerprint == shown.fingerprint
-        board["options"] = config.fingerprint_options() if config is not None and matches else None
+        board["options"] = None
+        if self.config is not None and self.config.fingerprint == shown.fingerprint:
+            board["options"] = self.config.fingerprint_options()
         board["record_id"] = self._follower.last_id
         return json.dumps(board, ensure_ascii=False, separators=(",", ":"))
 
     def _events(self, records: Sequence[Record], board_text: str) -> list[FeedEvent]:
         """One event per record; the board rides on the last."""
-        events = []
-        for index, record in enumerate(records):
-            last = index == len(records) - 1
-            data = _record_text(record, board_text if last else "null")
-            encoded = ServerSentEvent(data=data, id=str(record.id), event=EVENT_NAME).encode()
-            events.append(FeedEvent(record.id, encoded))
-        return events
+        last = len(records) - 1
+        return [
+            _event(
+                record.id,
+                {"kind": record.kind, "round_no": record.round_no},
+                board_text if index == last else "null",
+            )
+            for index, record in enumerate(records)
+        ]
 
     # --- serving clients --------------------------------------------------------------
 
@@ -170,10 +169,10 @@ class BoardFeed:
     async def _backlog(self, after_id: int | None) -> list[FeedEvent]:
         """A new page gets the board as of the latest record; a returning one every record
         of the shoe after its last."""
-        if after_id is None or after_id >= self.last_id:
-            if after_id is not None:
-                return []
-            return [self._snapshot_event()]
+        if after_id is None:
+            return [_event(self.last_id, {"kind": "snapshot"}, self._board_text)]
+        if after_id >= self.last_id:
+            return []
         return await self._after(max(after_id, self._shoe_start - 1))
 
     async def _after(self, after_id: int) -> list[FeedEvent]:
@@ -187,13 +186,10 @@ class BoardFeed:
         records = [record for record in records if record.id <= up_to]
         return self._events(records, board_text) if records else []
 
-    def _snapshot_event(self) -> FeedEvent:
-        data = json.dumps({"id": self.last_id, "kind": "snapshot"})[:-1]
-        text = f'{data},"board":{self._board_text}}}'
-        encoded = ServerSentEvent(data=text, id=str(self.last_id), event=EVENT_NAME).encode()
-        return FeedEvent(self.last_id, encoded)
 
-
-def _record_text(record: Record, board_text: str) -> str:
-    head = json.dumps({"id": record.id, "kind": record.kind, "round_no": record.round_no})
-    return f'{head[:-1]},"board":{board_text}}}'
+def _event(record_id: int, fields: dict[str, object], board_text: str) -> FeedEvent:
+    """One server-sent event: {"id", fields..., "board"}, the board spliced in as encoded."""
+    head = json.dumps({"id": record_id, **fields})
+    data = f'{head[:-1]},"board":{board_text}}}'
+    encoded = ServerSentEvent(data=data, id=str(record_id), event=EVENT_NAME).encode()
+    return FeedEvent(record_id, encoded)
