@@ -132,7 +132,7 @@ class ShoeComposition:
         for card, times in Counter(seen).items():
             if card.is_mandatory_seven or left.get(card, 0) < times:
                 raise UserError(
-                    f"{card} seen {times} times, but a {self.decks}-deck shoe holds "
+                    f"{card} seen {times} times, but {self.decks} deck(s) hold "
                     f"{self.copies_per_card} of it: correct the seen cards or the decks"
                 )
             left[card] -= times

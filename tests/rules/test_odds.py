@@ -127,7 +127,7 @@ def test_remaining_shoe_matches_dealing_every_ordered_deal(name: str) -> None:
 
 
 def test_a_card_the_shoe_cannot_hold_is_bad_input() -> None:
-    with pytest.raises(UserError, match="AS seen 2 times, but a 1-deck shoe holds 1"):
+    with pytest.raises(UserError, match=r"AS seen 2 times, but 1 deck\(s\) hold 1"):
         ShoeComposition(1).remaining(parse_cards("AS KD AS"))
 
 
