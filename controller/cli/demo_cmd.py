@@ -68,6 +68,13 @@ TERMINAL_CARD_INTERVAL_S = 0.12
     type=click.FloatRange(min=0),
     help="Seconds between cards [default: 0.12 on a terminal, else 0]",
 )
+@click.option(
+    "--shuffle",
+    default="fair",
+    show_default=True,
+    help="fair, riffle:N (N riffles of the journal's last shoe) or carry:LEN (a fair shoe "
+    "keeping LEN cards of the last one in order); see docs/game-protection.md.",
+)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line per event.")
 def demo(
     game: str | None,
@@ -80,6 +87,7 @@ def demo(
     journal_path: Path | None,
     config_path: Path | None,
     speed: float | None,
+    shuffle: str,
     as_json: bool,
 ) -> None:
     """Deal a whole shoe: the firmware simulator, and the real driver, journal and procedure.
@@ -102,6 +110,7 @@ def demo(
         inject=inject,
         journal_path=journal_path,
         card_interval_s=speed,
+        shuffle=shuffle,
     )
     if as_json:
         _run_json(settings)
