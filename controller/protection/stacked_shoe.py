@@ -100,7 +100,8 @@ class StackedShoeDetector:
         self.alarm_lengths = {
             kind: alarm_length(kind, decks, len(previous_order)) for kind in RunKind
         }
-        self._runs = dict.fromkeys(RunKind, 0)
+        self.runs = dict.fromkeys(RunKind, 0)
+        """The length of each kind's run that ends at the latest card."""
         self._starts = dict.fromkeys(RunKind, 0)
         self._raised: set[RunKind] = set()
         self._last: SeenCard | None = None
@@ -115,11 +116,11 @@ class StackedShoeDetector:
         found = []
         for kind in RunKind:
             if last is not None and _continues(kind, last, seen, self._successor):
-                self._runs[kind] += 1
+                self.runs[kind] += 1
             else:
-                self._runs[kind] = 1 if _can_start(kind, seen) else 0
+                self.runs[kind] = 1 if _can_start(kind, seen) else 0
                 self._starts[kind] = position
-            length = self._runs[kind]
+            length = self.runs[kind]
             if kind is RunKind.ORDER:
                 self.longest_order_run = max(self.longest_order_run, length)
             if length >= self.alarm_lengths[kind] and kind not in self._raised:

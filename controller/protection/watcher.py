@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import ClassVar
 
 import structlog
@@ -39,11 +38,10 @@ from cardshoe.controller.procedure.facts import (
     ShoeStarted,
     TableEvent,
 )
+from cardshoe.controller.protection.advantage import ShoeEdges, player_edges
 from cardshoe.controller.protection.shoe_records import JournaledShoe, SeenCard, read_shoes
 from cardshoe.controller.protection.stacked_shoe import StackedShoeDetector
-from cardshoe.controller.rules.cards import ShoeComposition
 from cardshoe.controller.rules.games import Game
-from cardshoe.controller.rules.odds import price_shoe
 from cardshoe.controller.rules.paytables import Bet
 
 log = structlog.get_logger(__name__)
@@ -94,7 +92,7 @@ class ProtectionWatcher:
         self._shoe: _Shoe | None = None
         self._recover(read_shoes(journal))
         # Build the pricing table now (~0.2 s once), not after the first round.
-        price_shoe(self._game, config.game.decks, ShoeComposition(config.game.decks).remaining(()))
+        player_edges(self._game, config.game.decks, ())
 
     def notify(self, event: TableEvent) -> None:
         if isinstance(event, ShoeStarted):
@@ -119,32 +117,22 @@ class ProtectionWatcher:
         for run in shoe.detector.take(seen):
             self._raise(shoe, round_no, AlarmKind.STACKED_SHOE, run.detail, None)
 
-    def _player_edges(self, shoe: _Shoe) -> tuple[dict[Bet, Fraction], int]:
-        """Each bet's expected return to the player on the shoe left, and its size.
-
-        An unreadable card stays counted in the shoe: nobody knows which it was.
-        """
-        composition = ShoeComposition(shoe.decks)
-        left = composition.remaining(seen.card for seen in shoe.cards if seen.card is not None)
-        cards_left = sum(left.values())
-        if cards_left < self._game.dealing.max_shoe_cards:
-            return {}, cards_left
-        report = price_shoe(self._game, shoe.decks, left)
-        return {bet: -odds.house_edge for bet, odds in report.bets.items()}, cards_left
+    def _edges(self, shoe: _Shoe) -> ShoeEdges:
+        known = (seen.card for seen in shoe.cards if seen.card is not None)
+        return player_edges(self._game, shoe.decks, known)
 
     def _price(self, shoe: _Shoe, round_no: int) -> None:
-        edges, cards_left = self._player_edges(shoe)
-        for bet, edge in edges.items():
-            if edge <= self._threshold:
-                shoe.favoured.discard(bet)
-                continue
+        priced = self._edges(shoe)
+        favoured = priced.above(self._threshold)
+        shoe.favoured &= set(favoured)
+        for bet, edge in favoured.items():
             if bet in shoe.favoured:
                 continue
             shoe.favoured.add(bet)
-            advantage = Advantage(bet, float(edge), str(edge), round_no, cards_left)
+            advantage = Advantage(bet, float(edge), str(edge), round_no, priced.cards_left)
             detail = (
                 f"{bet.value} returns {float(edge):+.2%} to the player after round {round_no}, "
-                f"{cards_left} cards left"
+                f"{priced.cards_left} cards left"
             )
             self._raise(shoe, round_no, AlarmKind.ADVANTAGE, detail, advantage)
 
@@ -185,12 +173,8 @@ class ProtectionWatcher:
             shoe.cards.append(seen)
             shoe.detector.take(seen)  # a run it reports now had its alarm before the restart
         alarmed = self._journal.records(shoe_id=open_shoe.shoe_id, kinds=[Advantage.KIND])
-        edges, _ = self._player_edges(shoe)
-        shoe.favoured = {
-            bet
-            for bet in (Bet(record.payload["bet"]) for record in alarmed)
-            if edges.get(bet, 0) > self._threshold
-        }
+        favoured_now = self._edges(shoe).above(self._threshold)
+        shoe.favoured = {Bet(record.payload["bet"]) for record in alarmed} & set(favoured_now)
 
 
 def _tagged_order(cards: Iterable[SeenCard]) -> list[str]:
