@@ -9,7 +9,7 @@ BIN := $(VENV)/bin
 venv:
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[test,analysis]'
 
 demo: venv
 	$(BIN)/shoectl demo --game macau-1 --decks 8 --device shoe

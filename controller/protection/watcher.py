@@ -179,4 +179,3 @@ class ProtectionWatcher:
 
 def _tagged_order(cards: Iterable[SeenCard]) -> list[str]:
     return [seen.tagged_id for seen in cards if seen.tagged_id is not None]
-
