@@ -71,15 +71,15 @@ def odds(
     edge is a bet the player has the edge on (docs/game-protection.md).
     """
     from cardshoe.controller.rules.cards import ShoeComposition, parse_cards
-    from cardshoe.controller.rules.games import get_game, paytable_named
+    from cardshoe.controller.rules.games import check_decks, get_game, paytable_named
     from cardshoe.controller.rules.odds import price_shoe
 
     if journal_path is None:
         if shoe_id is not None or after_round is not None:
             raise click.UsageError("--shoe and --after-round choose a shoe of --journal")
-        given = (("--game", game_name), ("--decks", decks))
-        missing = [name for name, value in given if value is None]
-        if missing:
+        if game_name is None or decks is None:
+            given = (("--game", game_name), ("--decks", decks))
+            missing = [name for name, value in given if value is None]
             raise click.UsageError(
                 f"Missing option {' and '.join(repr(name) for name in missing)}: give --game "
                 "and --decks, or --journal to take them from a dealt shoe"
@@ -90,6 +90,7 @@ def odds(
             raise click.UsageError("give the seen cards by --seen or by --journal, not both")
         shoe_options = (shoe_id, after_round, game_name, decks)
         game_name, decks, cards = _journal_shoe(journal_path, *shoe_options)
+    check_decks(game_name, decks, "--decks")
     game = get_game(game_name, commission, paytable_named(game_name, paytable))
     report = price_shoe(game, decks, ShoeComposition(decks).remaining(cards))
     record = odds_record(report)

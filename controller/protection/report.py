@@ -26,7 +26,7 @@ def write_report(analysis: ShuffleAnalysis, path: Path, sources: Sequence[str]) 
 
         matplotlib.use("Agg")
         from matplotlib import pyplot
-        from scipy import stats
+        from scipy import stats  # type: ignore[import-untyped]
     except ImportError:
         raise UserError(
             "--report needs matplotlib and scipy: pip install 'cardshoe[analysis]'"

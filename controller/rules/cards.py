@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import Enum
 
-from cardshoe.controller.errors import UserError
+from cardshoe.controller.rules.errors import CardNotationError, RulesError
 
 RANK_SYMBOLS = "A23456789TJQK"
 """Index i holds the symbol of rank i + 1 (A = 1 ... K = 13)."""
@@ -27,10 +27,6 @@ class Suit(Enum):
     HEARTS = "H"
     DIAMONDS = "D"
     CLUBS = "C"
-
-
-class CardNotationError(UserError):
-    """A card or card list that cannot be read."""
 
 
 @dataclass(frozen=True, order=True)
@@ -104,7 +100,7 @@ class ShoeComposition:
 
     def __post_init__(self) -> None:
         if self.decks < 1:
-            raise UserError(f"a shoe needs at least one deck, not {self.decks}")
+            raise RulesError(f"a shoe needs at least one deck, not {self.decks}")
 
     @property
     def size(self) -> int:
@@ -131,7 +127,7 @@ class ShoeComposition:
         left = {card: self.copies_per_card for card in ShoeComposition(1).cards()}
         for card, times in Counter(seen).items():
             if card.is_mandatory_seven or left.get(card, 0) < times:
-                raise UserError(
+                raise RulesError(
                     f"{card} seen {times} times, but {self.decks} deck(s) hold "
                     f"{self.copies_per_card} of it: correct the seen cards or the decks"
                 )

@@ -34,9 +34,9 @@ from functools import cache
 from itertools import combinations_with_replacement
 from math import factorial, perm, prod
 
-from cardshoe.controller.errors import UserError
 from cardshoe.controller.rules.cards import Card, ShoeComposition
 from cardshoe.controller.rules.drawing import Dealing
+from cardshoe.controller.rules.errors import RulesError
 from cardshoe.controller.rules.games import Game
 from cardshoe.controller.rules.hands import Hand, Winner, point_total, winner_of
 from cardshoe.controller.rules.paytables import Bet
@@ -60,7 +60,8 @@ class BetOdds:
     @property
     def house_edge(self) -> Fraction:
         """The house's expected gain as a fraction of the stake (positive favours the house)."""
-        return -sum(gain * deals for gain, deals in self.returns.items()) / self.total
+        expected = sum((gain * deals for gain, deals in self.returns.items()), Fraction(0))
+        return -expected / self.total
 
 
 @dataclass(frozen=True)
@@ -99,13 +100,13 @@ def compute_odds(game: Game, decks: int) -> OddsReport:
 def price_shoe(game: Game, decks: int, shoe: Mapping[Card, int]) -> OddsReport:
     """Every bet of `game` priced for the shoe `shoe` (distinct card -> copies left in it).
 
-    Raises UserError when the shoe holds fewer cards than one round may need.
+    Raises RulesError when the shoe holds fewer cards than one round may need.
     """
     dealing = game.dealing
     most = dealing.max_shoe_cards
     size = sum(shoe.values())
     if size < most:
-        raise UserError(
+        raise RulesError(
             f"{size} cards left: a round of {game.name} may need {most}, so there is nothing "
             "to price; see fewer cards or a shoe of more decks"
         )

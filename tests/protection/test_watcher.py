@@ -17,11 +17,11 @@ from support.session_support import (
 )
 
 from cardshoe.controller.cli.demo_wiring import continue_from_journal
-from cardshoe.controller.config import DECKS_ALLOWED, SurveillanceConfig, TableConfig
+from cardshoe.controller.config import SurveillanceConfig, TableConfig
 from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.procedure.facts import AlarmKind
 from cardshoe.controller.protection.advantage import player_edges
-from cardshoe.controller.rules.games import GAME_NAMES, get_game
+from cardshoe.controller.rules.games import GAME_NAMES, deck_range, get_game
 from cardshoe.controller.service.recovery import recover
 from cardshoe.firmware_sim.shoe import CardPack
 
@@ -65,8 +65,8 @@ def test_a_shoe_rich_in_sevens_raises_the_super_sevens_advantage(tmp_path: Path)
 
 @pytest.mark.parametrize("name", GAME_NAMES)
 def test_a_full_shoe_favours_no_bet(name: str) -> None:
-    low, high, _ = DECKS_ALLOWED[name]
-    for decks in (low, high):
+    allowed = deck_range(name)
+    for decks in (allowed.fewest, allowed.most):
         edges = player_edges(get_game(name), decks, ())
         assert edges.above(0) == {}
         assert edges.cards_left == 52 * decks

@@ -9,8 +9,8 @@ from math import perm
 
 import pytest
 
-from cardshoe.controller.errors import UserError
 from cardshoe.controller.rules.cards import Card, ShoeComposition, parse_cards
+from cardshoe.controller.rules.errors import RulesError
 from cardshoe.controller.rules.games import GAME_NAMES, Game, get_game
 from cardshoe.controller.rules.hands import Winner
 from cardshoe.controller.rules.odds import OddsReport, compute_odds, price_shoe
@@ -127,12 +127,12 @@ def test_remaining_shoe_matches_dealing_every_ordered_deal(name: str) -> None:
 
 
 def test_a_card_the_shoe_cannot_hold_is_bad_input() -> None:
-    with pytest.raises(UserError, match=r"AS seen 2 times, but 1 deck\(s\) hold 1"):
+    with pytest.raises(RulesError, match=r"AS seen 2 times, but 1 deck\(s\) hold 1"):
         ShoeComposition(1).remaining(parse_cards("AS KD AS"))
 
 
 def test_too_few_cards_to_price_a_round_is_bad_input() -> None:
-    with pytest.raises(UserError, match="5 cards left"):
+    with pytest.raises(RulesError, match="5 cards left"):
         price_shoe(get_game("punto-banco"), 1, Counter(parse_cards("AS KD 2C 3H 4S")))
 
 
