@@ -22,6 +22,7 @@ from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.procedure.facts import AlarmKind
 from cardshoe.controller.protection.advantage import player_edges
 from cardshoe.controller.rules.games import GAME_NAMES, deck_range, get_game
+from cardshoe.controller.scoreboard.board import TableBoard
 from cardshoe.controller.service.recovery import recover
 from cardshoe.firmware_sim.shoe import CardPack
 
@@ -110,3 +111,9 @@ def test_a_carried_over_slug_raises_the_stacked_shoe_alarm_and_recovery_passes_o
     assert "in the order of the previous shoe (by physical card)" in alarm["detail"]
     with Journal.open_readonly(path) as journal:
         assert recover(config, journal).mismatches == ()
+        board = TableBoard()
+        for record in journal.records():
+            board.apply(record.kind, record.payload)
+    assert board.alarms == []  # a display fed from the journal never shows it
+    board.apply("alarm", {"kind": "foreign_card", "detail": "a card of set 7"})
+    assert [alarm["kind"] for alarm in board.alarms] == ["foreign_card"]
