@@ -24,7 +24,7 @@ venv: $(SETUP_STAMP)
 $(SETUP_STAMP): $(SETUP_INPUTS)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(QUIET_EDITABLE) $(BIN)/python -m pip install --quiet -e '.[test]'
+	$(QUIET_EDITABLE) $(BIN)/python -m pip install --quiet -e '.[test,analysis]'
 	bash .ci/install-floor.sh
 	touch $@
 
