@@ -46,6 +46,8 @@ class AlarmKind(StrEnum):
     SOFTWARE_FAULT = "software_fault"
     """The procedure itself raised; the table stops in the fault state."""
     SHOE_ABANDONED = "shoe_abandoned"
+    STORAGE = "storage"
+    """The journal's disk is short of space, or its files failed or were tampered with."""
     JOURNAL = "journal"
     """Replaying the journal's inputs does not give the facts it holds: altered, or the
     procedure software changed mid-shoe."""

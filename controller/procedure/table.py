@@ -52,8 +52,12 @@ from cardshoe.controller.procedure.inputs import (
     CutDone,
     DeviceCount,
     EndShoe,
+    JournalBehindDevice,
     ShoeLoaded,
     StartShoe,
+    StorageFault,
+    StorageLow,
+    StorageRecovered,
 )
 from cardshoe.controller.procedure.irregularities import (
     INTRUDER_FINDINGS,
@@ -117,9 +121,16 @@ class HoldReason(StrEnum):
     FACE_DOWN_CARD = "face_down_card"
     SELF_TEST_FAILED = "self_test_failed"
     FIRMWARE_NOT_APPROVED = "firmware_not_approved"
+    JOURNAL_BEHIND_DEVICE = "journal_behind_device"
+    JOURNAL_STORAGE = "journal_storage"
+    JOURNAL_SPACE_LOW = "journal_space_low"
 
 
-OPERATOR_CLEARED_HOLDS = frozenset({HoldReason.SEQUENCE_GAP, HoldReason.SEQUENCE_REGRESSION})
+EVENTS_LOST_HOLDS = frozenset(
+    {HoldReason.SEQUENCE_GAP, HoldReason.SEQUENCE_REGRESSION, HoldReason.JOURNAL_BEHIND_DEVICE}
+)
+"""Holds that mean device events are gone: the round under way may miss cards."""
+OPERATOR_CLEARED_HOLDS = EVENTS_LOST_HOLDS | {HoldReason.JOURNAL_STORAGE}
 """Holds no device event can end: a person must look and clear them (ClearHold)."""
 
 
@@ -130,6 +141,9 @@ def fault_hold(kind: FaultKind) -> str:
 HOLD_ALARMS: dict[str, AlarmKind] = {
     HoldReason.SEQUENCE_GAP: AlarmKind.SEQUENCE_GAP,
     HoldReason.SEQUENCE_REGRESSION: AlarmKind.SEQUENCE_GAP,
+    HoldReason.JOURNAL_BEHIND_DEVICE: AlarmKind.SEQUENCE_GAP,
+    HoldReason.JOURNAL_STORAGE: AlarmKind.STORAGE,
+    HoldReason.JOURNAL_SPACE_LOW: AlarmKind.STORAGE,
     HoldReason.SELF_TEST_FAILED: AlarmKind.DEVICE_FAULT,
     HoldReason.FIRMWARE_NOT_APPROVED: AlarmKind.FIRMWARE,
     fault_hold(FaultKind.TAMPER): AlarmKind.TAMPER,
@@ -280,6 +294,14 @@ class TableModel:
                 self.trigger(Trigger.HOLD, reason=HoldReason.SEQUENCE_GAP)
             case SequenceRegression():
                 self.trigger(Trigger.HOLD, reason=HoldReason.SEQUENCE_REGRESSION)
+            case JournalBehindDevice():
+                self.trigger(Trigger.HOLD, reason=HoldReason.JOURNAL_BEHIND_DEVICE)
+            case StorageFault():
+                self.trigger(Trigger.HOLD, reason=HoldReason.JOURNAL_STORAGE)
+            case StorageLow():
+                self.trigger(Trigger.HOLD, reason=HoldReason.JOURNAL_SPACE_LOW)
+            case StorageRecovered():
+                self.trigger(Trigger.RELEASE, reason=HoldReason.JOURNAL_SPACE_LOW)
             case ProtocolViolation(reason=reason):
                 self._emit(
                     Alarm(AlarmKind.DEVICE_FAULT, f"the device broke the protocol: {reason}")
@@ -822,7 +844,7 @@ class TableModel:
         self._emit(HoldStarted(reason, str(self.position)))
         if reason in HOLD_ALARMS:
             self._emit(Alarm(HOLD_ALARMS[reason], f"hold: {reason}"))
-        if reason in OPERATOR_CLEARED_HOLDS:
+        if reason in EVENTS_LOST_HOLDS:
             self._lose_cards(reason)
 
     def _lose_cards(self, reason: str) -> None:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from cardshoe.controller.config import TableConfig, load_config
+from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.service.control_socket import request
 from cardshoe.firmware_sim.attach_pty import PtyAttachment, serve_pty
 from cardshoe.firmware_sim.core import FirmwareCore
@@ -81,11 +82,15 @@ def simulated_table(
     timing: Timing = INSTANT,
     pairing_mode: bool = False,
     device_lines: str = "",
+    service_lines: str = "",
+    journal: bool = True,
 ) -> Iterator[Table]:
     """A configuration in folder naming a simulated device on a pty, dealer pulling by itself.
 
     game defaults to Punto Banco on a manual shoe and Macau method 1 on the machine.
-    device_lines: more [device] keys, as TOML lines. Pairing keys live in folder/keys.
+    device_lines, service_lines: more [device] and [service] keys, as TOML lines.
+    Pairing keys live in folder/keys. journal: make the table's journal, as
+    `shoectl journal init` does at installation (the service never makes one).
     """
     profile = "cs-1" if kind == "shoe" else "cs-auto"
     core = create_device(profile, seed=seed, decks=decks, timing=timing, pairing_mode=pairing_mode)
@@ -98,8 +103,10 @@ def simulated_table(
             f'table_id = "T1"\n[game]\nname = "{game}"\ndecks = {decks}\n'
             f'[device]\nkind = "{kind}"\nurl = "{pty.link}"\n{device_lines}'
             '[service]\njournal_path = "journal.sqlite"\ncontrol_socket = "control.sock"\n'
-            'key_dir = "keys"\n'
+            f'key_dir = "keys"\n{service_lines}'
         )
+        if journal:
+            Journal.init(table.journal_path, table_id="T1")
         yield table
 
 
