@@ -559,23 +559,18 @@ class Journal:
         main file unwritable the WAL grew by megabytes a shoe and nobody knew.
         """
         try:
-            busy, frames, copied = self._checkpoint("PASSIVE")
+            _busy, frames, copied = self._checkpoint("PASSIVE")
         except sqlite3.Error as exc:
             fault = storage_error(self.path, exc, "checkpointing the WAL into the journal")
             self._notices.append(StorageNotice(StorageProblem.CHECKPOINT_FAILING, str(fault)))
             return
         if frames - copied >= WAL_ALARM_FRAMES:
-            self._notices.append(
-                StorageNotice(
-                    StorageProblem.CHECKPOINT_FAILING,
-                    f"{_wal_path(self.path)}: {frames - copied} WAL frames cannot be copied into "
-                    "the journal (busy)"
-                    if busy
-                    else f"{_wal_path(self.path)}: {frames - copied} "
-                    "WAL frames wait for a reader that holds an old snapshot: close long-running "
-                    "readers of the journal",
-                )
+            detail = (
+                f"{_wal_path(self.path)}: {frames - copied} WAL frames cannot be copied into "
+                "the journal because a reader holds an old snapshot: close long-running "
+                "readers of the journal"
             )
+            self._notices.append(StorageNotice(StorageProblem.CHECKPOINT_FAILING, detail))
 
     def _fetch_all(self, query: str, parameters: list[Any]) -> list[tuple[Any, ...]]:
         return self._connection.execute(query, parameters).fetchall()
@@ -657,9 +652,7 @@ class Journal:
 
         When it passes, the head becomes the anchor for the next start-up.
         """
-        result = self._in_snapshot(
-            lambda: self._integrity() or self._walk(self._checked_anchor(), None)
-        )
+        result = self._in_snapshot(self._check_since_last_start)
         if result.ok:
             with self.transaction():
                 self._connection.execute(
@@ -667,6 +660,10 @@ class Journal:
                     (result.records, result.head_hash),
                 )
         return result
+
+    def _check_since_last_start(self) -> VerifyResult:
+        checked = self._checked_anchor()
+        return self._integrity() or self._walk(checked, checked)
 
     def _in_snapshot(self, check: Callable[[], VerifyResult]) -> VerifyResult:
         with self._lock:
@@ -701,22 +698,25 @@ class Journal:
         return None if row is None or row[0] == 0 else ChainAnchor(row[0], row[1])
 
     def _walk(self, start: ChainAnchor | None, anchor: ChainAnchor | None) -> VerifyResult:
-        """The chain from start (or record 1) to the head, and the head itself."""
+        """The chain from start (or record 1) to the head, and the head itself.
+
+        The walk begins at start's own record, whose recomputed hash must still be
+        start's (the start-up check passes start as the anchor too).
+        """
         expected_id, previous_hash, count = 1, GENESIS_HASH, 0
         if start is not None:
             row = self._connection.execute(
-                "SELECT hash FROM records WHERE id = ?", (start.record_id,)
+                "SELECT prev_hash FROM records WHERE id = ?", (start.record_id,)
             ).fetchone()
-            if row is None or row[0] != start.hash:
+            if row is None:
                 return VerifyResult(
                     False,
                     0,
                     GENESIS_HASH,
                     start.record_id,
-                    "it no longer carries the hash the last start-up checked: "
-                    "the journal was rewritten from this record or earlier",
+                    "the record the last start-up checked is gone: records were deleted",
                 )
-            expected_id, previous_hash, count = start.record_id + 1, start.hash, start.record_id
+            expected_id, previous_hash, count = start.record_id, row[0], start.record_id - 1
         rows = self._connection.execute(
             f"SELECT {_COLUMN_LIST} FROM records WHERE id >= ? ORDER BY id", (expected_id,)
         )
