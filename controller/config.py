@@ -24,14 +24,17 @@ from typing import Any, ClassVar
 from cardshoe.controller.canonical import canonical_json
 from cardshoe.controller.errors import UserError
 from cardshoe.controller.rules.cards import Card
+from cardshoe.controller.rules.errors import RulesError
 from cardshoe.controller.rules.games import (
     GAME_NAMES,
     Game,
+    check_decks,
     commission_names,
     get_game,
     paytable_named,
     paytable_names,
 )
+from cardshoe.drivers.transports.registry import configurable_schemes
 
 FINGERPRINT_FORMAT = "cardshoe-table-options/1"
 """Hashed with the options, so a change in what the fingerprint covers changes every fingerprint."""
@@ -66,20 +69,18 @@ class CutCardPolicy(StrEnum):
     ONE_MORE_ROUND = "one-more-round"
 
 
-DECKS_ALLOWED: Mapping[str, tuple[int, int, str]] = {
-    "punto-banco": (1, 8, "customary for Punto Banco"),
-    "seven-up": (4, 8, "7 Up rules 2.1"),
-    "macau-1": (6, 12, "Macau Art. 1"),
-    "macau-2": (6, 12, "Macau Art. 1"),
-}
-"""Game (as the rules engine names it) -> (fewest decks, most decks, where the range comes from)."""
-
+CUT_CARD_DEEPEST = 26
+"""The deepest cut card: Art. 2.1 puts it "above about the last 12 cards" (约十二张) and the
+2011 amendment keeps that; neither text gives a tolerance, so the depth may be up to half a
+deck, over twice the text's number, and no deeper (docs/configuration.md)."""
+CUT_CARD_TOLERANCE_RANGE = (0, CUT_CARD_DEEPEST)
 FIXED_BURN_RANGE = (1, 8)
 ROUND_BURN_RANGE = (0, 8)
 DEMO_ROUNDS_RANGE = (0, 3)
-_TABLE_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+SAFE_NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+"""Table and shoe ids: safe in file names, log lines and journal queries."""
+SAFE_NAME_RULE = "1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
 _SHA256_PATTERN = re.compile(r"^[0-9a-f]{64}$")
-_URL_SCHEMES = ("socket", "sim", "rfc2217")
 
 
 def _check_range(key: str, value: int, low: int, high: int, why: str = "") -> None:
@@ -111,8 +112,10 @@ class GameConfig:
             raise ConfigError(
                 f"game.name = {_show(self.name)} is not a game: use {_one_of(GAME_NAMES)}"
             )
-        low, high, source = DECKS_ALLOWED[self.name]
-        _check_range("game.decks", self.decks, low, high, f"{self.name}, {source}")
+        try:
+            check_decks(self.name, self.decks, "game.decks")
+        except RulesError as exc:
+            raise ConfigError(str(exc)) from None
         _check_range("game.demo_rounds", self.demo_rounds, *DEMO_ROUNDS_RANGE, "Macau Art. 2.2")
         _check_range("game.round_burn", self.round_burn, *ROUND_BURN_RANGE)
         _check_option("game.commission", self.commission, commission_names(self.name), self.name)
@@ -159,8 +162,11 @@ class ShoeProcedure:
     cut_card_depth: int = 12
     """Cards between the cut card and the end of the shoe (Macau: about the last 12)."""
     cut_card: CutCardPolicy = CutCardPolicy.LAST_ROUND
+    cut_card_tolerance: int = 6
+    """How far from cut_card_depth the cut card may come out before it is an alarm."""
 
     def __post_init__(self) -> None:
+        _check_range("shoe.cut_card_tolerance", self.cut_card_tolerance, *CUT_CARD_TOLERANCE_RANGE)
         if self.burn == BurnPolicy.FIXED:
             if self.burn_fixed is None:
                 raise ConfigError('shoe.burn = "fixed" needs shoe.burn_fixed, a count from 1 to 8')
@@ -174,8 +180,9 @@ class ShoeProcedure:
     def start_burn_count(self, decks: int, first_card: Card) -> int:
         """Cards burned when the shoe starts, the first card drawn included.
 
-        Every policy burns the first card; with "first-card" its value (A = 1,
-        2-9 face value, 10/J/Q/K = 10) is how many more cards follow it.
+        Every policy burns the first card; with "first-card" its face value (A = 1,
+        2-9 as printed, 10/J/Q/K = 10; Art. 2.1's 牌面点数, not Art. 5's points, see
+        docs/procedure.md) is how many more cards follow it.
         """
         if self.burn == BurnPolicy.FIRST_CARD:
             return 1 + min(first_card.rank, 10)
@@ -243,11 +250,12 @@ def _check_url(url: str) -> None:
     if url.startswith("/"):
         return
     scheme, separator, rest = url.partition("://")
-    if not separator or scheme not in _URL_SCHEMES or not rest:
+    schemes = configurable_schemes()
+    if not separator or scheme not in schemes or not rest:
         raise ConfigError(
             f"device.url = {url!r} is not usable: give a device path such as "
             "/dev/cardshoe/shoe0 or a URL starting with "
-            + ", ".join(f"{name}://" for name in _URL_SCHEMES)
+            + ", ".join(f"{name}://" for name in schemes)
         )
 
 
@@ -287,22 +295,19 @@ class TableConfig:
     service: ServiceConfig = field(default_factory=ServiceConfig)
 
     def __post_init__(self) -> None:
-        if not _TABLE_ID_PATTERN.match(self.table_id):
-            raise ConfigError(
-                f"table_id = {self.table_id!r} is not usable: use 1-64 letters, digits, "
-                "'.', '_' or '-', starting with a letter or digit"
-            )
+        if not SAFE_NAME_PATTERN.match(self.table_id):
+            raise ConfigError(f"table_id = {self.table_id!r} is not usable: use {SAFE_NAME_RULE}")
         if self.uses_cut_card_and_burn:
             self._check_cut_card_depth()
 
     def _check_cut_card_depth(self) -> None:
         per_round = MAX_CARDS_PER_ROUND + self.game.round_burn
         shallowest = self.shoe.rounds_after_cut_card * per_round
-        deepest = 52 * self.game.decks // 2
+        deepest = min(CUT_CARD_DEEPEST, 52 * self.game.decks // 2)
         why = (
             f"{self.shoe.cut_card} leaves {self.shoe.rounds_after_cut_card} round(s) of up to "
-            f"{per_round} cards after the cut card, and at most half of {self.game.decks} "
-            "deck(s) may stay undealt"
+            f"{per_round} cards after the cut card, and Art. 2.1 puts the cut card above about "
+            f"the last 12 cards: at most {deepest}"
         )
         _check_range("shoe.cut_card_depth", self.shoe.cut_card_depth, shallowest, deepest, why)
 
@@ -417,6 +422,7 @@ _FIELD_READERS: dict[tuple[str, str], tuple[type, str]] = {
     ("shoe", "burn_fixed"): (int, "a whole number 1-8"),
     ("shoe", "cut_card_depth"): (int, "a whole number of cards"),
     ("shoe", "cut_card"): (CutCardPolicy, ""),
+    ("shoe", "cut_card_tolerance"): (int, "a whole number of cards"),
     ("device", "kind"): (DeviceMode, ""),
     ("device", "url"): (str, "a device path or URL"),
     ("device", "usb_vid"): (int, "a number such as 0x1209"),
@@ -437,7 +443,7 @@ def _section(data: Mapping[str, Any], name: str) -> Mapping[str, Any]:
     return value
 
 
-def _build_section(section: type, data: Mapping[str, Any]) -> Any:
+def _build_section(section: Any, data: Mapping[str, Any]) -> Any:
     names = [item.name for item in fields(section)]
     _reject_unknown_keys(section.SECTION + ".", data, names)
     values = {}
@@ -456,7 +462,7 @@ def _reject_unknown_keys(prefix: str, data: Mapping[str, Any], known: list[str])
             raise ConfigError(f"unknown key {prefix}{shown}: the keys here are {', '.join(known)}")
 
 
-def _read(data: Mapping[str, Any], name: str, kind: type, key: str, description: str) -> Any:
+def _read(data: Mapping[str, Any], name: str, kind: Any, key: str, description: str) -> Any:
     """The value of one key converted to its field type, or None when the key is absent."""
     if name not in data:
         return None

@@ -32,7 +32,7 @@ from support.storage_support import device_events, fill, small_filesystem
 
 from cardshoe.controller.errors import UserError
 from cardshoe.controller.journal.store import Journal
-from cardshoe.controller.procedure.table import HoldReason
+from cardshoe.controller.procedure.holds import HoldReason
 from cardshoe.controller.service.control_socket import request
 from cardshoe.controller.service.session import REPEAT_INTERVAL_S, REPEATED, TableSession
 from cardshoe.drivers.device import open_device

@@ -1,0 +1,64 @@
+"""Why the table holds, and which holds are alarms or need a person to clear them.
+
+A device fault holds under its own name (fault_hold); the other reasons are
+the link's and the procedure's own. Kept apart from the model so the session,
+the demo and the displays name a hold without importing the procedure's state.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from cardshoe.controller.procedure.facts import AlarmKind
+from cardshoe.drivers.protocol.messages import FaultKind
+
+
+class HoldReason(StrEnum):
+    """Holds other than device faults, which are named fault.<kind> (fault_hold)."""
+
+    LINK_LOST = "link_lost"
+    SEQUENCE_GAP = "sequence_gap"
+    SEQUENCE_REGRESSION = "sequence_regression"
+    FACE_DOWN_CARD = "face_down_card"
+    SELF_TEST_FAILED = "self_test_failed"
+    FIRMWARE_NOT_APPROVED = "firmware_not_approved"
+    DECK_SET_MISMATCH = "deck_set_mismatch"
+    """Before any card of the declared deck set, a card of another set: the declaration or
+    the pack is wrong."""
+    JOURNAL_BEHIND_DEVICE = "journal_behind_device"
+    """The device had acknowledgements for events the journal does not hold: they are lost."""
+    JOURNAL_STORAGE = "journal_storage"
+    """The journal's files were removed or replaced under the running service."""
+    JOURNAL_SPACE_LOW = "journal_space_low"
+    """Less space is free for the journal than service.journal_min_free_mb."""
+
+
+EVENTS_LOST_HOLDS = frozenset(
+    {HoldReason.SEQUENCE_GAP, HoldReason.SEQUENCE_REGRESSION, HoldReason.JOURNAL_BEHIND_DEVICE}
+)
+"""Holds that mean device events were lost: the round under way may be missing cards."""
+OPERATOR_CLEARED_HOLDS = EVENTS_LOST_HOLDS | {
+    HoldReason.DECK_SET_MISMATCH,
+    HoldReason.JOURNAL_STORAGE,
+}
+"""Holds no device event can end: a person must look and clear them (ClearHold)."""
+
+
+def fault_hold(kind: FaultKind) -> str:
+    return f"fault.{kind.name.lower()}"
+
+
+HOLD_ALARMS: dict[str, AlarmKind] = {
+    HoldReason.SEQUENCE_GAP: AlarmKind.SEQUENCE_GAP,
+    HoldReason.SEQUENCE_REGRESSION: AlarmKind.SEQUENCE_GAP,
+    HoldReason.JOURNAL_BEHIND_DEVICE: AlarmKind.SEQUENCE_GAP,
+    HoldReason.JOURNAL_STORAGE: AlarmKind.STORAGE,
+    HoldReason.JOURNAL_SPACE_LOW: AlarmKind.STORAGE,
+    HoldReason.SELF_TEST_FAILED: AlarmKind.DEVICE_FAULT,
+    HoldReason.FIRMWARE_NOT_APPROVED: AlarmKind.FIRMWARE,
+    fault_hold(FaultKind.TAMPER): AlarmKind.TAMPER,
+    fault_hold(FaultKind.FIRMWARE_HASH_MISMATCH): AlarmKind.FIRMWARE,
+    fault_hold(FaultKind.CARD_COUNT_MISMATCH): AlarmKind.CARD_COUNT,
+    fault_hold(FaultKind.MEMORY_FAILURE): AlarmKind.DEVICE_FAULT,
+}
+"""Holds that are also alarms: the pit must look, not only wait for the device."""
