@@ -109,6 +109,7 @@ _INSERT_RECORD = (
 )
 _HASHED = len(HASHED_FIELDS)
 _PAYLOAD = RECORD_COLUMNS.index("payload")
+"""Where the payload's JSON text sits in a stored row."""
 
 RECORD_FIELDS = (RECORD_COLUMNS[0], "time_utc", *RECORD_COLUMNS[1:])
 """The fields of an exported record, in order: the columns plus the readable time."""
@@ -794,7 +795,9 @@ class Journal:
                 f"{self.path}: record {row[0]} holds a payload that is not JSON: "
                 "run 'shoectl journal verify'"
             ) from None
-        return Record(*row[:_PAYLOAD], payload, *row[_PAYLOAD + 1 :])
+        values = dict(zip(RECORD_COLUMNS, row, strict=True))
+        values["payload"] = payload
+        return Record(**values)
 
 
 def _damaged(
