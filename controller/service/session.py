@@ -101,8 +101,6 @@ STORAGE_ALARM = SESSION_KIND_PREFIX + "storage_alarm"
 """A storage fault the table goes on through (a failing checkpoint); payload is the alarm's."""
 REPEAT_INTERVAL_S = 10.0
 """At most one record of each refused or rejected kind per this many seconds."""
-SPACE_CHECK_S = 1.0
-"""How often the journal's free space is compared with service.journal_min_free_mb."""
 REPEATABLE_ALARMS = frozenset({AlarmKind.PROCEDURE_VIOLATION, AlarmKind.DEVICE_FAULT})
 """An input whose only facts are these alarms changed nothing: a refusal, a rejected frame."""
 
@@ -198,7 +196,6 @@ class TableSession:
         self.model: TableModel = self.recovered.model
         self._last_seq = 0
         self._repeats = RepeatCounter(REPEAT_INTERVAL_S)
-        self._space_checked_at: float | None = None
         self._failure: JournalStorageError | None = None
         """Set when the model could not be rebuilt after a failed transaction: the loop stops."""
         self._gap: SequenceGap | SequenceRegression | None = None
@@ -497,11 +494,12 @@ class TableSession:
         self._watch_free_space()
 
     def _watch_free_space(self) -> None:
-        """Hold before the disk is full, while a hold can still be journaled; resume after."""
-        now = self._clock()
-        if self._space_checked_at is not None and now - self._space_checked_at < SPACE_CHECK_S:
-            return
-        self._space_checked_at = now
+        """Hold before the disk is full, while a hold can still be journaled; resume after.
+
+        Asked at every step (a statvfs costs about a microsecond), so a disk filled by
+        something else as fast as it can write is still caught before the journal's next
+        few commits.
+        """
         floor = self.config.service.journal_min_free_bytes
         free = self.journal.free_bytes()
         held = HoldReason.JOURNAL_SPACE_LOW in self.model.holds

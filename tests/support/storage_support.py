@@ -39,9 +39,9 @@ def small_filesystem(mount_point: Path, size: str) -> Iterator[Path]:
         subprocess.run(["umount", "-l", str(mount_point)], check=True)
 
 
-def fill(folder: Path, leave_bytes: int = 0) -> Path:
+def fill(folder: Path, leave_bytes: int = 0, name: str = "filler") -> Path:
     """Write a filler file until at most leave_bytes remain free (0: until ENOSPC)."""
-    filler = folder / "filler"
+    filler = folder / name
     fd = os.open(filler, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
         while True:
