@@ -196,6 +196,8 @@ class TableSession:
         self.model: TableModel = self.recovered.model
         self._last_seq = 0
         self._repeats = RepeatCounter(REPEAT_INTERVAL_S)
+        self._space_low_told = False
+        """StorageLow was applied (held, or refused where no hold is possible): once is enough."""
         self._failure: JournalStorageError | None = None
         """Set when the model could not be rebuilt after a failed transaction: the loop stops."""
         self._gap: SequenceGap | SequenceRegression | None = None
@@ -501,13 +503,17 @@ class TableSession:
         few commits.
         """
         floor = self.config.service.journal_min_free_bytes
-        free = self.journal.free_bytes()
+        low = self.journal.free_bytes() < floor
         held = HoldReason.JOURNAL_SPACE_LOW in self.model.holds
-        if free < floor and not held:
+        if low and not held and not self._space_low_told:
+            self._space_low_told = True
+            free = self.journal.free_bytes()
             log.error("journal disk space below the floor", free_bytes=free, floor_bytes=floor)
             self._publish(self._apply(StorageLow(free, floor)))
-        elif free >= floor and held:
-            self._publish(self._apply(StorageRecovered(free)))
+        elif not low:
+            self._space_low_told = False
+            if held:
+                self._publish(self._apply(StorageRecovered(self.journal.free_bytes())))
 
     def _record_alarm(self, kind: str, alarm: Alarm) -> None:
         self._record_session(kind, alarm.payload())
