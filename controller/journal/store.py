@@ -97,6 +97,15 @@ SCHEMA_STEPS: tuple[tuple[str, ...], ...] = (
 
 SCHEMA_VERSION = len(SCHEMA_STEPS)
 
+PRUNE_CHECKPOINT_DDL = """CREATE TABLE IF NOT EXISTS prune_checkpoint (
+    singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+    record_id INTEGER NOT NULL,
+    hash TEXT NOT NULL,
+    pruned_ns INTEGER NOT NULL
+) STRICT"""
+"""Created by the first prune (journal/prune.py): the last record deleted and its hash, where
+verify() starts the chain of what remains. A journal never pruned has no such table."""
+
 CHECKPOINT_EVERY = 256
 """Commits between the journal's own WAL checkpoints, about as often as SQLite's automatic
 one (1,000 pages) would run; that one is off because it fails silently."""
@@ -214,11 +223,13 @@ class VerifyResult:
     """Hash of the last good record."""
     first_bad_id: int | None = None
     reason: str | None = None
+    last_id: int = 0
+    """The id of the last record (after a prune, more than records)."""
 
     @property
     def anchor(self) -> ChainAnchor | None:
         """The last record and its hash, to write down when the journal verified."""
-        return ChainAnchor(self.records, self.head_hash) if self.ok and self.records else None
+        return ChainAnchor(self.last_id, self.head_hash) if self.ok and self.records else None
 
 
 @dataclass(frozen=True)
@@ -356,7 +367,7 @@ class Journal:
                     "verify'; to start a new one, move the old journal's files elsewhere first"
                 )
         with cls.open(path, table_id=table_id, create=True) as journal, journal._lock:
-            journal._guarded("writing the new journal", journal._checkpoint, "TRUNCATE")
+            journal._guarded("writing the new journal", journal._wal_checkpoint, "TRUNCATE")
 
     @classmethod
     def open(cls, path: Path | str, *, table_id: str, create: bool = False) -> Journal:
@@ -524,7 +535,7 @@ class Journal:
         """
         detail = f"{self.path}: the journal's files were removed or replaced while the service ran"
         with contextlib.suppress(sqlite3.Error):
-            self._checkpoint("TRUNCATE")
+            self._wal_checkpoint("TRUNCATE")
         self._connection.close()
         try:
             self._connection = _connect(self.path, "rw")
@@ -549,7 +560,7 @@ class Journal:
             )
         )
 
-    def _checkpoint(self, mode: str) -> tuple[int, int, int]:
+    def _wal_checkpoint(self, mode: str) -> tuple[int, int, int]:
         row = self._connection.execute(f"PRAGMA wal_checkpoint({mode})").fetchone()
         return int(row[0]), int(row[1]), int(row[2])
 
@@ -560,7 +571,7 @@ class Journal:
         main file unwritable the WAL grew by megabytes a shoe and nobody knew.
         """
         try:
-            _busy, frames, copied = self._checkpoint("PASSIVE")
+            _busy, frames, copied = self._wal_checkpoint("PASSIVE")
         except sqlite3.Error as exc:
             fault = storage_error(self.path, exc, "checkpointing the WAL into the journal")
             self._notices.append(StorageNotice(StorageProblem.CHECKPOINT_FAILING, str(fault)))
@@ -639,6 +650,43 @@ class Journal:
             )
         return rows[0][0] if rows else None
 
+    def checkpoint(self) -> ChainAnchor | None:
+        """The last record pruned and its hash, or None when nothing was ever pruned."""
+        with self._lock:
+            return self._prune_checkpoint()
+
+    def _prune_checkpoint(self) -> ChainAnchor | None:
+        exists = self._connection.execute(
+            "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'prune_checkpoint'"
+        ).fetchone()
+        if exists is None:
+            return None
+        row = self._connection.execute("SELECT record_id, hash FROM prune_checkpoint").fetchone()
+        return None if row is None else ChainAnchor(row[0], row[1])
+
+    def prune_through(self, record_id: int) -> int:
+        """Delete records 1..record_id, keeping the last one's hash as the checkpoint.
+
+        The caller decides what may go (journal/prune.py: closed shoes the
+        floor has verified); returns how many records were deleted.
+        """
+        with self.transaction() as transaction:
+            row = self._connection.execute(
+                "SELECT hash FROM records WHERE id = ?", (record_id,)
+            ).fetchone()
+            if row is None:
+                raise JournalError(f"{self.path}: record {record_id} is not in the journal")
+            self._connection.execute(PRUNE_CHECKPOINT_DDL)
+            self._connection.execute(
+                "INSERT OR REPLACE INTO prune_checkpoint VALUES (1, ?, ?, ?)",
+                (record_id, row[0], time.time_ns()),
+            )
+            deleted = self._connection.execute(
+                "DELETE FROM records WHERE id <= ?", (record_id,)
+            ).rowcount
+            transaction._count -= deleted  # the head written at commit counts what is left
+        return deleted
+
     def verify(self, *, anchor: ChainAnchor | None = None) -> VerifyResult:
         """SQLite's integrity check, then the whole chain in one read snapshot.
 
@@ -658,13 +706,19 @@ class Journal:
             with self.transaction():
                 self._connection.execute(
                     "UPDATE checked_anchor SET record_id = ?, hash = ?",
-                    (result.records, result.head_hash),
+                    (result.last_id, result.head_hash),
                 )
         return result
 
     def _check_since_last_start(self) -> VerifyResult:
+        damaged = self._integrity()
+        if damaged is not None:
+            return damaged
         checked = self._checked_anchor()
-        return self._integrity() or self._walk(checked, checked)
+        pruned = self._prune_checkpoint()
+        if checked is not None and pruned is not None and checked.record_id <= pruned.record_id:
+            checked = None  # pruned since: what remains is walked from the prune checkpoint
+        return self._walk(checked, checked)
 
     def _in_snapshot(self, check: Callable[[], VerifyResult]) -> VerifyResult:
         with self._lock:
@@ -675,6 +729,8 @@ class Journal:
                 self._guarded("reading the journal", self._connection.execute, "BEGIN")
                 try:
                     return check()
+                except sqlite3.DatabaseError as exc:
+                    return _damaged(None, f"SQLite cannot read the journal: {exc}")
                 finally:
                     _roll_back(self._connection)
             finally:
@@ -705,9 +761,25 @@ class Journal:
         start's (the start-up check passes start as the anchor too).
         """
         expected_id, previous_hash, count = 1, GENESIS_HASH, 0
+        pruned = self._prune_checkpoint()
+        if pruned is not None:
+            expected_id, previous_hash = pruned.record_id + 1, pruned.hash
+            if anchor is not None and anchor.record_id == pruned.record_id:
+                if anchor.hash != pruned.hash:
+                    return VerifyResult(
+                        False,
+                        0,
+                        previous_hash,
+                        anchor.record_id,
+                        "the anchor's hash is not the prune checkpoint's: "
+                        "the journal was rewritten",
+                    )
+                anchor = None
         if start is not None:
             row = self._connection.execute(
-                "SELECT prev_hash FROM records WHERE id = ?", (start.record_id,)
+                "SELECT prev_hash, (SELECT count(*) FROM records WHERE id < ?) "
+                "FROM records WHERE id = ?",
+                (start.record_id, start.record_id),
             ).fetchone()
             if row is None:
                 return VerifyResult(
@@ -717,7 +789,7 @@ class Journal:
                     start.record_id,
                     "the record the last start-up checked is gone: records were deleted",
                 )
-            expected_id, previous_hash, count = start.record_id, row[0], start.record_id - 1
+            expected_id, previous_hash, count = start.record_id, row[0], row[1]
         rows = self._connection.execute(
             f"SELECT {_COLUMN_LIST} FROM records WHERE id >= ? ORDER BY id", (expected_id,)
         )
@@ -738,8 +810,9 @@ class Journal:
             if problem is not None:
                 return VerifyResult(False, count, previous_hash, record_id, problem)
             expected_id, previous_hash, count = record_id + 1, stored_hash, count + 1
-        return self._head_problem(expected_id - 1, previous_hash, count, anchor) or VerifyResult(
-            True, count, previous_hash
+        last_id = expected_id - 1
+        return self._head_problem(last_id, previous_hash, count, anchor) or VerifyResult(
+            True, count, previous_hash, last_id=last_id
         )
 
     def _head_problem(

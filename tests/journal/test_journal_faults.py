@@ -229,6 +229,27 @@ def test_case4_the_start_up_check_walks_from_the_last_checked_anchor(journal_pat
     assert "do not match its hash" in (second.reason or "")
 
 
+def test_case4_the_start_up_check_follows_a_prune(journal_path: Path) -> None:
+    """Records pruned before or past the anchor the last start-up reached: still quick, still
+    counted right, and an edit after the anchor is still found."""
+    a_journal_of(journal_path, 40)
+    with Journal.open(journal_path, table_id="T1") as journal:
+        assert journal.check_at_start().ok
+        append_events(journal, 41, 10)
+        journal.prune_through(20)
+        after_prune = journal.check_at_start()
+        assert (after_prune.ok, after_prune.records, after_prune.last_id) == (True, 30, 50)
+        journal.prune_through(50)
+        append_events(journal, 51, 5)
+        past_anchor = journal.check_at_start()
+        assert (past_anchor.ok, past_anchor.records, past_anchor.last_id) == (True, 5, 55)
+        append_events(journal, 56, 5)
+    edit_payload(journal_path, 58)
+    with Journal.open(journal_path, table_id="T1") as journal:
+        result = journal.check_at_start()
+    assert (result.ok, result.first_bad_id) == (False, 58)
+
+
 def test_case4_the_start_up_check_runs_the_integrity_check(journal_path: Path) -> None:
     a_journal_of(journal_path, 12)
     break_the_device_index(journal_path)
