@@ -31,8 +31,9 @@ def _filters(command: Callable[..., None]) -> Callable[..., None]:
 
 @click.group()
 def journal() -> None:
-    """Make a new table's journal (init); show, export, verify or prune one; all but init
-    and prune open it read-only.
+    """Show, export, verify or prune a table's journal, or make a new table's (init).
+
+    All but init and prune open the journal read-only.
 
     Exit codes: 0 success, 1 the journal failed verification or is damaged,
     2 the file is missing, unreadable or not a cardshoe journal.
