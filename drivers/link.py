@@ -4,10 +4,11 @@ A Link owns a transport and a reader thread that decodes every frame as it
 arrives, so device events are buffered while the caller is busy and never
 reordered. It applies the host rules of docs/protocol.md:
 
-- events: a duplicate (seq <= acknowledged) is acknowledged again and
-  dropped; a resend of an event the controller holds but has not yet
-  acknowledged is dropped; the next seq is queued for the controller; a
-  jump is a SequenceGap event, and the later event is held back;
+- events: link_sequencing.py decides, as pure functions of the stream
+  position, what each event and HELLO means (duplicate: acknowledge again
+  and drop; retransmission: drop; next: queue for the controller; a jump:
+  a SequenceGap event, the later event held back); this module only keeps
+  the position under its lock and does what the decision says;
 - commands: one outstanding at a time, resent with the same request id
   after COMMAND_REPLY_TIMEOUT_S, at most COMMAND_ATTEMPTS sends;
 - supervision: GET_STATUS after HOST_POLL_INTERVAL_S of silence, link
@@ -41,6 +42,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from enum import Enum
 
+from cardshoe.drivers import link_sequencing as sequencing
 from cardshoe.drivers.errors import (
     AuthenticationFailed,
     CommandRefused,
@@ -56,7 +58,6 @@ from cardshoe.drivers.link_events import (
     LinkRestored,
     ProtocolViolation,
     SequenceGap,
-    SequenceRegression,
     feed_violation,
 )
 from cardshoe.drivers.protocol.auth import (
@@ -204,13 +205,7 @@ class Link:
         self._hello: Hello | None = None
         self._lost = False
         self._rehandshake_wanted = False
-        self._acked = 0
-        """Highest seq durably recorded by the controller (or, without a journal, the device)."""
-        self._queued_upto = 0
-        """Highest seq handed to the controller's queue."""
-        self._device_acked = 0
-        """Highest seq the device has been told is acknowledged, as far as we know."""
-        self._device_next_seq = 1
+        self._position = sequencing.StreamPosition()
         self._reported_gap: tuple[int, int] | None = None
         self._reported_failure: str | None = None
         self._last_bad_payload: bytes | None = None
@@ -286,9 +281,9 @@ class Link:
         """Stream position, frame and link counters together, for `shoectl info` and monitoring."""
         with self._cond:
             position = {
-                "last_acked_seq": self._device_acked,
-                "next_seq": self._device_next_seq,
-                "delivered_seq": self._queued_upto,
+                "last_acked_seq": self._position.device_acked,
+                "next_seq": self._position.device_next_seq,
+                "delivered_seq": self._position.queued_upto,
             }
         frames = self._decoder.counters
         values = {item.name: getattr(frames, item.name) for item in fields(frames)}
@@ -339,14 +334,10 @@ class Link:
     def ack(self, seq: int) -> None:
         """Acknowledge every event up to seq: call only after the journal commit."""
         with self._cond:
-            if seq > self._queued_upto:
-                raise ValueError(
-                    f"cannot acknowledge event {seq}: only events up to "
-                    f"{self._queued_upto} were delivered"
-                )
-            if seq <= self._acked:
+            position = sequencing.acknowledged(self._position, seq)
+            if position is None:
                 return
-            self._acked = seq
+            self._position = position
         self._send_ack(seq)
 
     def set_journaled_seq(self, seq: int | None) -> None:
@@ -357,8 +348,7 @@ class Link:
         stream position is checked against seq (gap, regression).
         """
         with self._cond:
-            journaled = self._device_acked if seq is None else seq
-            self._acked = self._queued_upto = journaled
+            self._position = sequencing.journaled(self._position, seq)
             self._reported_gap = None
             held = list(self._buffer)
             self._buffer.clear()
@@ -368,7 +358,7 @@ class Link:
                     self._classify(item)
                 elif not _regenerated(item):
                     self._buffer.append(item)
-            resend = self._acked if self._device_acked < self._acked else None
+            resend = sequencing.ack_to_repeat(self._position)
             self._cond.notify_all()
         if resend is not None:
             self._send_ack(resend)
@@ -489,34 +479,33 @@ class Link:
                 None,
             )
         self._hello = hello
-        self._device_next_seq = hello.next_seq
-        if previous is None:
-            self._acked = self._queued_upto = hello.last_acked_seq
+        self._position = sequencing.from_hello(
+            self._position, hello.last_acked_seq, hello.next_seq, first=previous is None
+        )
         if self._lost:
             self._lost = False
             self.counters.reconnects += 1
             self._buffer.append(LinkRestored(hello))
-        self._device_acked = hello.last_acked_seq
         self._check_position()
         if self._state is not LinkState.GONE:
             self._state = LinkState.UP
         self._reported_failure = None
         self._cond.notify_all()
-        resend = self._acked if hello.last_acked_seq < self._acked else None
-        return None, resend
+        return None, sequencing.ack_to_repeat(self._position)
 
     def _check_position(self) -> None:
         """Queue a gap or regression if the device's stream and ours disagree (lock held)."""
-        if self._device_acked > self._queued_upto:
-            self._report_gap(self._queued_upto + 1, self._device_acked + 1)
-        if self._device_next_seq - 1 < self._queued_upto:
+        for finding in sequencing.stream_findings(self._position):
+            if isinstance(finding, SequenceGap):
+                self._report_gap(finding.expected, finding.got)
+                continue
             log.error(
                 "%s: the device's next seq %d is behind the recorded %d",
                 self.url,
-                self._device_next_seq,
-                self._queued_upto,
+                finding.device_next_seq,
+                finding.host_seq,
             )
-            self._buffer.append(SequenceRegression(self._queued_upto, self._device_next_seq))
+            self._buffer.append(finding)
 
     # --- internals: the reader thread ------------------------------------------
 
@@ -547,7 +536,7 @@ class Link:
         with self._cond:
             if isinstance(message, Event):
                 if self._state is LinkState.UP and self._classify(message):
-                    resend = self._acked
+                    resend = self._position.acked
             elif isinstance(message, Answer):
                 resend = self._on_answer(message)
             else:
@@ -637,21 +626,22 @@ class Link:
     def _classify(self, event: Event) -> bool:
         """Apply the host's seq rules to one event (lock held); True: acknowledge again."""
         seq = event.seq
-        self._device_next_seq = max(self._device_next_seq, seq + 1)
-        if seq <= self._acked:
+        arrival = sequencing.classify(self._position, seq)
+        self._position = sequencing.seen(self._position, seq)
+        if arrival is sequencing.Arrival.DUPLICATE:
             self.counters.duplicates += 1
             return True
-        if seq <= self._queued_upto:
+        if arrival is sequencing.Arrival.RETRANSMISSION:
             self.counters.retransmissions += 1
             return False
-        if seq > self._queued_upto + 1:
-            self._report_gap(self._queued_upto + 1, seq)
+        if arrival is sequencing.Arrival.GAP:
+            self._report_gap(self._position.queued_upto + 1, seq)
             return False
         if isinstance(event, CardRead) and (reason := feed_violation(event)):
             log.error("%s: %s", self.url, reason)
             self._buffer.append(ProtocolViolation(reason, seq))
         self._buffer.append(event)  # type: ignore[arg-type]
-        self._queued_upto = seq
+        self._position = sequencing.delivered(self._position, seq)
         self._accepted += 1
         self._recent.append((self._accepted, event))
         self._cond.notify_all()
@@ -781,7 +771,7 @@ class Link:
             log.info("%s: ACK %d not sent, the link is down", self.url, seq)
             return
         with self._cond:
-            self._device_acked = max(self._device_acked, seq)
+            self._position = sequencing.ack_sent(self._position, seq)
 
     def _exchange(self, build: Callable[[int], Command], attempts: int) -> Answer:
         with self._command_lock:
