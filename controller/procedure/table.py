@@ -62,7 +62,6 @@ from cardshoe.controller.procedure.irregularities import (
     Consequence,
     Irregularity,
     inspect_card,
-    read_card_id,
 )
 from cardshoe.controller.procedure.machine import (
     AUTOMATIC,
@@ -657,7 +656,7 @@ class TableModel:
                 shoe.feed = None
 
     def _take_card_without_shoe(self, card_event: CardRead) -> None:
-        card_id = read_card_id(card_event)
+        card_id = card_event.card
         inspection = CardInspection(card_id, ())
         findings = [Irregularity.CARD_OUTSIDE_ROUND]
         if self.state == State.HELD:
@@ -665,7 +664,7 @@ class TableModel:
         self._burn(inspection, BurnReason.IRREGULAR, findings)
 
     def _adopt_deck_set(self, shoe: ShoeState, card_event: CardRead) -> None:
-        card_id = read_card_id(card_event)
+        card_id = card_event.card
         if card_id is not None:
             shoe.deck_set = card_id.deck_set
             self._emit(DeckSetAdopted(card_id.deck_set))

@@ -8,12 +8,9 @@ For every device event, in this order:
    this point makes the device send the event again, and the journal,
    which already holds it, lets the driver drop it as a duplicate;
 4. the observers hear the facts;
-5. draw control for the new state: on a manual shoe the gate releases
-   exactly one card when the rules engine has named its recipient (or a
-   burn is due) and stays locked otherwise; on an automatic machine
-   DEAL_NEXT asks for that card, RETURN takes each round back and SHUFFLE
-   makes a new shoe. When a shoe ends, the device's counts are read for
-   the reconciliation.
+5. draw control (draw_control.py) asks the device for what the new state
+   needs: one card released or dealt for its named recipient, a RETURN, a
+   SHUFFLE, or the counts for a shoe's reconciliation.
 
 Operator commands (start a shoe, close bets, confirm a face-down card...)
 take the same path without the acknowledgement, and may come from another
@@ -48,7 +45,6 @@ from cardshoe.controller.procedure.inputs import (
     CloseBets,
     ConfirmFaceUp,
     CutDone,
-    DeviceCount,
     EndShoe,
     ShoeLoaded,
     StartShoe,
@@ -56,6 +52,7 @@ from cardshoe.controller.procedure.inputs import (
 from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.procedure.table import CardDue, Fact, HoldReason, TableModel
 from cardshoe.controller.rules.cards import Card
+from cardshoe.controller.service.draw_control import DrawControl
 from cardshoe.controller.service.recovery import (
     SESSION_KIND_PREFIX,
     Recovered,
@@ -63,24 +60,14 @@ from cardshoe.controller.service.recovery import (
     recover,
 )
 from cardshoe.drivers.device import DealerDevice, ShoeDevice
-from cardshoe.drivers.errors import CommandRefused, DeviceGone, DeviceTimeout
-from cardshoe.drivers.link_events import LinkRestored, SequenceGap, SequenceRegression
+from cardshoe.drivers.link_events import SequenceGap, SequenceRegression
 from cardshoe.drivers.protocol.messages import (
-    Capability,
-    CardRead,
     DeviceKind,
     Event,
-    Fault,
-    FaultCleared,
-    GateMode,
-    SelfTestResult,
-    StatusFlag,
 )
 
 log = structlog.get_logger(__name__)
 
-RETRY_INTERVAL_S = 0.5
-"""After a refused or failed device command, wait this long before asking again."""
 SESSION_STARTED = SESSION_KIND_PREFIX + "started"
 """A record about the controller process itself, which replay skips."""
 DEVICE_REFUSED = SESSION_KIND_PREFIX + "device_refused"
@@ -180,15 +167,13 @@ class TableSession:
         device.set_journaled_seq(journal.last_device_seq(self.device_serial))
         self._gap: SequenceGap | SequenceRegression | None = None
         self._last_ended: ShoeEnded | None = None
-        self._issued_for: int | None = None
-        """Cards taken when the gate was released or DEAL_NEXT sent; none again until one comes."""
-        self._gate_locked = False
-        self._operation_for: tuple[str | None, State, int] | None = None
-        """The SHUFFLE or RETURN sent, as (shoe, state, cards taken) when it was sent."""
-        self._retry_after = 0.0
-        self._resync_wanted = True
-        self._replay_upto = device.info.counters["next_seq"] - 1
-        """The device's last event at the handshake: everything up to it comes before commands."""
+        self._draw = DrawControl(
+            device,
+            lambda: self.model,
+            decks=config.game.decks,
+            record_count=lambda count: self._publish(self._apply(count)),
+            clock=clock,
+        )
         self._round_opened_at: float | None = None
         self._record_start()
         self._refuse_unapproved_firmware()
@@ -281,7 +266,7 @@ class TableSession:
                 if isinstance(fact.event, Alarm)
                 and fact.event.kind is AlarmKind.PROCEDURE_VIOLATION
             ]
-            self._drive_device()
+            self._draw.drive(self._last_seq)
         if violations:
             raise ProcedureRefused("; ".join(violations))
 
@@ -296,7 +281,7 @@ class TableSession:
         event = self.device.next_event(0)
         if event is None:
             with self._lock, self._log_context():
-                self._drive_device()
+                self._draw.drive(self._last_seq)
             event = self.device.next_event(timeout)
         if event is None:
             return False
@@ -368,31 +353,14 @@ class TableSession:
 
     def _handle(self, event: object) -> None:
         seq = event.seq if isinstance(event, Event) else None
-        if seq is not None and seq <= self._last_seq:
-            log.warning("dropping an event the journal already holds", seq=seq)
-            self.device.ack(seq)
-            return
-        self._note_device_state(event)
+        if isinstance(event, SequenceGap | SequenceRegression):
+            self._gap = event
+        self._draw.note(event)
         facts = self._apply(event)
         if seq is not None:
             self.device.ack(seq)
             self._last_seq = seq
-        if isinstance(event, LinkRestored):
-            self._resync_wanted = True
-            self._replay_upto = event.hello.next_seq - 1
         self._publish(facts)
-
-    def _note_device_state(self, event: object) -> None:
-        """What an event says about the device's gate and the commands it still holds."""
-        if isinstance(event, SequenceGap | SequenceRegression):
-            self._gap = event
-        if isinstance(event, CardRead | Fault | FaultCleared | SelfTestResult):
-            self._gate_locked = True
-        if isinstance(event, Fault | FaultCleared) and isinstance(self.device, ShoeDevice):
-            self._issued_for = None
-        if isinstance(event, SelfTestResult):
-            self._issued_for = None
-            self._operation_for = None
 
     def _apply(self, item: object) -> list[Fact]:
         """Journal the input and its facts in one transaction; the facts, once committed."""
@@ -466,82 +434,3 @@ class TableSession:
         raise DeviceNotApproved(
             f"{alarm.detail}: install an approved image, or add its hash once it is approved"
         )
-
-    # --- draw control -------------------------------------------------------------------
-
-    def _taken(self) -> int:
-        shoe = self.model.shoe
-        return 0 if shoe is None else shoe.dealt + shoe.burned
-
-    # The device's side of draw control, as docs/protocol.md states it: RELEASE_ONE lets
-    # one card go and the shoe locks itself again; any fault locks the gate; a restart
-    # (which always runs the power-up self-test) forgets accepted deals and operations.
-    # An accepted DEAL_NEXT delivers its card however late, so it is never asked twice;
-    # one accepted just before the controller itself restarted may be asked again, and
-    # its second card is then recorded and handled in order like any other.
-
-    def _drive_device(self) -> None:
-        """Ask the device for what the procedure's state needs now, at most once per card.
-
-        Nothing is asked while the device still has events from before the latest
-        handshake to deliver: the procedure's state must include them first.
-        """
-        if self._clock() < self._retry_after or self._last_seq < self._replay_upto:
-            return
-        try:
-            if self._resync_wanted:
-                self._resync()
-            if self.model.counts_wanted:
-                status = self.device.get_status()
-                self._publish(self._apply(DeviceCount(status.cards_dealt, status.cards_remaining)))
-            elif isinstance(self.device, DealerDevice):
-                self._drive_dealer(self.device)
-            elif Capability.GATE in self.device.info.capabilities:
-                self._drive_gate(self.device)
-        except CommandRefused as refused:
-            log.info("device command refused; asking again later", reason=str(refused))
-            self._issued_for = None
-            self._operation_for = None
-            self._retry_after = self._clock() + RETRY_INTERVAL_S
-        except (DeviceTimeout, DeviceGone) as failure:
-            log.warning("device command failed; re-reading its state", reason=str(failure))
-            self._resync_wanted = True
-            self._retry_after = self._clock() + RETRY_INTERVAL_S
-
-    def _resync(self) -> None:
-        """Read the gate and any long operation under way (at start, after a reconnect)."""
-        status = self.device.get_status()
-        taken = self._taken()
-        self._gate_locked = status.gate is GateMode.LOCKED
-        if isinstance(self.device, ShoeDevice):
-            self._issued_for = None if self._gate_locked else taken
-        busy = StatusFlag.BUSY in status.flags
-        self._operation_for = (self.model.shoe_id, self.state, taken) if busy else None
-        self._resync_wanted = False
-
-    def _card_wanted(self) -> bool:
-        """A card is due and none has been asked for since the last one came."""
-        taken = self._taken()
-        if self.model.card_due() is None or self._issued_for == taken:
-            return False
-        self._issued_for = taken
-        return True
-
-    def _drive_gate(self, shoe: ShoeDevice) -> None:
-        if self._card_wanted():
-            shoe.release_one()
-            self._gate_locked = False
-        elif self.model.card_due() is None and not self._gate_locked:
-            shoe.set_gate(locked=True)
-            self._gate_locked = True
-
-    def _drive_dealer(self, dealer: DealerDevice) -> None:
-        operation = (self.model.shoe_id, self.state, self._taken())
-        if self.model.shuffle_wanted and self._operation_for != operation:
-            self._operation_for = operation
-            dealer.shuffle(self.config.game.decks)
-        elif (count := self.model.cards_to_return) is not None and self._operation_for != operation:
-            self._operation_for = operation
-            dealer.return_cards(count)
-        elif self._card_wanted():
-            dealer.deal_next()

@@ -19,13 +19,14 @@ the worked examples there are checked against each other by the tests.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from enum import IntEnum, IntFlag
 from typing import Any
 
 from cardshoe.drivers.protocol.cardid import CARD_ID_SIZE, CardId
 from cardshoe.drivers.protocol.error_codes import ErrorCode
 from cardshoe.drivers.protocol.errors import (
+    CardIdError,
     MalformedMessage,
     UnknownMessageType,
     UnsupportedFlags,
@@ -268,20 +269,38 @@ class CardRead(Event):
     DOUBLE_FEED_SUSPECTED, the same non-zero feed_group and feed_size = how
     many cards left together; their order is unknown, so none may be assigned
     to a hand. A single card has feed_group 0 and feed_size 1.
+
+    The card code is decoded once, here, when the message is made: `card` is
+    the card, and everyone above the driver reads that, never the raw code.
     """
 
     seq: int
     device_time_ms: int
     card_code: bytes
-    """The 8 bytes as read; card_id() checks them. All zero if ID_UNREADABLE."""
+    """The 8 bytes as read; all zero if ID_UNREADABLE. Kept for the journal's exact record."""
     orientation: Orientation
     flags: SensorFlag
     feed_group: int
     feed_size: int
+    card: CardId | None = field(init=False, repr=False, compare=False)
+    """The decoded card; None when ID_UNREADABLE is set or the code fails its check value."""
 
-    def card_id(self) -> CardId:
-        """The card, or CardIdError if the code fails its check value (a misread)."""
-        return CardId.decode(self.card_code)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "card", _decoded_card(self.card_code, self.flags))
+
+    @property
+    def misread(self) -> bool:
+        """A code was read but fails its check value (unlike an unreadable card)."""
+        return self.card is None and not self.flags & SensorFlag.ID_UNREADABLE
+
+
+def _decoded_card(code: bytes, flags: SensorFlag) -> CardId | None:
+    if flags & SensorFlag.ID_UNREADABLE:
+        return None
+    try:
+        return CardId.decode(code)
+    except CardIdError:
+        return None
 
 
 @dataclass(frozen=True)
@@ -628,6 +647,7 @@ def message_to_json(message: Message) -> dict[str, JsonValue]:
         "fields": {
             item.name: codecs[item.name].to_json(getattr(message, item.name))
             for item in fields(message)
+            if item.init
         },
     }
 

@@ -141,7 +141,7 @@ def test_released_cards_arrive_once_each_in_shoe_order(attach: Attach) -> None:
         seen = []
         for _ in range(6):
             device.release_one()
-            seen.append(next_of(device, CardRead).card_id())
+            seen.append(next_of(device, CardRead).card)
         assert device.next_event(0.3) is None
         assert seen == attached.core.shoe.dealt
         assert device.get_status().cards_dealt == 6
@@ -155,7 +155,7 @@ def test_the_dealer_deals_shuffles_and_takes_cards_back(attach: Attach) -> None:
         dealt = []
         for _ in range(4):
             device.deal_next()
-            dealt.append(next_of(device, CardRead).card_id())
+            dealt.append(next_of(device, CardRead).card)
         assert dealt == attached.core.shoe.dealt
         returned = device.return_cards(4)
         done = next_of(device, OperationDone)
@@ -235,7 +235,7 @@ def test_damaged_lost_and_doubled_frames_cost_no_card_and_add_none(attach: Attac
         dealt = []
         for _ in range(5):
             device.deal_next()
-            dealt.append(next_of(device, CardRead).card_id())
+            dealt.append(next_of(device, CardRead).card)
         assert dealt == attached.core.shoe.dealt
         counters = device.info.counters
         assert counters["crc_errors"] + counters["cobs_errors"] >= 1
