@@ -58,6 +58,7 @@ from cardshoe.drivers.link_events import (
     LinkRestored,
     ProtocolViolation,
     SequenceGap,
+    SequenceRegression,
     feed_violation,
 )
 from cardshoe.drivers.protocol.auth import (
@@ -207,6 +208,10 @@ class Link:
         self._rehandshake_wanted = False
         self._position = sequencing.StreamPosition()
         self._reported_gap: tuple[int, int] | None = None
+        self._reported_regression: SequenceRegression | None = None
+        self._reported_beyond: int | None = None
+        self._epoch: int | None = None
+        """The stream epoch the position counts in: the journal's, else the first HELLO's."""
         self._reported_failure: str | None = None
         self._last_bad_payload: bytes | None = None
         self._buffer: deque[DeviceEvent] = deque()
@@ -340,15 +345,23 @@ class Link:
             self._position = position
         self._send_ack(seq)
 
-    def set_journaled_seq(self, seq: int | None) -> None:
+    @property
+    def stream_epoch(self) -> int | None:
+        """The epoch (protocol 1.2) the acknowledged seqs count in; None when none is known."""
+        return self._epoch
+
+    def set_journaled_seq(self, seq: int | None, epoch: int | None = None) -> None:
         """Declare the highest seq the controller has durably recorded for this device.
 
-        None trusts the device's own last acknowledged seq. Queued events at or
+        None trusts the device's own last acknowledged seq. epoch: the stream
+        epoch the journal's seqs count in, when it knows one. Queued events at or
         below seq are dropped as duplicates and acknowledged; the device's
         stream position is checked against seq (gap, regression).
         """
         with self._cond:
             self._position = sequencing.journaled(self._position, seq)
+            if epoch is not None:
+                self._epoch = epoch
             self._reported_gap = None
             held = list(self._buffer)
             self._buffer.clear()
@@ -362,6 +375,20 @@ class Link:
             self._cond.notify_all()
         if resend is not None:
             self._send_ack(resend)
+
+    def resync(self, after: int) -> None:
+        """Take the device's stream as it now is, resuming after seq `after`: the end of a
+        regression, which the controller journals as an explicit step first.
+
+        The device's epoch becomes the stream epoch; events it holds above `after`
+        are then taken as new.
+        """
+        with self._cond:
+            self._position = sequencing.resynchronised(self._position, after)
+            self._epoch = None if self._hello is None else self._hello.epoch
+            self._reported_regression = None
+            self._reported_gap = None
+            self._cond.notify_all()
 
     # --- commands ------------------------------------------------------------
 
@@ -479,6 +506,8 @@ class Link:
                 None,
             )
         self._hello = hello
+        if previous is None and self._epoch is None:
+            self._epoch = hello.epoch
         self._position = sequencing.from_hello(
             self._position, hello.last_acked_seq, hello.next_seq, first=previous is None
         )
@@ -495,15 +524,26 @@ class Link:
 
     def _check_position(self) -> None:
         """Queue a gap or regression if the device's stream and ours disagree (lock held)."""
-        for finding in sequencing.stream_findings(self._position):
+        device_epoch = None if self._hello is None else self._hello.epoch
+        findings = sequencing.stream_findings(
+            self._position, host_epoch=self._epoch, device_epoch=device_epoch
+        )
+        for finding in findings:
             if isinstance(finding, SequenceGap):
                 self._report_gap(finding.expected, finding.got)
                 continue
+            self._position = sequencing.regressed(self._position)
+            if finding == self._reported_regression:
+                continue
+            self._reported_regression = finding
             log.error(
-                "%s: the device's next seq %d is behind the recorded %d",
+                "%s: the device's stream went back: next seq %d (epoch %s) against the "
+                "recorded %d (epoch %s)",
                 self.url,
                 finding.device_next_seq,
+                finding.device_epoch,
                 finding.host_seq,
+                finding.host_epoch,
             )
             self._buffer.append(finding)
 
@@ -627,7 +667,11 @@ class Link:
         """Apply the host's seq rules to one event (lock held); True: acknowledge again."""
         seq = event.seq
         arrival = sequencing.classify(self._position, seq)
-        self._position = sequencing.seen(self._position, seq)
+        if arrival is sequencing.Arrival.HELD:
+            return False
+        if arrival is sequencing.Arrival.BEYOND_STREAM:
+            self._report_beyond(seq)
+            return False
         if arrival is sequencing.Arrival.DUPLICATE:
             self.counters.duplicates += 1
             return True
@@ -646,6 +690,18 @@ class Link:
         self._recent.append((self._accepted, event))
         self._cond.notify_all()
         return False
+
+    def _report_beyond(self, seq: int) -> None:
+        if self._reported_beyond == seq:
+            return
+        self._reported_beyond = seq
+        reason = (
+            f"event seq {seq} is beyond the device's stream (its next seq is "
+            f"{self._position.device_next_seq}): not from the device; dropped"
+        )
+        log.error("%s: %s", self.url, reason)
+        self._buffer.append(ProtocolViolation(reason, seq))
+        self._cond.notify_all()
 
     def _report_gap(self, expected: int, got: int) -> None:
         if self._reported_gap == (expected, got):

@@ -13,6 +13,13 @@ delivery" is tested without threads (tests/drivers/test_link_sequencing.py):
 - a later seq the device could have sent is a gap: hold it back until the
   controller resolves the gap;
 - a seq beyond everything the device has announced (HELLO next_seq, then each
+  event taken in order) cannot come from the device's stream: a protocol
+  violation, dropped, never a gap an operator could "resolve" into a
+  position the device never reached;
+- after a regression (the device's counter went back, or its stream epoch
+  changed) nothing is taken or acknowledged until the operator re-synchronises:
+  an ACK then could delete events of the new stream that no journal holds.
+- a seq beyond everything the device has announced (HELLO next_seq, then each
   event delivered in order) cannot come from the device's stream: a
   protocol violation, dropped, never a gap an operator could "resolve" into a
   position the device never reached.
@@ -40,6 +47,10 @@ class Arrival(Enum):
     """The next event: deliver it."""
     GAP = "gap"
     """Events before it are missing: hold it back, report the gap."""
+    BEYOND_STREAM = "beyond_stream"
+    """Further than the device has announced: not from its stream; drop it, alarm once."""
+    HELD = "held"
+    """A regression waits for the operator's re-synchronisation: drop it, acknowledge nothing."""
 
 
 @dataclass(frozen=True)
@@ -53,28 +64,31 @@ class StreamPosition:
     device_acked: int = 0
     """Highest seq the device holds as acknowledged, as far as the host can know."""
     device_next_seq: int = 1
-    """The seq of the device's next new event: from HELLO, then each event delivered."""
+    """The seq of the device's next new event: from HELLO, then each event taken in order."""
+    resync_pending: bool = False
+    """A regression was found: the stream is not the journal's until re-synchronised."""
 
 
 def classify(position: StreamPosition, seq: int) -> Arrival:
     """What an event with this seq is."""
+    if position.resync_pending:
+        return Arrival.HELD
     if seq <= position.acked:
         return Arrival.DUPLICATE
     if seq <= position.queued_upto:
         return Arrival.RETRANSMISSION
     if seq == position.queued_upto + 1:
         return Arrival.NEXT
+    if seq > position.device_next_seq:
+        return Arrival.BEYOND_STREAM
     return Arrival.GAP
-
-
-def seen(position: StreamPosition, seq: int) -> StreamPosition:
-    """The position once an event with this seq has come from the device."""
-    return replace(position, device_next_seq=max(position.device_next_seq, seq + 1))
 
 
 def delivered(position: StreamPosition, seq: int) -> StreamPosition:
     """The position once the NEXT event seq is in the controller's queue."""
-    return replace(position, queued_upto=seq)
+    return replace(
+        position, queued_upto=seq, device_next_seq=max(position.device_next_seq, seq + 1)
+    )
 
 
 def acknowledged(position: StreamPosition, seq: int) -> StreamPosition | None:
@@ -98,6 +112,8 @@ def ack_sent(position: StreamPosition, seq: int) -> StreamPosition:
     The device drops an ACK beyond its last event (docs/protocol.md), so such
     an ACK moves nothing: counting it is what made a regression look like a gap.
     """
+    if seq >= position.device_next_seq:
+        return position
     return replace(position, device_acked=max(position.device_acked, seq))
 
 
@@ -117,16 +133,48 @@ def from_hello(
     return replace(start, device_acked=last_acked_seq, device_next_seq=next_seq)
 
 
-def stream_findings(position: StreamPosition) -> tuple[SequenceGap | SequenceRegression, ...]:
-    """A gap or regression when the device's stream and the host's disagree."""
-    findings: list[SequenceGap | SequenceRegression] = []
+def stream_findings(
+    position: StreamPosition, *, host_epoch: int | None = None, device_epoch: int | None = None
+) -> tuple[SequenceGap | SequenceRegression, ...]:
+    """A gap or regression when the device's stream and the host's disagree.
+
+    Epochs (protocol 1.2) compare only when both sides know one: a 1.0/1.1
+    device says none, and a new journal has recorded none yet.
+    """
+    new_epoch = None not in (host_epoch, device_epoch) and host_epoch != device_epoch
+    if new_epoch or position.device_next_seq - 1 < position.queued_upto:
+        return (
+            SequenceRegression(
+                position.queued_upto,
+                position.device_next_seq,
+                device_acked_seq=position.device_acked,
+                host_epoch=host_epoch,
+                device_epoch=device_epoch,
+            ),
+        )
     if position.device_acked > position.queued_upto:
-        findings.append(SequenceGap(position.queued_upto + 1, position.device_acked + 1))
-    if position.device_next_seq - 1 < position.queued_upto:
-        findings.append(SequenceRegression(position.queued_upto, position.device_next_seq))
-    return tuple(findings)
+        return (SequenceGap(position.queued_upto + 1, position.device_acked + 1),)
+    return ()
+
+
+def regressed(position: StreamPosition) -> StreamPosition:
+    """The position once a regression is reported: nothing taken until resynchronised."""
+    return replace(position, resync_pending=True)
+
+
+def resynchronised(position: StreamPosition, after: int) -> StreamPosition:
+    """The position once the operator has re-synchronised to the device's stream after `after`.
+
+    `after` is the device's own last acknowledged seq, so every event it still
+    holds is taken as new; nothing the host believed before counts.
+    """
+    return replace(
+        position, acked=after, queued_upto=after, device_acked=after, resync_pending=False
+    )
 
 
 def ack_to_repeat(position: StreamPosition) -> int | None:
     """The ACK to send again when the device holds less as acknowledged than the host."""
-    return position.acked if position.device_acked < position.acked else None
+    if position.resync_pending or position.device_acked >= position.acked:
+        return None
+    return position.acked

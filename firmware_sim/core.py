@@ -55,7 +55,7 @@ from cardshoe.drivers.protocol.messages import (
     Status,
     StatusFlag,
 )
-from cardshoe.firmware_sim.device_link import Clock, DeviceLink
+from cardshoe.firmware_sim.device_link import Clock, DeviceLink, first_epoch
 from cardshoe.firmware_sim.errors import SimConfigError
 from cardshoe.firmware_sim.faults import DEFAULT_DURATION_S, FaultPlan, Injection, InjectionKind
 from cardshoe.firmware_sim.profiles import DeviceProfile
@@ -167,6 +167,7 @@ class FirmwareCore(ABC):
             clock=clock,
             on_output=self._notify,
             queue_capacity=queue_capacity,
+            epoch=first_epoch(profile.serial_number),
         )
         # Non-volatile state: it survives resets, power cycles and re-plugs.
         self.link.pairing_key = pairing_key
@@ -295,6 +296,15 @@ class FirmwareCore(ABC):
             return
         log.info("simulator %s: plugged back in", self.serial_number)
         self.plugged = True
+        self._start_firmware()
+        self._notify()
+
+    @locked
+    def wipe_memory(self) -> None:
+        """A repair wiped the non-volatile memory and powered the device back up: its event
+        queue, counter and stream epoch start afresh under the same serial number."""
+        log.info("simulator %s: memory wiped", self.serial_number)
+        self.link.wipe_memory()
         self._start_firmware()
         self._notify()
 
@@ -584,6 +594,7 @@ class FirmwareCore(ABC):
             model=self.profile.model,
             serial_number=self.profile.serial_number,
             firmware_version=self.profile.firmware_version,
+            epoch=self.link.announced_epoch(),
         )
 
     def _status(self, request_id: int) -> Status:

@@ -21,6 +21,7 @@ and time comes from the clock it is given.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections import deque
 from collections.abc import Callable
@@ -32,6 +33,7 @@ from cardshoe.drivers.protocol.error_codes import ErrorCode
 from cardshoe.drivers.protocol.errors import MessageError
 from cardshoe.drivers.protocol.framing import DELIMITER, FrameDecoder, encode_frame
 from cardshoe.drivers.protocol.link_constants import (
+    EPOCH_MINOR,
     EVENT_QUEUE_MIN_CAPACITY,
     EVENT_RETRANSMIT_INTERVAL_S,
     HELLO_INTERVAL_S,
@@ -90,6 +92,7 @@ class DeviceLink:
         on_output: Callable[[], None] = lambda: None,
         queue_capacity: int = EVENT_QUEUE_MIN_CAPACITY,
         first_seq: int = 1,
+        epoch: int = 1,
     ) -> None:
         self._execute = execute
         self._hello = hello
@@ -102,11 +105,16 @@ class DeviceLink:
         self.pending: deque[Event] = deque()
         self.next_seq = first_seq
         self.last_acked_seq = first_seq - 1
+        self.epoch = epoch
+        """Protocol 1.2: which life of the counter this is; new only when the counter restarts."""
         self.pairing_key: bytes | None = None
         # The technician's pairing switch: PAIR is accepted only while it is on.
         self.pairing_mode = False
         # Volatile: lost at every power-up.
         self.connected = False
+        self.host_minor = 0
+        """The minor version the host's GET_INFO stated: appended fields go only to a host
+        whose minor defines them."""
         self.auth: LinkAuth | None = None
         """The authenticated session, once AUTH_CHALLENGE has been answered."""
         self.auth_failures = 0
@@ -131,6 +139,19 @@ class DeviceLink:
         self._held_acks.clear()
         self._powered_at = self._hello_due = self._clock()
         self.link_opened()
+
+    def wipe_memory(self) -> None:
+        """The non-volatile memory is lost (a repair, a wipe): queue, counter and epoch start
+        afresh, under the same serial number. Only the pairing key, in its own store, stays."""
+        self.pending.clear()
+        self.next_seq = 1
+        self.last_acked_seq = 0
+        self.epoch = self.epoch % 0xFFFFFFFF + 1
+        self._sent_at = None
+
+    def announced_epoch(self) -> int | None:
+        """The epoch as HELLO carries it: only to a host that speaks protocol 1.2 or later."""
+        return self.epoch if self.host_minor >= EPOCH_MINOR else None
 
     def link_opened(self) -> None:
         """A fresh byte stream: a 0x00 ends whatever partial frame the other side holds."""
@@ -300,6 +321,7 @@ class DeviceLink:
         self._answered = None
         self.connected = True
         self.auth = None
+        self.host_minor = message.protocol_minor
         self._send(self._hello(message.request_id))
         self._sent_at = None
         self._send_next_event()
@@ -381,3 +403,14 @@ class DeviceLink:
     def _emit(self, data: bytes) -> None:
         self._output += data
         self._on_output()
+
+
+def first_epoch(serial_number: str) -> int:
+    """A simulated device's first stream epoch, from its serial number, never 0.
+
+    A real device draws it at random; deriving it makes two simulator instances
+    of one serial number the same device (a test's restart), and a wipe moves
+    on to the next epoch.
+    """
+    digest = hashlib.sha256(f"cardshoe-sim-epoch/{serial_number}".encode()).digest()
+    return int.from_bytes(digest[:4], "little") % 0xFFFFFFFF + 1

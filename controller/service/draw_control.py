@@ -83,8 +83,12 @@ class DrawControl:
             self._issued_for = None
             self._operation_for = None
         if isinstance(event, LinkRestored):
-            self._resync_wanted = True
-            self.replay_upto = event.hello.next_seq - 1
+            self.restart(event.hello.next_seq - 1)
+
+    def restart(self, replay_upto: int) -> None:
+        """The stream was re-synchronised: re-read the device, and wait for its events first."""
+        self._resync_wanted = True
+        self.replay_upto = replay_upto
 
     def drive(self, last_seq: int) -> None:
         """Ask the device for what the procedure's state needs now, at most once per card.

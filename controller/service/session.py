@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 import structlog
 
@@ -72,6 +73,8 @@ SESSION_STARTED = SESSION_KIND_PREFIX + "started"
 """A record about the controller process itself, which replay skips."""
 DEVICE_REFUSED = SESSION_KIND_PREFIX + "device_refused"
 """Why the controller would not deal with the device; its payload is the alarm's."""
+DEVICE_RESYNC = SESSION_KIND_PREFIX + "device_resync"
+"""An operator re-synchronised to the device's stream after a regression (a new epoch)."""
 
 _DEVICE_KINDS = {
     DeviceMode.SHOE: DeviceKind.MANUAL_SHOE,
@@ -87,6 +90,22 @@ class DeviceNotApproved(UserError):
     """The device may not deal at this table (software verification); already journaled."""
 
     exit_code = 3
+
+
+def journaled_stream_epoch(journal: Journal, device_serial: str) -> int | None:
+    """The stream epoch the journal's seqs for this device count in; None if none is known.
+
+    The latest of: a re-sync's new epoch, or the epoch a session started with.
+    """
+    epoch = None
+    for record in journal.records(kinds=[SESSION_STARTED, DEVICE_RESYNC]):
+        if record.device_serial != device_serial:
+            continue
+        if record.kind == DEVICE_RESYNC:
+            epoch = record.payload.get("to_epoch")
+        else:
+            epoch = record.payload.get("device", {}).get("stream_epoch")
+    return epoch
 
 
 def record_device_refusal(
@@ -164,7 +183,10 @@ class TableSession:
         self.recovered: Recovered = recover(config, journal)
         self.model: TableModel = self.recovered.model
         self._last_seq = journal.last_device_seq(self.device_serial) or 0
-        device.set_journaled_seq(journal.last_device_seq(self.device_serial))
+        device.set_journaled_seq(
+            journal.last_device_seq(self.device_serial),
+            journaled_stream_epoch(journal, self.device_serial),
+        )
         self._gap: SequenceGap | SequenceRegression | None = None
         self._last_ended: ShoeEnded | None = None
         self._draw = DrawControl(
@@ -242,23 +264,41 @@ class TableSession:
     def clear_hold(self, reason: str) -> None:
         """Resolve a hold only a person can resolve: a sequence gap or regression.
 
-        The lost events are given up: the driver resumes with the event after them.
+        A gap: the lost events are given up, the driver resumes with the event
+        after them. A regression: the table re-synchronises to the device's
+        stream as it now is (a new epoch, or a counter that went back), after the
+        device's own last acknowledged seq, so every event it still holds is
+        taken; the re-sync is journaled with the clear, in one transaction.
         """
+        gap, resync = self._gap, None
         accepted = None
-        if reason == HoldReason.SEQUENCE_GAP and isinstance(self._gap, SequenceGap):
-            accepted = self._gap.got - 1
-        if reason == HoldReason.SEQUENCE_REGRESSION and isinstance(self._gap, SequenceRegression):
-            accepted = self._gap.device_next_seq - 1
+        if reason == HoldReason.SEQUENCE_GAP and isinstance(gap, SequenceGap):
+            accepted = gap.got - 1
+        if reason == HoldReason.SEQUENCE_REGRESSION and isinstance(gap, SequenceRegression):
+            accepted = gap.device_acked_seq
+            resync = (
+                DEVICE_RESYNC,
+                {
+                    "from_epoch": gap.host_epoch,
+                    "to_epoch": self.device.info.epoch,
+                    "host_seq": gap.host_seq,
+                    "resumed_after": accepted,
+                },
+            )
         with self._lock:
-            self._command(ClearHold(reason, accepted))
+            self._command(ClearHold(reason, accepted), also=resync)
+            if isinstance(gap, SequenceRegression) and accepted is not None:
+                self.device.resync(accepted)
+                self._draw.restart(self.device.info.counters["next_seq"] - 1)
+            elif accepted is not None:
+                self.device.set_journaled_seq(accepted)
             if accepted is not None:
                 self._last_seq = accepted
-                self.device.set_journaled_seq(accepted)
                 self._gap = None
 
-    def _command(self, command: object) -> None:
+    def _command(self, command: object, also: tuple[str, dict[str, Any]] | None = None) -> None:
         with self._lock, self._log_context():
-            facts = self._apply(command)
+            facts = self._apply(command, also)
             self._publish(facts)
             violations = [
                 fact.event.detail
@@ -362,10 +402,22 @@ class TableSession:
             self._last_seq = seq
         self._publish(facts)
 
-    def _apply(self, item: object) -> list[Fact]:
-        """Journal the input and its facts in one transaction; the facts, once committed."""
+    def _apply(self, item: object, also: tuple[str, dict[str, Any]] | None = None) -> list[Fact]:
+        """Journal the input and its facts in one transaction; the facts, once committed.
+
+        also: a session record (kind, payload) that must commit with the input.
+        """
         with self.journal.transaction() as transaction:
-            return journaled_apply(self.model, item, transaction, self.device_serial)
+            facts = journaled_apply(self.model, item, transaction, self.device_serial)
+            if also is not None:
+                transaction.append(
+                    also[0],
+                    also[1],
+                    shoe_id=self.model.shoe_id,
+                    round_no=self.model.round_no,
+                    device_serial=self.device_serial,
+                )
+            return facts
 
     def _log_context(self) -> AbstractContextManager[object]:
         """Every log line while the session works says which table, shoe and round."""

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 PROTOCOL_MAJOR = 1
 """Sent in byte 0 of every message; a different major cannot be decoded."""
-PROTOCOL_MINOR = 1
+PROTOCOL_MINOR = 2
 """Sent in HELLO and GET_INFO; both ends use min(host minor, device minor).
-1.1 added link authentication (AUTH_CHALLENGE, AUTH_RESPONSE, PAIR, AUTH_TAG)."""
+1.1 added link authentication (AUTH_CHALLENGE, AUTH_RESPONSE, PAIR, AUTH_TAG);
+1.2 appended the stream epoch to HELLO."""
+EPOCH_MINOR = 2
+"""The minor version that appended `epoch` to HELLO: sent only to a host of that minor or later."""
 
 # Serial carriage: 115200 baud, 8 data bits, no parity, 1 stop bit, no flow control.
 SERIAL_BAUDRATE = 115200

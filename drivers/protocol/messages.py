@@ -38,6 +38,7 @@ from cardshoe.drivers.protocol.wire_fields import (
     U16,
     U32,
     U64,
+    Appended,
     Enum8,
     FieldCodec,
     FixedBytes,
@@ -221,6 +222,14 @@ class Hello(Answer):
     model: str
     serial_number: str
     firmware_version: str
+    epoch: int | None = None
+    """Protocol 1.2: which life of the event counter next_seq counts in; None from 1.0/1.1.
+
+    A device draws a new random epoch whenever its counter starts again from 1
+    (first power-up, a memory wipe); restarts, resets and re-plugs keep it. A
+    different epoch under the same serial number is a new stream, never a
+    continuation of the one the host journaled.
+    """
 
 
 @dataclass(frozen=True)
@@ -523,6 +532,7 @@ LAYOUTS: tuple[MessageLayout, ...] = (
         ("model", Text(MAX_TEXT_BYTES)),
         ("serial_number", Text(MAX_TEXT_BYTES)),
         ("firmware_version", Text(MAX_TEXT_BYTES)),
+        ("epoch", Appended(UInt("I", 1))),
     ),
     _answer(MessageType.REPLY, Reply, ("result", Enum8(ErrorCode))),
     _answer(
@@ -658,10 +668,13 @@ def message_from_json(data: dict[str, JsonValue]) -> Message:
         layout = _BY_TYPE[MessageType[data["type"]]]
         values = data["fields"]
         codecs = {layout.tag_field: layout.tag, **dict(layout.body)}
-        if set(values) != set(codecs):
+        required = {name for name, codec in codecs.items() if not isinstance(codec, Appended)}
+        if not required <= set(values) <= set(codecs):
             raise MalformedMessage(
                 f"{layout.type.name} has fields {sorted(codecs)}, not {sorted(values)}"
             )
-        return layout.cls(**{name: codec.from_json(values[name]) for name, codec in codecs.items()})
+        return layout.cls(
+            **{name: codec.from_json(values.get(name)) for name, codec in codecs.items()}
+        )
     except (KeyError, TypeError):
         raise MalformedMessage(f"{data!r} is not a message in JSON form") from None

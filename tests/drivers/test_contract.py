@@ -117,7 +117,7 @@ def test_the_handshake_reports_the_device_as_it_is(attach: Attach) -> None:
         )
         assert info.firmware_hash == core.firmware_hash
         assert info.capabilities == core.profile.capabilities
-        assert info.protocol_version == "1.1"
+        assert info.protocol_version == "1.2"
 
 
 def test_the_power_up_self_test_comes_first_and_passes(attach: Attach) -> None:
