@@ -16,7 +16,7 @@ import json
 import re
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, ClassVar
@@ -24,14 +24,17 @@ from typing import Any, ClassVar
 from cardshoe.controller.canonical import canonical_json
 from cardshoe.controller.errors import UserError
 from cardshoe.controller.rules.cards import Card
+from cardshoe.controller.rules.errors import RulesError
 from cardshoe.controller.rules.games import (
     GAME_NAMES,
     Game,
+    check_decks,
     commission_names,
     get_game,
     paytable_named,
     paytable_names,
 )
+from cardshoe.drivers.transports.registry import configurable_schemes
 
 FINGERPRINT_FORMAT = "cardshoe-table-options/1"
 """Hashed with the options, so a change in what the fingerprint covers changes every fingerprint."""
@@ -66,20 +69,18 @@ class CutCardPolicy(StrEnum):
     ONE_MORE_ROUND = "one-more-round"
 
 
-DECKS_ALLOWED: Mapping[str, tuple[int, int, str]] = {
-    "punto-banco": (1, 8, "customary for Punto Banco"),
-    "seven-up": (4, 8, "7 Up rules 2.1"),
-    "macau-1": (6, 12, "Macau Art. 1"),
-    "macau-2": (6, 12, "Macau Art. 1"),
-}
-"""Game (as the rules engine names it) -> (fewest decks, most decks, where the range comes from)."""
-
+CUT_CARD_DEEPEST = 26
+"""The deepest cut card: Art. 2.1 puts it "above about the last 12 cards" (约十二张) and the
+2011 amendment keeps that; neither text gives a tolerance, so the depth may be up to half a
+deck, over twice the text's number, and no deeper (docs/configuration.md)."""
+CUT_CARD_TOLERANCE_RANGE = (0, CUT_CARD_DEEPEST)
 FIXED_BURN_RANGE = (1, 8)
 ROUND_BURN_RANGE = (0, 8)
 DEMO_ROUNDS_RANGE = (0, 3)
-_TABLE_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+SAFE_NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+"""Table and shoe ids: safe in file names, log lines and journal queries."""
+SAFE_NAME_RULE = "1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
 _SHA256_PATTERN = re.compile(r"^[0-9a-f]{64}$")
-_URL_SCHEMES = ("socket", "sim", "rfc2217")
 
 
 def _check_range(key: str, value: int, low: int, high: int, why: str = "") -> None:
@@ -111,8 +112,10 @@ class GameConfig:
             raise ConfigError(
                 f"game.name = {_show(self.name)} is not a game: use {_one_of(GAME_NAMES)}"
             )
-        low, high, source = DECKS_ALLOWED[self.name]
-        _check_range("game.decks", self.decks, low, high, f"{self.name}, {source}")
+        try:
+            check_decks(self.name, self.decks, "game.decks")
+        except RulesError as exc:
+            raise ConfigError(str(exc)) from None
         _check_range("game.demo_rounds", self.demo_rounds, *DEMO_ROUNDS_RANGE, "Macau Art. 2.2")
         _check_range("game.round_burn", self.round_burn, *ROUND_BURN_RANGE)
         _check_option("game.commission", self.commission, commission_names(self.name), self.name)
@@ -159,8 +162,11 @@ class ShoeProcedure:
     cut_card_depth: int = 12
     """Cards between the cut card and the end of the shoe (Macau: about the last 12)."""
     cut_card: CutCardPolicy = CutCardPolicy.LAST_ROUND
+    cut_card_tolerance: int = 6
+    """How far from cut_card_depth the cut card may come out before it is an alarm."""
 
     def __post_init__(self) -> None:
+        _check_range("shoe.cut_card_tolerance", self.cut_card_tolerance, *CUT_CARD_TOLERANCE_RANGE)
         if self.burn == BurnPolicy.FIXED:
             if self.burn_fixed is None:
                 raise ConfigError('shoe.burn = "fixed" needs shoe.burn_fixed, a count from 1 to 8')
@@ -174,8 +180,9 @@ class ShoeProcedure:
     def start_burn_count(self, decks: int, first_card: Card) -> int:
         """Cards burned when the shoe starts, the first card drawn included.
 
-        Every policy burns the first card; with "first-card" its value (A = 1,
-        2-9 face value, 10/J/Q/K = 10) is how many more cards follow it.
+        Every policy burns the first card; with "first-card" its face value (A = 1,
+        2-9 as printed, 10/J/Q/K = 10; Art. 2.1's 牌面点数, not Art. 5's points, see
+        docs/procedure.md) is how many more cards follow it.
         """
         if self.burn == BurnPolicy.FIRST_CARD:
             return 1 + min(first_card.rank, 10)
@@ -243,11 +250,12 @@ def _check_url(url: str) -> None:
     if url.startswith("/"):
         return
     scheme, separator, rest = url.partition("://")
-    if not separator or scheme not in _URL_SCHEMES or not rest:
+    schemes = configurable_schemes()
+    if not separator or scheme not in schemes or not rest:
         raise ConfigError(
             f"device.url = {url!r} is not usable: give a device path such as "
             "/dev/cardshoe/shoe0 or a URL starting with "
-            + ", ".join(f"{name}://" for name in _URL_SCHEMES)
+            + ", ".join(f"{name}://" for name in schemes)
         )
 
 
@@ -264,6 +272,46 @@ class ServiceConfig:
 
 
 @dataclass(frozen=True)
+class UplinkConfig:
+    """The [uplink] section: where shoectl uplink sends the journal (docs/floor.md)."""
+
+    SECTION: ClassVar[str] = "uplink"
+
+    broker: str | None = None
+    """mqtt://HOST:PORT, or mqtts://HOST:PORT with ca, cert and key; None: no uplink."""
+    site: str = "site-1"
+    """The casino or floor, the topic level above the table id."""
+    state_dir: Path = Path("/var/lib/cardshoe-uplink")
+    ca: Path | None = None
+    cert: Path | None = None
+    key: Path | None = None
+    resend_after_s: float = 30.0
+    """Resend from the floor's anchor when it stays behind the broker's acks this long."""
+    prune_after_shoe: bool = False
+    """Prune the shoes the floor has verified each time a shoe ends (shoectl journal prune)."""
+    prune_keep_days: int = 7
+    """Never prune a shoe that ended less than this many days ago."""
+
+    def relative_to(self, base_dir: Path) -> UplinkConfig:
+        """The paths of a configuration file taken from the file's folder."""
+        return replace(
+            self,
+            state_dir=base_dir / self.state_dir,
+            ca=None if self.ca is None else base_dir / self.ca,
+            cert=None if self.cert is None else base_dir / self.cert,
+            key=None if self.key is None else base_dir / self.key,
+        )
+
+    def __post_init__(self) -> None:
+        if self.resend_after_s <= 0:
+            raise ConfigError(f"uplink.resend_after_s = {self.resend_after_s} must be above 0")
+        if self.prune_keep_days < 0:
+            raise ConfigError(f"uplink.prune_keep_days = {self.prune_keep_days} is negative")
+        if not SAFE_NAME_PATTERN.match(self.site):
+            raise ConfigError(f"uplink.site = {self.site!r} is not usable: use {SAFE_NAME_RULE}")
+
+
+@dataclass(frozen=True)
 class TableConfig:
     """One table's whole configuration; TableConfig() is a valid Punto Banco table."""
 
@@ -273,24 +321,22 @@ class TableConfig:
     """Used only with a manual shoe; an automatic machine neither cuts nor burns."""
     device: DeviceConfig = field(default_factory=DeviceConfig)
     service: ServiceConfig = field(default_factory=ServiceConfig)
+    uplink: UplinkConfig = field(default_factory=UplinkConfig)
 
     def __post_init__(self) -> None:
-        if not _TABLE_ID_PATTERN.match(self.table_id):
-            raise ConfigError(
-                f"table_id = {self.table_id!r} is not usable: use 1-64 letters, digits, "
-                "'.', '_' or '-', starting with a letter or digit"
-            )
+        if not SAFE_NAME_PATTERN.match(self.table_id):
+            raise ConfigError(f"table_id = {self.table_id!r} is not usable: use {SAFE_NAME_RULE}")
         if self.uses_cut_card_and_burn:
             self._check_cut_card_depth()
 
     def _check_cut_card_depth(self) -> None:
         per_round = MAX_CARDS_PER_ROUND + self.game.round_burn
         shallowest = self.shoe.rounds_after_cut_card * per_round
-        deepest = 52 * self.game.decks // 2
+        deepest = min(CUT_CARD_DEEPEST, 52 * self.game.decks // 2)
         why = (
             f"{self.shoe.cut_card} leaves {self.shoe.rounds_after_cut_card} round(s) of up to "
-            f"{per_round} cards after the cut card, and at most half of {self.game.decks} "
-            "deck(s) may stay undealt"
+            f"{per_round} cards after the cut card, and Art. 2.1 puts the cut card above about "
+            f"the last 12 cards: at most {deepest}"
         )
         _check_range("shoe.cut_card_depth", self.shoe.cut_card_depth, shallowest, deepest, why)
 
@@ -343,7 +389,7 @@ class TableConfig:
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], *, base_dir: Path | None = None) -> TableConfig:
         """Build a configuration from parsed TOML; relative paths are taken from base_dir."""
-        sections = (GameConfig, ShoeProcedure, DeviceConfig, ServiceConfig)
+        sections = (GameConfig, ShoeProcedure, DeviceConfig, ServiceConfig, UplinkConfig)
         _reject_unknown_keys("", data, ["table_id", *(section.SECTION for section in sections)])
         table_id = _read(data, "table_id", str, "table_id", 'a name such as "T12"')
         device_data = _section(data, DeviceConfig.SECTION)
@@ -363,6 +409,7 @@ class TableConfig:
                 control_socket=base_dir / service.control_socket,
                 key_dir=base_dir / service.key_dir,
             )
+            arguments["uplink"] = arguments["uplink"].relative_to(base_dir)
         if table_id is not None:
             arguments["table_id"] = table_id
         return cls(**arguments)
@@ -404,6 +451,7 @@ _FIELD_READERS: dict[tuple[str, str], tuple[type, str]] = {
     ("shoe", "burn_fixed"): (int, "a whole number 1-8"),
     ("shoe", "cut_card_depth"): (int, "a whole number of cards"),
     ("shoe", "cut_card"): (CutCardPolicy, ""),
+    ("shoe", "cut_card_tolerance"): (int, "a whole number of cards"),
     ("device", "kind"): (DeviceMode, ""),
     ("device", "url"): (str, "a device path or URL"),
     ("device", "usb_vid"): (int, "a number such as 0x1209"),
@@ -413,6 +461,15 @@ _FIELD_READERS: dict[tuple[str, str], tuple[type, str]] = {
     ("service", "journal_path"): (Path, "a file path"),
     ("service", "control_socket"): (Path, "a file path"),
     ("service", "key_dir"): (Path, "a folder path"),
+    ("uplink", "broker"): (str, "a broker URL such as mqtts://floor.example:8883"),
+    ("uplink", "site"): (str, "a site name"),
+    ("uplink", "state_dir"): (Path, "a folder path"),
+    ("uplink", "ca"): (Path, "a file path"),
+    ("uplink", "cert"): (Path, "a file path"),
+    ("uplink", "key"): (Path, "a file path"),
+    ("uplink", "resend_after_s"): (float, "a number of seconds"),
+    ("uplink", "prune_after_shoe"): (bool, "true or false"),
+    ("uplink", "prune_keep_days"): (int, "a whole number of days"),
 }
 
 
@@ -423,7 +480,7 @@ def _section(data: Mapping[str, Any], name: str) -> Mapping[str, Any]:
     return value
 
 
-def _build_section(section: type, data: Mapping[str, Any]) -> Any:
+def _build_section(section: Any, data: Mapping[str, Any]) -> Any:
     names = [item.name for item in fields(section)]
     _reject_unknown_keys(section.SECTION + ".", data, names)
     values = {}
@@ -442,7 +499,7 @@ def _reject_unknown_keys(prefix: str, data: Mapping[str, Any], known: list[str])
             raise ConfigError(f"unknown key {prefix}{shown}: the keys here are {', '.join(known)}")
 
 
-def _read(data: Mapping[str, Any], name: str, kind: type, key: str, description: str) -> Any:
+def _read(data: Mapping[str, Any], name: str, kind: Any, key: str, description: str) -> Any:
     """The value of one key converted to its field type, or None when the key is absent."""
     if name not in data:
         return None
@@ -455,6 +512,10 @@ def _read(data: Mapping[str, Any], name: str, kind: type, key: str, description:
     if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
         raise ConfigError(f"{key} = {_show(value)} is not {description}")
     if kind in (str, Path) and not isinstance(value, str):
+        raise ConfigError(f"{key} = {_show(value)} is not {description}")
+    if kind is float and (isinstance(value, bool) or not isinstance(value, int | float)):
+        raise ConfigError(f"{key} = {_show(value)} is not {description}")
+    if kind is bool and not isinstance(value, bool):
         raise ConfigError(f"{key} = {_show(value)} is not {description}")
     if kind is tuple:
         if not isinstance(value, list) or not all(isinstance(item, str) for item in value):

@@ -22,6 +22,7 @@ import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import Any, ClassVar, ParamSpec, TypeVar
 
 from cardshoe.drivers.protocol.cardid import CardId, CardSuit
@@ -493,7 +494,14 @@ class FirmwareCore(ABC):
         if kind is InjectionKind.FOREIGN_CARD:
             self.shoe.put_on_top(self._foreign_card())
         elif kind is InjectionKind.DUPLICATE_CARD:
-            self.shoe.put_on_top(self.shoe.dealt[0] if self.shoe.dealt else self.shoe.cards[0])
+            copied = self._card_still_out()
+            if copied is None:
+                # Nothing out to copy yet (a round's first card on the automatic machine,
+                # which took every earlier card back): strike at the next card instead.
+                later = replace(injection, round=None, card=len(self.shoe.dealt) + 2)
+                self.plan.injections.append(later)
+            else:
+                self.shoe.put_on_top(copied)
         elif kind is InjectionKind.EARLY_CUT_CARD:
             self._report_cut_card()
         elif kind is InjectionKind.OUT_OF_CARDS:
@@ -523,6 +531,19 @@ class FirmwareCore(ABC):
             wire.duplicate.add(seq)
         elif kind is InjectionKind.DELAY_ACK:
             wire.ack_delay_s[seq] = injection.duration_s or DEFAULT_DURATION_S[kind]
+
+    def _card_still_out(self) -> CardId | None:
+        """A card dealt and not taken back, for a duplicate: only while both copies are
+        out can the host tell the intruder from its genuine card. This round's latest card,
+        or between rounds the shoe's first; None when every card dealt is back in."""
+        out = self._cards_out()
+        if not out:
+            return None
+        return out[-1] if self._cards_in_round else out[0]
+
+    def _cards_out(self) -> list[CardId]:
+        """Cards dealt and not yet taken back in: a manual shoe takes none back."""
+        return self.shoe.dealt
 
     def _foreign_card(self) -> CardId:
         """A card of another deck set: it belongs to some other table's shoe."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from cardshoe.drivers.protocol.cardid import CardId
 from cardshoe.drivers.protocol.error_codes import ErrorCode
 from cardshoe.drivers.protocol.messages import (
     Capability,
@@ -108,6 +109,10 @@ class ShufflerDealer(FirmwareCore):
             self._next_deal_at = now + self.timing.deal_s
         elif not self.shoe.remaining:
             self._deals_pending = 0
+
+    def _cards_out(self) -> list[CardId]:
+        """The cards on the table: everything before them went back into the machine."""
+        return self.shoe.dealt[self._table_from :]
 
     def _finish_shuffle(self, command: Shuffle) -> None:
         self.decks = command.decks

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -22,9 +23,9 @@ from cardshoe.controller.cli.status_cmd import status_text
 @click.option("--shoe-id", default=None, help="The new shoe's id (new-shoe; default: generated).")
 @click.option(
     "--deck-set",
-    type=click.IntRange(min=0),
     default=None,
-    help="The loaded deck set's serial (new-shoe; default: the first card's).",
+    help="The loaded deck set's serial as printed on its box, 0x00BC614E or decimal "
+    "(new-shoe; default: the first card's).",
 )
 @SOCKET_OPTION
 @CONFIG_OPTION
@@ -33,7 +34,7 @@ def control(
     name: str,
     reason: str | None,
     shoe_id: str | None,
-    deck_set: int | None,
+    deck_set: str | None,
     socket_path: Path | None,
     config_path: Path | None,
     as_json: bool,
@@ -48,7 +49,7 @@ def control(
     from cardshoe.controller.cli.service_access import service_socket
     from cardshoe.controller.service.control_socket import request
 
-    arguments = {
+    arguments: dict[str, Any] = {
         key: value
         for key, value in (("reason", reason), ("shoe_id", shoe_id), ("deck_set", deck_set))
         if value is not None

@@ -27,8 +27,8 @@ from cardshoe.controller.config import DeviceMode, TableConfig
 from cardshoe.controller.errors import UserError
 from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.procedure.facts import Observer, ShoeEnded
+from cardshoe.controller.procedure.holds import HoldReason, fault_hold
 from cardshoe.controller.procedure.machine import State
-from cardshoe.controller.procedure.table import HoldReason, fault_hold
 from cardshoe.controller.service.recovery import recover
 from cardshoe.controller.service.session import TableSession
 from cardshoe.drivers.device import open_device
@@ -280,7 +280,8 @@ def run_demo(
         journal = stack.enter_context(demo_journal(settings))
         took_over = continue_from_journal(core, journal, settings.config)
         url, usb_backend = stack.enter_context(attached(core, settings.transport))
-        device = stack.enter_context(open_device(url, usb_backend=usb_backend))
+        device = open_device(url, usb_backend=usb_backend)
+        stack.enter_context(device)
         session = TableSession(settings.config, journal, device, [*observers, end])
         if on_session is not None:
             on_session(session)

@@ -37,9 +37,10 @@ def odds(
     published tables count them; a house edge is the house's expected gain
     as a fraction of the stake, ties included.
     """
-    from cardshoe.controller.rules.games import get_game, paytable_named
+    from cardshoe.controller.rules.games import check_decks, get_game, paytable_named
     from cardshoe.controller.rules.odds import compute_odds
 
+    check_decks(game_name, decks, "--decks")
     game = get_game(game_name, commission, paytable_named(game_name, paytable))
     report = compute_odds(game, decks)
     record = odds_record(report)

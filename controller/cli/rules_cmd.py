@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
+    from cardshoe.controller.rules.games import Game
     from cardshoe.controller.rules.shoe_order import PlayedRound
 
 TEXT_COLUMNS = ("round", "player", "banker", "P", "B", "winner", "notes")
@@ -42,7 +43,7 @@ def play(game_name: str, cards: str, as_json: bool) -> None:
     shoe = parse_cards(cards)
     if not shoe:
         raise UserError('--cards is empty: give the shoe order, e.g. --cards "AS 7H TD KC"')
-    records = [round_record(played) for played in play_shoe_order(game, shoe)]
+    records = [round_record(game, played) for played in play_shoe_order(game, shoe)]
     if as_json:
         for record in records:
             click.echo(json.dumps(record))
@@ -50,12 +51,13 @@ def play(game_name: str, cards: str, as_json: bool) -> None:
         click.echo(_text_table(records))
 
 
-def round_record(played: PlayedRound) -> dict[str, Any]:
+def round_record(game: Game, played: PlayedRound) -> dict[str, Any]:
     """The JSON form of a played round (round_json's shape, shared with shoectl demo)."""
     from cardshoe.controller.scoreboard.round_json import round_json
 
     current = played.round
     return round_json(
+        game,
         played.number,
         current.dealt,
         current.player,

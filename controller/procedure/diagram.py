@@ -12,6 +12,7 @@ table instead of drawn.
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 from transitions.extensions import GraphMachine
 
@@ -67,7 +68,8 @@ def flow_mermaid() -> str:
         title="title: cardshoe dealing procedure",
         **options,
     )
-    return str(machine.model.get_graph().draw(None)).rstrip() + "\n"
+    drawn: Any = machine.model  # GraphMachine adds get_graph() to the model at run time
+    return str(drawn.get_graph().draw(None)).rstrip() + "\n"
 
 
 def _sources(transition: Transition) -> str:
@@ -117,7 +119,7 @@ def render() -> str:
         + "A hold takes the procedure to `held` from wherever it is and remembers that state; "
         + "when the last hold ends, `resume` returns to exactly that state "
         + f"({len(resume)} transitions `held` → state, guarded by `no_hold_left` and "
-        + "`was_held_in_<state>`).\n\n"
+        + "`was_held_in_destination`).\n\n"
         + _table(cross)
         + "\n## Inputs that change no state\n\n"
         + "Cards, the cut card and the other reports act on the shoe and round without "

@@ -46,6 +46,8 @@ class AlarmKind(StrEnum):
     SOFTWARE_FAULT = "software_fault"
     """The procedure itself raised; the table stops in the fault state."""
     SHOE_ABANDONED = "shoe_abandoned"
+    CUT_CARD = "cut_card"
+    """The cut card came out further from its configured depth than the tolerance."""
     JOURNAL = "journal"
     """Replaying the journal's inputs does not give the facts it holds: altered, or the
     procedure software changed mid-shoe."""
@@ -94,8 +96,9 @@ class ShoeStarted(TableEvent):
     device_kind: str
     fingerprint: str
     """The approved options the shoe runs under (config.TableConfig.fingerprint)."""
-    deck_set: int | None
-    """The loaded deck set's serial, or None until the first tagged card shows it."""
+    deck_set: str | None
+    """The loaded deck set's serial as printed (0x00BC614E), or None until the first tagged
+    card shows it."""
 
 
 @dataclass(frozen=True)
@@ -103,7 +106,8 @@ class DeckSetAdopted(TableEvent):
     """No deck set was declared: the first tagged card's set is taken as the loaded one."""
 
     KIND: ClassVar[str] = "shoe.deck_set"
-    deck_set: int
+    deck_set: str
+    """As printed: 0x00BC614E."""
 
 
 @dataclass(frozen=True)
@@ -184,9 +188,11 @@ class RoundResult(TableEvent):
     banker_total: int
     winner: str
     natural: bool
-    player_pair: bool
-    banker_pair: bool
-    sevens: int
+    player_pair: bool | None
+    """None in a game with no pair bet (7 Up), as banker_pair."""
+    banker_pair: bool | None
+    sevens: int | None
+    """Sevens among the round's cards; None in a game without a Super 7's bet."""
     settlement: Mapping[str, Fraction] | None
     """Net return per unit staked on each bet the paytable offers; None for a demo round."""
 

@@ -175,9 +175,19 @@ class CardInspection:
         )
 
     @property
+    def is_intruder(self) -> bool:
+        """The card was never part of the loaded pack: foreign, seen twice, or a copy too many."""
+        return any(code in INTRUDER_FINDINGS for code in self.findings)
+
+    @property
     def belongs_to_shoe(self) -> bool:
-        """Whether the card counts against the shoe's copies: read, and not foreign."""
-        return self.card_id is not None and Irregularity.FOREIGN_CARD not in self.findings
+        """Whether the card counts against the shoe's copies: read, and no intruder.
+
+        An intruder must not change the count of the genuine cards: a duplicate
+        counted as a copy would make the genuine card's last copy look like one
+        too many, voiding a later round for a card that was in the pack.
+        """
+        return self.card_id is not None and not self.is_intruder
 
 
 def inspect_card(

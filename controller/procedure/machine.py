@@ -307,7 +307,7 @@ TRANSITIONS: tuple[Transition, ...] = (
             Trigger.RESUME,
             State.HELD,
             state,
-            ("no_hold_left", f"was_held_in_{state}"),
+            ("no_hold_left", "was_held_in_destination"),
             after=("forget_held_state",),
         )
         for state in HOLDABLE
@@ -388,7 +388,7 @@ class ProcedureMachine(Machine):
                             break
                     else:
                         return trigger
-                except BaseException as error:
+                except Exception as error:
                     event_data.error = error
                     self.callbacks(self.on_exception, event_data)
         return None

@@ -1,39 +1,35 @@
-"""The table procedure's model: shoe and round state, the guards and the actions.
+"""The table procedure's model: the shoe's lifecycle, the rounds, the holds, the inputs.
 
-procedure.py holds the states and transitions as data; this module holds
-what they name. TableModel.apply(input) turns one input (a decoded device
-event or a host command, see inputs.py) into triggers, lets the procedure
-run on through its automatic transitions, and returns the facts (observer
-events) it established, each with the shoe and round it belongs to. The
-model does no I/O: the session journals the facts and talks to the device,
-and recovery replays journaled inputs through a fresh model.
+machine.py holds the states and transitions as data; this module and
+dealing.py hold what they name: dealing.py every card that leaves the shoe,
+this module the rest (opening, shuffling and reconciling a shoe, opening,
+settling and voiding rounds, holds). TableModel.apply(input) routes one
+input (a decoded device event or a host command, see inputs.py) to its
+trigger through INPUT_ROUTES, lets the procedure run on through its
+automatic transitions, and returns the facts (observer events) it
+established, each with the shoe and round it belongs to. The model does no
+I/O: the session journals the facts and talks to the device, and recovery
+replays journaled inputs through a fresh model.
 """
 
 from __future__ import annotations
 
 import logging
-from collections import Counter
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from enum import StrEnum
-from typing import Any, NamedTuple
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from transitions import EventData, MachineError
 
-from cardshoe.controller.config import BurnPolicy, DeviceMode, TableConfig
+from cardshoe.controller.config import TableConfig
+from cardshoe.controller.procedure.dealing import Dealing
 from cardshoe.controller.procedure.facts import (
     Alarm,
     AlarmKind,
     BetsClosed,
-    Burned,
     BurnReason,
-    CardAssigned,
-    CardSetAside,
     CardsReturned,
-    DeckSetAdopted,
     HoldEnded,
     HoldStarted,
-    IrregularityFound,
     LastRoundSet,
     RoundOpened,
     RoundResult,
@@ -41,8 +37,14 @@ from cardshoe.controller.procedure.facts import (
     ShoeEnded,
     ShoeShuffled,
     ShoeStarted,
-    TableEvent,
     TableIdle,
+)
+from cardshoe.controller.procedure.holds import (
+    EVENTS_LOST_HOLDS,
+    HOLD_ALARMS,
+    OPERATOR_CLEARED_HOLDS,
+    HoldReason,
+    fault_hold,
 )
 from cardshoe.controller.procedure.inputs import (
     AbandonShoe,
@@ -56,25 +58,18 @@ from cardshoe.controller.procedure.inputs import (
     StartShoe,
 )
 from cardshoe.controller.procedure.irregularities import (
-    INTRUDER_FINDINGS,
-    IRREGULARITIES,
-    CardInspection,
-    Consequence,
     Irregularity,
-    inspect_card,
 )
 from cardshoe.controller.procedure.machine import (
     AUTOMATIC,
     AUTOMATIC_FROM,
-    HOLDABLE,
     ROUND_STATES,
     State,
     Trigger,
     build_machine,
 )
-from cardshoe.controller.rules.cards import Card
-from cardshoe.controller.rules.hands import Hand
-from cardshoe.controller.rules.rounds import RoundInProgress
+from cardshoe.controller.procedure.operator_input import deck_set_text
+from cardshoe.controller.procedure.shoe import CARDS_PER_DECK, Fact, Round, ShoeState
 from cardshoe.drivers.link_events import (
     LinkLost,
     LinkRestored,
@@ -82,7 +77,6 @@ from cardshoe.drivers.link_events import (
     SequenceGap,
     SequenceRegression,
 )
-from cardshoe.drivers.protocol.cardid import CardId
 from cardshoe.drivers.protocol.error_codes import ErrorCode
 from cardshoe.drivers.protocol.messages import (
     ButtonPressed,
@@ -90,11 +84,9 @@ from cardshoe.drivers.protocol.messages import (
     CutCard,
     Fault,
     FaultCleared,
-    FaultKind,
     MessageType,
     OperationDone,
     SelfTestResult,
-    SensorFlag,
     ShoeEmpty,
 )
 
@@ -104,116 +96,13 @@ DEALER_BUTTON = 0
 """BUTTON number of the dealer button (docs/protocol.md); others are device-specific."""
 MAX_AUTOMATIC_STEPS = 64
 """More automatic transitions than this after one input means the tables loop: a bug."""
-CARDS_PER_DECK = 52
 
 
-class HoldReason(StrEnum):
-    """Holds other than device faults, which are named fault.<kind> (fault_hold)."""
-
-    LINK_LOST = "link_lost"
-    SEQUENCE_GAP = "sequence_gap"
-    SEQUENCE_REGRESSION = "sequence_regression"
-    FACE_DOWN_CARD = "face_down_card"
-    SELF_TEST_FAILED = "self_test_failed"
-    FIRMWARE_NOT_APPROVED = "firmware_not_approved"
-
-
-OPERATOR_CLEARED_HOLDS = frozenset({HoldReason.SEQUENCE_GAP, HoldReason.SEQUENCE_REGRESSION})
-"""Holds no device event can end: a person must look and clear them (ClearHold)."""
-
-
-def fault_hold(kind: FaultKind) -> str:
-    return f"fault.{kind.name.lower()}"
-
-
-HOLD_ALARMS: dict[str, AlarmKind] = {
-    HoldReason.SEQUENCE_GAP: AlarmKind.SEQUENCE_GAP,
-    HoldReason.SEQUENCE_REGRESSION: AlarmKind.SEQUENCE_GAP,
-    HoldReason.SELF_TEST_FAILED: AlarmKind.DEVICE_FAULT,
-    HoldReason.FIRMWARE_NOT_APPROVED: AlarmKind.FIRMWARE,
-    fault_hold(FaultKind.TAMPER): AlarmKind.TAMPER,
-    fault_hold(FaultKind.FIRMWARE_HASH_MISMATCH): AlarmKind.FIRMWARE,
-    fault_hold(FaultKind.CARD_COUNT_MISMATCH): AlarmKind.CARD_COUNT,
-    fault_hold(FaultKind.MEMORY_FAILURE): AlarmKind.DEVICE_FAULT,
-}
-"""Holds that are also alarms: the pit must look, not only wait for the device."""
-
-
-class Fact(NamedTuple):
-    """An established fact with the shoe and round it belongs to, for the journal."""
-
-    event: TableEvent
-    shoe_id: str | None
-    round_no: int | None
-
-
-CardDue = Hand | BurnReason
-"""What the next card from the shoe is for: a hand, or a burn."""
-
-
-@dataclass
-class FeedGroup:
-    """A double feed whose remaining cards are still to be reported."""
-
-    group: int
-    remaining: int
-    burn: BurnReason | None
-    """The group's cards are burned for this reason; None: set aside in the round."""
-
-
-@dataclass
-class Round:
-    number: int
-    demo: bool
-    deal: RoundInProgress
-    void_reason: str | None = None
-    cards: list[Card | None] = field(default_factory=list)
-    """Every card the round took: assigned or set aside."""
-
-
-@dataclass
-class ShoeState:
-    shoe_id: str
-    deck_set: int | None
-    loaded: int
-    seen: set[CardId] = field(default_factory=set)
-    copies: Counter[Card] = field(default_factory=Counter)
-    """Cards out of the shoe; an automatic machine takes them back, and may deal them again,
-    after each return (continuous shuffling)."""
-    dealt: int = 0
-    """Cards a round took (assigned to a hand or set aside in a void round)."""
-    burned: int = 0
-    intruders: int = 0
-    """Cards that came out but were never loaded: foreign, a physical card seen twice, or a
-    copy more than the decks hold. The shoe held them on top of what was loaded."""
-    returned: int = 0
-    cards_out: int = 0
-    """Cards taken out of the automatic machine since its last shuffle or return."""
-    burn_reason: BurnReason | None = None
-    burn_remaining: int | None = 0
-    """Cards still to burn; None until the first card of the start-of-shoe burn is seen."""
-    rounds_opened: int = 0
-    rounds_finished: int = 0
-    last_round: int | None = None
-    empty: bool = False
-    feed: FeedGroup | None = None
-
-
-class TableModel:
+class TableModel(Dealing):
     """The state of one table; the procedure Machine drives it (see procedure.py)."""
 
-    state: str
-    """Set by the Machine: a State value."""
-
     def __init__(self, config: TableConfig) -> None:
-        self.config = config
-        self.game = config.game.build_game()
-        self.automatic = config.device.kind is DeviceMode.AUTO
-        self.shoe: ShoeState | None = None
-        self.round: Round | None = None
-        self.holds: list[str] = []
-        self.held_state: State | None = None
-        self._facts: list[Fact] = []
+        super().__init__(config)
         self.machine = build_machine(self)
 
     # The one entry point
@@ -232,59 +121,12 @@ class TableModel:
         return facts
 
     def _dispatch(self, item: Any) -> None:
-        match item:
-            case CardRead():
-                self.trigger(Trigger.CARD, event=item)
-            case CutCard():
-                self.trigger(Trigger.CUT_CARD)
-            case ShoeEmpty():
-                self.trigger(Trigger.SHOE_EMPTY)
-            case ButtonPressed(button=button) if button == DEALER_BUTTON:
-                self.trigger(Trigger.DEALER_BUTTON)
-            case ButtonPressed():
+        for kind in type(item).__mro__:
+            route = INPUT_ROUTES.get(kind)
+            if route is not None:
+                route(self, item)
                 return
-            case Fault(kind=kind):
-                self.trigger(Trigger.HOLD, reason=fault_hold(kind))
-            case FaultCleared(kind=kind):
-                self.trigger(Trigger.RELEASE, reason=fault_hold(kind))
-            case SelfTestResult():
-                self._self_test(item)
-            case OperationDone(operation=MessageType.SHUFFLE):
-                self.trigger(Trigger.SHUFFLED, done=item)
-            case OperationDone():
-                self.trigger(Trigger.RETURNED, done=item)
-            case StartShoe():
-                self.trigger(Trigger.START_SHOE, command=item)
-            case ShoeLoaded():
-                self.trigger(Trigger.SHOE_LOADED)
-            case CutDone():
-                self.trigger(Trigger.CUT_DONE)
-            case CloseBets():
-                self.trigger(Trigger.CLOSE_BETS)
-            case ConfirmFaceUp():
-                self.trigger(Trigger.CONFIRM_FACE_UP)
-            case EndShoe():
-                self.trigger(Trigger.END_SHOE)
-            case AbandonShoe(reason=reason):
-                self.trigger(Trigger.ABANDON_SHOE, reason=reason)
-            case ClearHold(reason=reason):
-                self.trigger(Trigger.CLEAR_HOLD, reason=reason)
-            case DeviceCount():
-                self.trigger(Trigger.RECONCILE, count=item)
-            case LinkLost():
-                self.trigger(Trigger.HOLD, reason=HoldReason.LINK_LOST)
-            case LinkRestored():
-                self.trigger(Trigger.RELEASE, reason=HoldReason.LINK_LOST)
-            case SequenceGap():
-                self.trigger(Trigger.HOLD, reason=HoldReason.SEQUENCE_GAP)
-            case SequenceRegression():
-                self.trigger(Trigger.HOLD, reason=HoldReason.SEQUENCE_REGRESSION)
-            case ProtocolViolation(reason=reason):
-                self._emit(
-                    Alarm(AlarmKind.DEVICE_FAULT, f"the device broke the protocol: {reason}")
-                )
-            case _:
-                raise TypeError(f"{item!r} is not an input of the table procedure")
+        raise TypeError(f"{item!r} is not an input of the table procedure")
 
     def _self_test(self, result: SelfTestResult) -> None:
         self.trigger(
@@ -296,39 +138,6 @@ class TableModel:
             Trigger.RELEASE if approved else Trigger.HOLD,
             reason=HoldReason.FIRMWARE_NOT_APPROVED,
         )
-
-    # What the session and the displays read
-
-    @property
-    def shoe_id(self) -> str | None:
-        return None if self.shoe is None else self.shoe.shoe_id
-
-    @property
-    def round_no(self) -> int | None:
-        return None if self.round is None else self.round.number
-
-    @property
-    def position(self) -> State:
-        """Where the procedure stands, or stood when a hold interrupted it."""
-        if self.state == State.HELD and self.held_state is not None:
-            return self.held_state
-        return State(self.state)
-
-    def card_due(self) -> CardDue | None:
-        """What the next card is for, or None when no card may leave now."""
-        if self.state in (State.HELD, State.FAULT):
-            return None
-        return self._due_at(self.position)
-
-    def _due_at(self, position: State) -> CardDue | None:
-        shoe = self.shoe
-        if shoe is None or shoe.feed is not None:
-            return None
-        if position in (State.BURNING, State.ROUND_BURN) and shoe.burn_remaining != 0:
-            return shoe.burn_reason
-        if position is State.DEALING and self.round is not None and not self.round.void_reason:
-            return self.round.deal.next_recipient()
-        return None
 
     @property
     def shuffle_wanted(self) -> bool:
@@ -400,12 +209,22 @@ class TableModel:
     def no_hold_left(self, event: EventData) -> bool:
         return not self.holds
 
+    def was_held_in_destination(self, event: EventData) -> bool:
+        """A resume goes back to exactly the state the hold interrupted."""
+        transition = event.transition
+        return transition is not None and self.held_state == transition.dest
+
     # Actions: opening a shoe
 
     def open_shoe(self, event: EventData) -> None:
         command: StartShoe = event.kwargs["command"]
         decks = self.config.game.decks
-        self.shoe = ShoeState(command.shoe_id, command.deck_set, loaded=decks * CARDS_PER_DECK)
+        self.shoe = ShoeState(
+            command.shoe_id,
+            command.deck_set,
+            loaded=decks * CARDS_PER_DECK,
+            deck_set_declared=command.deck_set is not None,
+        )
         self._emit(
             ShoeStarted(
                 command.shoe_id,
@@ -413,7 +232,7 @@ class TableModel:
                 decks,
                 str(self.config.device.kind),
                 self.config.fingerprint,
-                command.deck_set,
+                None if command.deck_set is None else deck_set_text(command.deck_set),
             )
         )
 
@@ -463,6 +282,7 @@ class TableModel:
         current = self._open_round()
         outcome = current.deal.outcome()
         settlement = None if current.demo else self.game.net_returns(outcome)
+        marks = self.game.marks(outcome)
         self._emit(
             RoundResult(
                 current.number,
@@ -473,9 +293,9 @@ class TableModel:
                 outcome.banker_total,
                 outcome.winner.value,
                 outcome.natural,
-                outcome.player_pair,
-                outcome.banker_pair,
-                outcome.sevens,
+                marks.player_pair,
+                marks.banker_pair,
+                marks.sevens,
                 settlement,
             )
         )
@@ -587,6 +407,25 @@ class TableModel:
     def note_cut_card(self, event: EventData) -> None:
         last = self._current_round_number() + self.config.shoe.rounds_after_cut_card - 1
         self._set_last_round(last, "cut_card")
+        self._check_cut_card_position()
+
+    def _check_cut_card_position(self) -> None:
+        """An early or late cut card ends the shoe where nobody cut it: the pit must look.
+
+        A manual shoe gives nothing back, so the cards still in it are what was
+        loaded (with any intruders) less what came out.
+        """
+        shoe, rules = self._open_shoe(), self.config.shoe
+        left = shoe.loaded + shoe.intruders - shoe.dealt - shoe.burned
+        if abs(left - rules.cut_card_depth) > rules.cut_card_tolerance:
+            self._emit(
+                Alarm(
+                    AlarmKind.CUT_CARD,
+                    f"the cut card came out with {left} cards left in the shoe; "
+                    f"shoe.cut_card_depth is {rules.cut_card_depth} "
+                    f"(tolerance {rules.cut_card_tolerance}): check how the pack was cut",
+                )
+            )
 
     def note_shoe_empty(self, event: EventData) -> None:
         shoe = self._open_shoe()
@@ -614,197 +453,6 @@ class TableModel:
             shoe.last_round = last
             self._emit(LastRoundSet(last, cause))
 
-    def take_card(self, event: EventData) -> None:
-        card_event: CardRead = event.kwargs["event"]
-        shoe = self.shoe
-        if shoe is None:
-            self._take_card_without_shoe(card_event)
-            return
-        if shoe.deck_set is None:
-            self._adopt_deck_set(shoe, card_event)
-        feed = shoe.feed
-        continuing = feed is not None and card_event.feed_group == feed.group
-        if feed is not None and not continuing:
-            shoe.feed = feed = None
-        starts_group = bool(card_event.flags & SensorFlag.DOUBLE_FEED_SUSPECTED) and not continuing
-        due = self._due_at(self.position)
-        inspection = inspect_card(
-            card_event,
-            automatic=self.automatic,
-            deck_set=shoe.deck_set,
-            decks=self.config.game.decks,
-            seen=shoe.seen,
-            copies=shoe.copies,
-            starts_feed_group=starts_group,
-        )
-        findings = list(inspection.findings)
-        if self.state == State.HELD:
-            findings.append(Irregularity.CARD_DURING_HOLD)
-        self._count_card(shoe, inspection)
-        if feed is not None:
-            self._take_group_card(shoe, feed, inspection)
-        elif isinstance(due, Hand) and not inspection.voids:
-            self._assign(inspection, findings)
-        elif isinstance(due, Hand):
-            self._set_aside(inspection, inspection.voids[0], findings)
-        else:
-            self._burn(inspection, due, findings)
-        if starts_group:
-            group_burn = None if isinstance(due, Hand) else (due or BurnReason.IRREGULAR)
-            shoe.feed = FeedGroup(card_event.feed_group, card_event.feed_size - 1, group_burn)
-            if shoe.feed.remaining <= 0:
-                shoe.feed = None
-
-    def _take_card_without_shoe(self, card_event: CardRead) -> None:
-        card_id = card_event.card
-        inspection = CardInspection(card_id, ())
-        findings = [Irregularity.CARD_OUTSIDE_ROUND]
-        if self.state == State.HELD:
-            findings.append(Irregularity.CARD_DURING_HOLD)
-        self._burn(inspection, BurnReason.IRREGULAR, findings)
-
-    def _adopt_deck_set(self, shoe: ShoeState, card_event: CardRead) -> None:
-        card_id = card_event.card
-        if card_id is not None:
-            shoe.deck_set = card_id.deck_set
-            self._emit(DeckSetAdopted(card_id.deck_set))
-
-    def _count_card(self, shoe: ShoeState, inspection: CardInspection) -> None:
-        shoe.cards_out += 1
-        if any(code in INTRUDER_FINDINGS for code in inspection.findings):
-            shoe.intruders += 1
-        card_id, card = inspection.card_id, inspection.card
-        if card_id is not None and card is not None and inspection.belongs_to_shoe:
-            if card_id.tagged:
-                shoe.seen.add(card_id)
-            shoe.copies[card] += 1
-
-    def _take_group_card(
-        self, shoe: ShoeState, feed: FeedGroup, inspection: CardInspection
-    ) -> None:
-        feed.remaining -= 1
-        if feed.remaining <= 0:
-            shoe.feed = None
-        extra = [code for code in inspection.findings if code is not Irregularity.DOUBLE_FEED]
-        if feed.burn is None and self.round is not None:
-            self._set_aside(inspection, Irregularity.DOUBLE_FEED, extra)
-        else:
-            self._burn(inspection, feed.burn or BurnReason.IRREGULAR, extra)
-
-    def _assign(self, inspection: CardInspection, findings: list[Irregularity]) -> None:
-        current, card, card_id = self._open_round(), inspection.card, inspection.card_id
-        assert card is not None and card_id is not None
-        hand = current.deal.deal(card)
-        current.cards.append(card)
-        self._open_shoe().dealt += 1
-        self._emit(
-            CardAssigned(current.number, card, str(card_id), hand, current.deal.next_recipient())
-        )
-        self._record_findings(inspection, findings, Consequence.RECORD)
-        if Irregularity.FACE_DOWN_CARD in findings:
-            self.trigger(Trigger.HOLD, reason=HoldReason.FACE_DOWN_CARD)
-
-    def _set_aside(
-        self, inspection: CardInspection, reason: str, findings: list[Irregularity]
-    ) -> None:
-        current = self._open_round()
-        current.cards.append(inspection.card)
-        self._open_shoe().dealt += 1
-        if current.void_reason is None:
-            current.void_reason = reason
-        self._emit(
-            CardSetAside(current.number, inspection.card, _physical(inspection), str(reason))
-        )
-        self._record_findings(inspection, findings, Consequence.RECORD)
-
-    def _burn(
-        self,
-        inspection: CardInspection,
-        reason: BurnReason | None,
-        findings: list[Irregularity],
-    ) -> None:
-        shoe = self.shoe
-        if reason is None:
-            reason = BurnReason.IRREGULAR
-            findings = [
-                *findings,
-                Irregularity.CARD_AFTER_ROUND
-                if self._after_a_round()
-                else Irregularity.CARD_OUTSIDE_ROUND,
-            ]
-        remaining = None
-        if shoe is not None:
-            shoe.burned += 1
-            remaining = self._count_burn(shoe, reason, inspection.card)
-        self._emit(Burned(inspection.card, _physical(inspection), reason, remaining))
-        self._record_findings(inspection, findings, Consequence.BURN)
-
-    def _after_a_round(self) -> bool:
-        """A card that comes when its round is complete (or void) and no other is dealing."""
-        position = self.position
-        if position in (State.DEALING, State.RETURNING):
-            return True
-        return position in (State.READY, State.BETTING) and bool(
-            self.shoe and self.shoe.rounds_finished
-        )
-
-    def _count_burn(self, shoe: ShoeState, reason: BurnReason, card: Card | None) -> int | None:
-        if reason is BurnReason.IRREGULAR or reason is not shoe.burn_reason:
-            return shoe.burn_remaining
-        if shoe.burn_remaining is None:
-            shoe.burn_remaining = self._start_burn_total(card)
-        shoe.burn_remaining = max(0, shoe.burn_remaining - 1)
-        return shoe.burn_remaining
-
-    def _start_burn_total(self, first: Card | None) -> int:
-        """Cards the start-of-shoe burn takes, the first card included.
-
-        An unreadable first card cannot say how many cards follow it under
-        the first-card policy; the burn then takes one card per deck, the
-        rule Art. 2.1 states first. The other policies do not look at it.
-        """
-        decks, rules = self.config.game.decks, self.config.shoe
-        if first is not None:
-            return rules.start_burn_count(decks, first)
-        if rules.burn is BurnPolicy.FIXED and rules.burn_fixed is not None:
-            return rules.burn_fixed
-        return decks
-
-    def _record_findings(
-        self, inspection: CardInspection, findings: list[Irregularity], placed_as: Consequence
-    ) -> None:
-        """Record each finding with what it did here; alarm once per kind of alarm."""
-        alarms: dict[AlarmKind, Irregularity] = {}
-        for code in findings:
-            rule = IRREGULARITIES[code]
-            consequence = rule.consequence
-            if placed_as is Consequence.BURN and consequence is not Consequence.RECORD:
-                consequence = Consequence.BURN
-            self._record_irregularity(code, inspection.card, _physical(inspection), consequence)
-            if rule.alarm is not None:
-                alarms.setdefault(rule.alarm, code)
-        for kind, code in alarms.items():
-            self._emit(Alarm(kind, f"{code}: {_physical(inspection) or 'unreadable card'}"))
-
-    def _record_irregularity(
-        self,
-        code: Irregularity,
-        card: Card | None,
-        physical: str | None,
-        consequence: Consequence | None = None,
-    ) -> None:
-        rule = IRREGULARITIES[code]
-        self._emit(
-            IrregularityFound(
-                code.value,
-                self.round_no,
-                card,
-                physical,
-                (consequence or rule.consequence).value,
-                rule.meaning,
-            )
-        )
-
     # Actions: holds
 
     def remember_state(self, event: EventData) -> None:
@@ -821,7 +469,7 @@ class TableModel:
         self._emit(HoldStarted(reason, str(self.position)))
         if reason in HOLD_ALARMS:
             self._emit(Alarm(HOLD_ALARMS[reason], f"hold: {reason}"))
-        if reason in OPERATOR_CLEARED_HOLDS:
+        if reason in EVENTS_LOST_HOLDS:
             self._lose_cards(reason)
 
     def _lose_cards(self, reason: str) -> None:
@@ -867,36 +515,52 @@ class TableModel:
         if self.state != State.FAULT:
             self.trigger(Trigger.FAIL)
 
-    # Helpers
 
-    def _emit(self, event: TableEvent) -> None:
-        self._facts.append(Fact(event, self.shoe_id, self.round_no))
-
-    def _open_shoe(self) -> ShoeState:
-        if self.shoe is None:
-            raise RuntimeError(f"no shoe is open in state {self.state}")
-        return self.shoe
-
-    def _open_round(self) -> Round:
-        if self.round is None:
-            raise RuntimeError(f"no round is open in state {self.state}")
-        return self.round
-
-    # Bound by the Machine (declared for type checkers)
-    trigger: Callable[..., bool]
+Route = Callable[[TableModel, Any], object]
 
 
-def _physical(inspection: CardInspection) -> str | None:
-    return None if inspection.card_id is None else str(inspection.card_id)
+def _button(model: TableModel, item: ButtonPressed) -> None:
+    """Only the dealer button is a procedure input; other buttons are the device's own."""
+    if item.button == DEALER_BUTTON:
+        model.trigger(Trigger.DEALER_BUTTON)
 
 
-def _held_in(state: State) -> Callable[[TableModel, EventData], bool]:
-    def guard(self: TableModel, event: EventData) -> bool:
-        return self.held_state == state
-
-    guard.__name__ = f"was_held_in_{state}"
-    return guard
+def _operation_done(model: TableModel, done: OperationDone) -> None:
+    shuffled = done.operation is MessageType.SHUFFLE
+    model.trigger(Trigger.SHUFFLED if shuffled else Trigger.RETURNED, done=done)
 
 
-for _state in HOLDABLE:
-    setattr(TableModel, f"was_held_in_{_state}", _held_in(_state))
+def _protocol_violation(model: TableModel, item: ProtocolViolation) -> None:
+    model._emit(Alarm(AlarmKind.DEVICE_FAULT, f"the device broke the protocol: {item.reason}"))
+
+
+INPUT_ROUTES: Mapping[type, Route] = {
+    # Device events
+    CardRead: lambda model, item: model.trigger(Trigger.CARD, event=item),
+    CutCard: lambda model, item: model.trigger(Trigger.CUT_CARD),
+    ShoeEmpty: lambda model, item: model.trigger(Trigger.SHOE_EMPTY),
+    ButtonPressed: _button,
+    Fault: lambda model, item: model.trigger(Trigger.HOLD, reason=fault_hold(item.kind)),
+    FaultCleared: lambda model, item: model.trigger(Trigger.RELEASE, reason=fault_hold(item.kind)),
+    SelfTestResult: lambda model, item: model._self_test(item),
+    OperationDone: _operation_done,
+    # Operator and host commands
+    StartShoe: lambda model, item: model.trigger(Trigger.START_SHOE, command=item),
+    ShoeLoaded: lambda model, item: model.trigger(Trigger.SHOE_LOADED),
+    CutDone: lambda model, item: model.trigger(Trigger.CUT_DONE),
+    CloseBets: lambda model, item: model.trigger(Trigger.CLOSE_BETS),
+    ConfirmFaceUp: lambda model, item: model.trigger(Trigger.CONFIRM_FACE_UP),
+    EndShoe: lambda model, item: model.trigger(Trigger.END_SHOE),
+    AbandonShoe: lambda model, item: model.trigger(Trigger.ABANDON_SHOE, reason=item.reason),
+    ClearHold: lambda model, item: model.trigger(Trigger.CLEAR_HOLD, reason=item.reason),
+    DeviceCount: lambda model, item: model.trigger(Trigger.RECONCILE, count=item),
+    # The link's own events
+    LinkLost: lambda model, item: model.trigger(Trigger.HOLD, reason=HoldReason.LINK_LOST),
+    LinkRestored: lambda model, item: model.trigger(Trigger.RELEASE, reason=HoldReason.LINK_LOST),
+    SequenceGap: lambda model, item: model.trigger(Trigger.HOLD, reason=HoldReason.SEQUENCE_GAP),
+    SequenceRegression: lambda model, item: model.trigger(
+        Trigger.HOLD, reason=HoldReason.SEQUENCE_REGRESSION
+    ),
+    ProtocolViolation: _protocol_violation,
+}
+"""Each input's type -> what it does to the procedure: mostly one trigger, with its data."""

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cache
 
-from cardshoe.controller.errors import UserError
 from cardshoe.controller.rules.cards import MANDATORY_SEVEN
 from cardshoe.controller.rules.drawing import Dealing, LowerHandDrawsFirst, Tableau
+from cardshoe.controller.rules.errors import RulesError
 from cardshoe.controller.rules.hands import Hand
 from cardshoe.controller.rules.paytables import (
     BANKER_5PCT,
@@ -41,9 +41,22 @@ SEVEN_UP_SHOE_ORDER = (Hand.BANKER, Hand.PLAYER, Hand.BANKER)
 
 
 @dataclass(frozen=True)
-class Variant:
-    """A game's rules as published: dealing, paytables, commission options."""
+class DeckRange:
+    """How many decks a game may be dealt from, and the rule that says so."""
 
+    fewest: int
+    most: int
+    source: str
+
+    def __contains__(self, decks: object) -> bool:
+        return isinstance(decks, int) and self.fewest <= decks <= self.most
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A game's rules as published: decks, dealing, paytables, commission options."""
+
+    decks: DeckRange
     dealing: Dealing
     paytables: tuple[Paytable, ...]
     """The published paytables a casino may have approved; the first is the default."""
@@ -53,19 +66,23 @@ class Variant:
 
 VARIANTS: dict[str, Variant] = {
     "punto-banco": Variant(
+        DeckRange(1, 8, "customary for Punto Banco"),
         Dealing((), PLAYER_FIRST, Tableau()), (PUNTO_BANCO,), (BANKER_5PCT, BANKER_HALF_ON_6)
     ),
     "seven-up": Variant(
+        DeckRange(4, 8, "7 Up rules 2.1"),
         Dealing((MANDATORY_SEVEN,), SEVEN_UP_SHOE_ORDER, Tableau()),
         (SEVEN_UP, SEVEN_UP_SUPER_SEVENS_2_5_17_70_700),
         (NO_COMMISSION,),
     ),
     "macau-1": Variant(
+        DeckRange(6, 12, "Macau Art. 1"),
         Dealing((), PLAYER_FIRST, LowerHandDrawsFirst(other_draws_when_equal=True)),
         (MACAU_METHOD_1,),
         (MACAU_5PCT_ON_789, MACAU_HALF_ON_4),
     ),
     "macau-2": Variant(
+        DeckRange(6, 12, "Macau Art. 1"),
         Dealing((), PLAYER_FIRST, LowerHandDrawsFirst(other_draws_when_equal=False)),
         (MACAU_METHOD_2,),
         (MACAU_5PCT_ON_789, MACAU_HALF_ON_4),
@@ -73,6 +90,15 @@ VARIANTS: dict[str, Variant] = {
 }
 
 GAME_NAMES: tuple[str, ...] = tuple(VARIANTS)
+
+
+@dataclass(frozen=True)
+class OutcomeMarks:
+    """What a round's result shows beside its winner and totals, for the bets a game has."""
+
+    player_pair: bool | None
+    banker_pair: bool | None
+    sevens: int | None
 
 
 @dataclass(frozen=True)
@@ -90,6 +116,20 @@ class Game:
     @property
     def bets(self) -> tuple[Bet, ...]:
         return self.paytable.bets
+
+    def marks(self, outcome: Outcome) -> OutcomeMarks:
+        """The outcome's side marks this game has a bet on; None where it has none.
+
+        A 7 Up Player hand of the mandatory 7 and a shoe 7 is two cards of one
+        rank, but 7 Up has no pair bet: calling it a "player pair" would show a
+        result nobody can have bet on. Likewise only 7 Up counts its sevens.
+        """
+        bets = self.paytable.bets
+        return OutcomeMarks(
+            outcome.player_pair if Bet.PLAYER_PAIR in bets else None,
+            outcome.banker_pair if Bet.BANKER_PAIR in bets else None,
+            outcome.sevens if Bet.SUPER_SEVENS in bets else None,
+        )
 
     def new_round(self) -> RoundInProgress:
         return RoundInProgress(self.dealing)
@@ -133,11 +173,26 @@ def get_game(name: str, commission: str | None = None, paytable: Paytable | None
     options = {option.name: option for option in variant.commissions}
     chosen = variant.commissions[0] if commission is None else options.get(commission)
     if chosen is None:
-        raise UserError(
+        raise RulesError(
             f"unknown commission option {commission!r} for {name}: choose one of "
             + ", ".join(options)
         )
     return Game(name, variant.dealing, paytable or variant.paytables[0], chosen)
+
+
+def deck_range(game_name: str) -> DeckRange:
+    """The decks a game allows: the one source for the configuration, odds and the demo."""
+    return _variant(game_name).decks
+
+
+def check_decks(game_name: str, decks: int, key: str) -> None:
+    """Refuse a deck count the game does not allow; key names the option as the user wrote it."""
+    allowed = deck_range(game_name)
+    if decks not in allowed:
+        raise RulesError(
+            f"{key} = {decks} is out of range: use {allowed.fewest}-{allowed.most} "
+            f"({game_name}, {allowed.source})"
+        )
 
 
 def paytable_names(game_name: str) -> tuple[str, ...]:
@@ -152,7 +207,7 @@ def paytable_named(game_name: str, name: str | None) -> Paytable:
         return published[0]
     tables = {table.name: table for table in published}
     if name not in tables:
-        raise UserError(
+        raise RulesError(
             f"unknown paytable {name!r} for {game_name}: choose one of " + ", ".join(tables)
         )
     return tables[name]
@@ -161,5 +216,5 @@ def paytable_named(game_name: str, name: str | None) -> Paytable:
 def _variant(name: str) -> Variant:
     variant = VARIANTS.get(name)
     if variant is None:
-        raise UserError(f"unknown game {name!r}: choose one of " + ", ".join(GAME_NAMES))
+        raise RulesError(f"unknown game {name!r}: choose one of " + ", ".join(GAME_NAMES))
     return variant

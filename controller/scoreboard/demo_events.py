@@ -145,7 +145,7 @@ class DemoEventStream:
         outcome = Outcome(*(payload[name] for name in OUTCOME_FIELDS))
         player = [parse_card(card) for card in payload["player"]]
         banker = [parse_card(card) for card in payload["banker"]]
-        fields = round_json(cards.number, cards.dealt, player, banker, outcome, None)
+        fields = round_json(self._game, cards.number, cards.dealt, player, banker, outcome, None)
         self._emit_round(fields, payload["demo"], cards, payload["settlement"])
 
     def _round_void(self, payload: Payload) -> None:
@@ -153,7 +153,9 @@ class DemoEventStream:
         placed = self._game.new_round()
         player = [*placed.player, *(card.card for card in cards.dealt if card.to is Hand.PLAYER)]
         banker = [card.card for card in cards.dealt if card.to is Hand.BANKER]
-        fields = round_json(cards.number, cards.dealt, player, banker, None, payload["reason"])
+        fields = round_json(
+            self._game, cards.number, cards.dealt, player, banker, None, payload["reason"]
+        )
         self._emit_round(fields, cards.demo, cards, None)
 
     def _cards_of(self, number: int) -> _RoundCards:

@@ -12,10 +12,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from cardshoe.controller.rules.cards import Card
+from cardshoe.controller.rules.games import Game
 from cardshoe.controller.rules.rounds import DealtCard, Outcome
 
 
 def round_json(
+    game: Game,
     number: int,
     dealt: Sequence[DealtCard],
     player: Sequence[Card],
@@ -26,7 +28,8 @@ def round_json(
     """A round as plain JSON values; a void round (no outcome) has no totals, winner or flags.
 
     dealt: the shoe cards in shoe order with their hands; player and banker:
-    the hands as they stand (the 7 Up mandatory seven included).
+    the hands as they stand (the 7 Up mandatory seven included). The pair and
+    sevens marks are the game's (Game.marks): None where it has no such bet.
     """
     record: dict[str, Any] = {
         "round": number,
@@ -48,8 +51,6 @@ def round_json(
             banker_total=outcome.banker_total,
             winner=outcome.winner.value,
             natural=outcome.natural,
-            player_pair=outcome.player_pair,
-            banker_pair=outcome.banker_pair,
-            sevens=outcome.sevens,
+            **vars(game.marks(outcome)),
         )
     return record

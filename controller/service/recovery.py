@@ -28,7 +28,8 @@ from cardshoe.controller.config import TableConfig
 from cardshoe.controller.journal.store import Journal, Record, Transaction
 from cardshoe.controller.procedure.facts import ShoeStarted, TableIdle
 from cardshoe.controller.procedure.inputs import from_record, is_input_kind, to_record
-from cardshoe.controller.procedure.table import Fact, TableModel
+from cardshoe.controller.procedure.shoe import Fact
+from cardshoe.controller.procedure.table import TableModel
 
 SESSION_KIND_PREFIX = "session."
 """Records about the controller process itself (start, recovery); not part of any replay."""

@@ -39,7 +39,9 @@ from cardshoe.controller.procedure.facts import (
     Observer,
     ObserverHub,
     ShoeEnded,
+    ShoeStarted,
 )
+from cardshoe.controller.procedure.holds import HoldReason
 from cardshoe.controller.procedure.inputs import (
     AbandonShoe,
     ClearHold,
@@ -51,7 +53,9 @@ from cardshoe.controller.procedure.inputs import (
     StartShoe,
 )
 from cardshoe.controller.procedure.machine import State
-from cardshoe.controller.procedure.table import CardDue, Fact, HoldReason, TableModel
+from cardshoe.controller.procedure.operator_input import check_shoe_id, parse_deck_set
+from cardshoe.controller.procedure.shoe import CardDue, Fact
+from cardshoe.controller.procedure.table import TableModel
 from cardshoe.controller.rules.cards import Card
 from cardshoe.controller.service.draw_control import DrawControl
 from cardshoe.controller.service.recovery import (
@@ -231,11 +235,29 @@ class TableSession:
 
     # --- operator commands ------------------------------------------------------------
 
-    def start_shoe(self, shoe_id: str | None = None, deck_set: int | None = None) -> str:
-        """Open a shoe; returns its id (by default table id and UTC time)."""
+    def start_shoe(self, shoe_id: str | None = None, deck_set: int | str | None = None) -> str:
+        """Open a shoe; returns its id (by default table id and UTC time).
+
+        deck_set as typed (0x00BC614E, or decimal) or as a number. UserError for
+        an id outside the safe alphabet or one this journal already holds, and
+        for a deck set that is no u32: nothing is journaled then.
+        """
         shoe_id = shoe_id or f"{self.config.table_id}-{datetime.now(UTC):%Y%m%dT%H%M%S%fZ}"
-        self._command(StartShoe(shoe_id, deck_set))
+        check_shoe_id(shoe_id)
+        declared = None if deck_set is None else parse_deck_set(deck_set)
+        with self._lock:
+            if self.model.shoe is None and self._journal_has_shoe(shoe_id):
+                raise UserError(
+                    f"shoe {shoe_id} is already in the journal {self.journal.path}: "
+                    "each shoe needs its own id (leave --shoe-id out for a generated one)"
+                )
+            self._command(StartShoe(shoe_id, declared))
         return shoe_id
+
+    def _journal_has_shoe(self, shoe_id: str) -> bool:
+        return (
+            next(self.journal.records(shoe_id=shoe_id, kinds=(ShoeStarted.KIND,)), None) is not None
+        )
 
     def shoe_loaded(self) -> None:
         """Manual shoe: the shuffled pack is in the shoe."""

@@ -45,7 +45,7 @@ from cardshoe.controller.service.control_socket import (
     Handler,
     claim_socket_path,
 )
-from cardshoe.controller.service.device_access import device_user_error, register_url_scheme
+from cardshoe.controller.service.device_access import device_user_error
 from cardshoe.controller.service.device_choice import configured_url
 from cardshoe.controller.service.logging_setup import LogObserver
 from cardshoe.controller.service.pairing import KeyStore
@@ -89,12 +89,20 @@ class ServiceOptions:
 @dataclass(frozen=True)
 class Parameter:
     name: str
-    kind: type
+    kind: type | tuple[type, ...]
     required: bool = False
+
+    @property
+    def kind_text(self) -> str:
+        kinds = self.kind if isinstance(self.kind, tuple) else (self.kind,)
+        return " or ".join(kind.__name__ for kind in kinds)
 
 
 SESSION_COMMANDS: Mapping[str, tuple[Callable[..., object], tuple[Parameter, ...]]] = {
-    "new-shoe": (TableSession.start_shoe, (Parameter("shoe_id", str), Parameter("deck_set", int))),
+    "new-shoe": (
+        TableSession.start_shoe,
+        (Parameter("shoe_id", str), Parameter("deck_set", (int, str))),
+    ),
     "shoe-loaded": (TableSession.shoe_loaded, ()),
     "cut-done": (TableSession.cut_done, ()),
     "no-more-bets": (TableSession.close_bets, ()),
@@ -185,7 +193,6 @@ class TableService:
         while not self._stop_requested:
             try:
                 url = configured_url(self.config.device, self._candidates())
-                register_url_scheme(url)
                 self._notify_status(f"opening {url}")
                 return open_device(url, timeout=HANDSHAKE_TIMEOUT_S, reconnect=True, keys=keys)
             except WAIT_ANOTHER_TIME as problem:
@@ -317,7 +324,7 @@ def command_arguments(
                 raise UserError(f"{name} needs {parameter.name}")
             continue
         if isinstance(value, bool) or not isinstance(value, parameter.kind):
-            raise UserError(f"{name}: {parameter.name} must be a {parameter.kind.__name__}")
+            raise UserError(f"{name}: {parameter.name} must be a {parameter.kind_text}")
         arguments[parameter.name] = value
     return arguments
 

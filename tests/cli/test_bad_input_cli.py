@@ -52,8 +52,8 @@ CASES: dict[str, BadInput] = {
     "unknown game": BadInput(("odds", "--game", "mini-bac", "--decks", "8"), "mini-bac"),
     "game name with a line break": BadInput(("odds", "--game", "x\ny", "--decks", "8"), "x\\ny"),
     "decks not a number": BadInput((*ODDS, "eight"), "'eight' is not a valid integer"),
-    "no decks": BadInput((*ODDS, "0"), "at least one deck"),
-    "negative decks": BadInput((*ODDS, "-2"), "at least one deck"),
+    "no decks": BadInput((*ODDS, "0"), "--decks = 0 is out of range: use 1-8"),
+    "negative decks": BadInput((*ODDS, "-2"), "--decks = -2 is out of range: use 1-8"),
     "commission of another game": BadInput(
         ("odds", "--game", "seven-up", "--decks", "6", "--commission", "5pct"), "none"
     ),
@@ -72,7 +72,7 @@ CASES: dict[str, BadInput] = {
         ("journal", "show", "/nonexistent/a\nb.sqlite"), "no such"
     ),
     "negative round filter": BadInput(("journal", "show", "/", "--round", "-1"), "'--round'"),
-    "unknown URL scheme": BadInput(("info", "nope://x"), "protocol 'nope' not known"),
+    "unknown URL scheme": BadInput(("info", "nope://x"), "unknown URL scheme 'nope'"),
     "unknown simulator profile in a URL": BadInput(
         ("info", "sim://nope"), "no simulator profile 'nope'"
     ),
@@ -134,7 +134,7 @@ CASES: dict[str, BadInput] = {
         ("monitor", "--service", "sim://cs-1"), "--service"
     ),
     "monitor for no events": BadInput(("monitor", "--count", "0", "sim://cs-1"), "'--count'"),
-    "dump of an unknown URL scheme": BadInput(("dump", "nope://x"), "protocol 'nope'"),
+    "dump of an unknown URL scheme": BadInput(("dump", "nope://x"), "unknown URL scheme 'nope'"),
     "self-test of an absent device": BadInput(
         ("selftest", "/dev/cardshoe/none"), "no device at", DEVICE_ABSENT
     ),

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.demo_lines import Lines, demo_json, of, only
 from support.shoectl import ShoectlRunner
 
 from cardshoe.controller.journal.store import Journal
@@ -33,24 +34,6 @@ RULES_PLAY_FIELDS = (
     "sevens",
     "void",
 )
-Lines = list[dict[str, Any]]
-
-
-def demo_json(shoectl: ShoectlRunner, *options: str) -> Lines:
-    done = shoectl("demo", "--json", *options)
-    assert done.returncode == 0, done.stderr
-    return [json.loads(line) for line in done.stdout.splitlines()]
-
-
-def of(lines: Lines, event: str) -> Lines:
-    return [line for line in lines if line["event"] == event]
-
-
-def only(lines: Lines, event: str) -> dict[str, Any]:
-    (line,) = of(lines, event)
-    return line
-
-
 def played_by_the_rules_engine(game_name: str, line: dict[str, Any]) -> None:
     """The round's cards, dealt afresh through get_game(...), give the round the demo printed."""
     played = get_game(game_name).new_round()
@@ -66,11 +49,12 @@ def played_by_the_rules_engine(game_name: str, line: dict[str, Any]) -> None:
         outcome.banker_total,
     )
     assert line["winner"] == outcome.winner.value
+    marks = get_game(game_name).marks(outcome)
     assert (line["natural"], line["player_pair"], line["banker_pair"], line["sevens"]) == (
         outcome.natural,
-        outcome.player_pair,
-        outcome.banker_pair,
-        outcome.sevens,
+        marks.player_pair,
+        marks.banker_pair,
+        marks.sevens,
     )
 
 

@@ -101,7 +101,7 @@ def test_readable_output(shoectl) -> None:
         (["--game", "faro", "--decks", "8"], "unknown game 'faro'"),
         (["--game", "punto-banco", "--decks", "8", "--commission", "10pct"], "5pct, half-on-6"),
         (["--game", "seven-up", "--decks", "6", "--commission", "5pct"], "none"),
-        (["--game", "punto-banco", "--decks", "0"], "at least one deck"),
+        (["--game", "punto-banco", "--decks", "0"], "--decks = 0 is out of range: use 1-8"),
         (["--game", "punto-banco", "--decks", "eight"], "--decks"),
         (["--game", "macau-1", "--decks", "8", "--paytable", "seven-up-mbs-2011"], "macau-2007"),
     ],

@@ -24,6 +24,7 @@ from cardshoe.controller.procedure.facts import (
     RoundResult,
     RoundVoided,
 )
+from cardshoe.controller.procedure.holds import HoldReason
 from cardshoe.controller.procedure.inputs import ClearHold, CloseBets, ConfirmFaceUp
 from cardshoe.controller.procedure.irregularities import (
     IRREGULARITIES,
@@ -32,7 +33,6 @@ from cardshoe.controller.procedure.irregularities import (
     inspect_card,
 )
 from cardshoe.controller.procedure.machine import State
-from cardshoe.controller.procedure.table import HoldReason
 from cardshoe.controller.rules.cards import parse_cards
 from cardshoe.drivers.link_events import LinkLost, LinkRestored, SequenceGap
 from cardshoe.drivers.protocol.messages import Capability, DeviceKind, FaultKind, Hello, Orientation

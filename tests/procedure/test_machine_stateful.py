@@ -27,6 +27,7 @@ from cardshoe.controller.config import (
     TableConfig,
 )
 from cardshoe.controller.procedure.facts import AlarmKind, Burned, CardAssigned, CardSetAside
+from cardshoe.controller.procedure.holds import HoldReason
 from cardshoe.controller.procedure.inputs import (
     AbandonShoe,
     ClearHold,
@@ -39,7 +40,7 @@ from cardshoe.controller.procedure.inputs import (
     StartShoe,
 )
 from cardshoe.controller.procedure.machine import State
-from cardshoe.controller.procedure.table import HoldReason, TableModel
+from cardshoe.controller.procedure.table import TableModel
 from cardshoe.controller.rules.games import GAME_NAMES
 from cardshoe.drivers.link_events import LinkLost, LinkRestored, SequenceGap
 from cardshoe.drivers.protocol.cardid import CardId

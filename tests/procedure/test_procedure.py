@@ -34,6 +34,7 @@ from cardshoe.controller.procedure.facts import (
     ShoeEnded,
     TableIdle,
 )
+from cardshoe.controller.procedure.holds import fault_hold
 from cardshoe.controller.procedure.inputs import (
     AbandonShoe,
     CloseBets,
@@ -52,7 +53,7 @@ from cardshoe.controller.procedure.machine import (
     Trigger,
     guard_and_action_names,
 )
-from cardshoe.controller.procedure.table import TableModel, fault_hold
+from cardshoe.controller.procedure.table import TableModel
 from cardshoe.controller.rules.cards import parse_cards
 from cardshoe.controller.rules.games import GAME_NAMES
 from cardshoe.controller.rules.hands import Hand
@@ -327,7 +328,7 @@ def test_a_whole_manual_shoe_gives_every_round_the_rules_engine_gives(game: str)
 def test_the_cut_card_policy_decides_how_many_rounds_follow(
     policy: CutCardPolicy, rounds_after: int
 ) -> None:
-    table = Table(manual(burn=BurnPolicy.FIXED, burn_fixed=1, cut_card=policy, cut_card_depth=30))
+    table = Table(manual(burn=BurnPolicy.FIXED, burn_fixed=1, cut_card=policy, cut_card_depth=24))
     table.open_manual_shoe()
     shoe = iter(tagged_shoe(8, seed=7))
     deal_while_due(table, shoe)

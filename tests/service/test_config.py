@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from cardshoe.controller.config import (
-    DECKS_ALLOWED,
     BurnPolicy,
     ConfigError,
     CutCardPolicy,
@@ -17,7 +17,7 @@ from cardshoe.controller.config import (
 )
 from cardshoe.controller.errors import UserError
 from cardshoe.controller.rules.cards import parse_card
-from cardshoe.controller.rules.games import GAME_NAMES, commission_names
+from cardshoe.controller.rules.games import commission_names
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "table.toml"
 
@@ -148,14 +148,14 @@ def test_decks_are_validated_per_game(game: str, low: int, high: int) -> None:
 def test_cut_card_depth_must_leave_room_for_the_rounds_after_it() -> None:
     last_round = {"shoe": {"cut_card_depth": 6}}
     assert TableConfig.from_mapping(last_round).shoe.cut_card_depth == 6
-    assert "use 6-208" in config_error({"shoe": {"cut_card_depth": 5}})
+    assert "use 6-26" in config_error({"shoe": {"cut_card_depth": 5}})
     one_more = {"shoe": {"cut_card_depth": 11, "cut_card": "one-more-round"}}
-    assert "use 12-208" in config_error(one_more)
+    assert "use 12-26" in config_error(one_more)
     with_round_burn = {"game": {"round_burn": 2}, "shoe": {"cut_card_depth": 12}}
     assert TableConfig.from_mapping(with_round_burn).shoe.cut_card_depth == 12
     with_round_burn["shoe"]["cut_card"] = "one-more-round"
-    assert "use 16-208" in config_error(with_round_burn)
-    assert "use 6-208" in config_error({"shoe": {"cut_card_depth": 209}})
+    assert "use 16-26" in config_error(with_round_burn)
+    assert "use 6-26" in config_error({"shoe": {"cut_card_depth": 27}})
 
 
 @pytest.mark.parametrize(
@@ -181,10 +181,6 @@ def test_automatic_machine_takes_no_shoe_section() -> None:
     message = config_error({"device": {"kind": "auto"}, "shoe": {"burn": "decks"}})
     assert "[shoe] section" in message
     assert "Art. 2.3" in message
-
-
-def test_deck_ranges_cover_every_game_of_the_rules_engine() -> None:
-    assert set(DECKS_ALLOWED) == set(GAME_NAMES)
 
 
 @pytest.mark.parametrize(
@@ -285,3 +281,35 @@ def test_file_problems_are_one_line_naming_the_file(tmp_path: Path) -> None:
         assert str(caught.value).startswith(str(path)), path
         assert expected in str(caught.value)
         assert "\n" not in str(caught.value)
+
+
+def test_the_uplink_section_reads_every_key_and_takes_paths_from_the_file(tmp_path):
+    path = tmp_path / "table.toml"
+    path.write_text(
+        '[uplink]\nbroker = "mqtts://floor:8883"\nsite = "east"\nstate_dir = "state"\n'
+        'ca = "ca.crt"\ncert = "T1.crt"\nkey = "T1.key"\nresend_after_s = 5\n'
+        "prune_after_shoe = true\nprune_keep_days = 3\n"
+    )
+    uplink = load_config(path).uplink
+    assert uplink.broker == "mqtts://floor:8883" and uplink.site == "east"
+    assert uplink.state_dir == tmp_path / "state" and uplink.cert == tmp_path / "T1.crt"
+    assert uplink.resend_after_s == 5.0 and uplink.prune_after_shoe is True
+    assert uplink.prune_keep_days == 3
+    assert load_config(path).fingerprint == TableConfig().fingerprint
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("resend_after_s = 0", "uplink.resend_after_s = 0.0 must be above 0"),
+        ('resend_after_s = "soon"', 'uplink.resend_after_s = "soon" is not a number of seconds'),
+        ('prune_after_shoe = "yes"', 'uplink.prune_after_shoe = "yes" is not true or false'),
+        ('site = "a/b"', "uplink.site = 'a/b' is not usable"),
+        ("brokr = 1", "unknown key uplink.brokr"),
+    ],
+)
+def test_a_bad_uplink_key_is_one_line_naming_it(tmp_path, line, message):
+    path = tmp_path / "table.toml"
+    path.write_text(f"[uplink]\n{line}\n")
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        load_config(path)

@@ -36,13 +36,13 @@ from support.session_support import (
 )
 
 from cardshoe.controller.config import (
-    DECKS_ALLOWED,
     DeviceConfig,
     DeviceMode,
     GameConfig,
     TableConfig,
 )
 from cardshoe.controller.procedure.facts import HoldStarted, ShoeEnded, TableEvent
+from cardshoe.controller.rules.games import GAME_NAMES, deck_range
 from cardshoe.controller.service.session import TableSession
 from cardshoe.firmware_sim.errors import SimConfigError
 from cardshoe.firmware_sim.faults import DEFAULT_DURATION_S, InjectionKind
@@ -57,7 +57,7 @@ FAULT_DURATION_S = 0.05
 SEED = 7
 DEADLINE_S = 30.0
 """A cell that has not finished by then is stopped and fails, rather than hang the suite."""
-GAMES = tuple(DECKS_ALLOWED)
+GAMES = GAME_NAMES
 PROFILES = {DeviceMode.SHOE: "cs-1", DeviceMode.AUTO: "cs-auto"}
 
 
@@ -141,22 +141,17 @@ FAULT_OUTCOMES: Mapping[InjectionKind, Mapping[DeviceMode, Expected]] = {
             alarms=frozenset({"foreign_card"}),
         ),
     },
-    InjectionKind.DUPLICATE_CARD: {
-        DeviceMode.SHOE: Expected(
+    InjectionKind.DUPLICATE_CARD: on_both(
+        Expected(
             Outcome.VOID,
-            "Macau Art. 10; a second physical card with one tag is tampering",
+            "Macau Art. 10; a second physical card with one tag is tampering. The simulator "
+            "copies a card still out, so the automatic machine's copy is seen beside its twin "
+            "before the round goes back in",
             void="duplicate_card",
             irregularities=(("duplicate_card", "void_round"),),
             alarms=frozenset({"tamper"}),
-        ),
-        DeviceMode.AUTO: Expected(
-            Outcome.ALARM,
-            "Macau Art. 7.2, continuous shuffling: the copy of a card already returned is "
-            "indistinguishable from that card dealt again, so the round stands; the count at "
-            "the shoe's end finds the extra card",
-            alarms=frozenset({RECONCILIATION}),
-        ),
-    },
+        )
+    ),
     InjectionKind.DOUBLE_FEED: on_both(
         Expected(
             Outcome.VOID,
@@ -201,7 +196,9 @@ FAULT_OUTCOMES: Mapping[InjectionKind, Mapping[DeviceMode, Expected]] = {
     InjectionKind.EARLY_CUT_CARD: {
         DeviceMode.SHOE: Expected(
             Outcome.LAST_ROUND,
-            "Macau Art. 3.1 (last-round policy): the round the cut card comes out in is the last",
+            "Macau Art. 3.1 (last-round policy): the round the cut card comes out in is the "
+            "last; Art. 2.1 puts it above about the last 12 cards, so one this early alarms",
+            alarms=frozenset({"cut_card"}),
             shoe_end=ShoeEnd.CUT_CARD,
         ),
         DeviceMode.AUTO: Expected(
@@ -281,7 +278,7 @@ def injection(kind: InjectionKind) -> str:
 
 def campaign_config(game: str, device: DeviceMode) -> TableConfig:
     """The fewest decks the game allows; the simulator's firmware image is the approved one."""
-    fewest_decks = DECKS_ALLOWED[game][0]
+    fewest_decks = deck_range(game).fewest
     approved = get_profile(PROFILES[device]).firmware_hash.hex()
     return TableConfig(
         table_id="T1",

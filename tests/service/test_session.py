@@ -31,8 +31,8 @@ from cardshoe.controller.procedure.facts import (
     HoldStarted,
     TableEvent,
 )
+from cardshoe.controller.procedure.holds import HoldReason
 from cardshoe.controller.procedure.machine import State
-from cardshoe.controller.procedure.table import HoldReason
 from cardshoe.controller.service.session import ProcedureRefused, TableSession
 from cardshoe.drivers.device import open_device
 from cardshoe.firmware_sim.core import FirmwareCore

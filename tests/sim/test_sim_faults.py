@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.sim_support import FakeClock, WireHost, no_new_threads
+from support.sim_support import FakeClock, WireHost
 
 from cardshoe.drivers.protocol.error_codes import ErrorCode
 from cardshoe.drivers.protocol.messages import (
@@ -23,6 +22,7 @@ from cardshoe.drivers.protocol.messages import (
     Message,
     Orientation,
     Reply,
+    ReturnCards,
     SelfTestResult,
     SensorFlag,
     SetGate,
@@ -33,11 +33,6 @@ from cardshoe.firmware_sim.devices import configure_device, create_device
 from cardshoe.firmware_sim.errors import SimConfigError
 from cardshoe.firmware_sim.faults import Injection, InjectionKind, load_scenario, parse_injection
 from cardshoe.firmware_sim.profiles import get_profile
-
-
-@pytest.fixture(autouse=True)
-def _no_thread_left_behind() -> Iterator[None]:
-    yield from no_new_threads()
 
 
 def connected(profile: str, *injections: str) -> WireHost:
@@ -97,11 +92,22 @@ def test_foreign_card_carries_another_deck_set_serial() -> None:
     assert foreign.card.deck_set != 0
 
 
-def test_duplicate_card_repeats_a_physical_card_already_dealt() -> None:
+def test_duplicate_card_repeats_a_physical_card_still_out() -> None:
     host = connected("cs-1", "duplicate-card@card=3")
     dealt = cards(pull(host, 3))
-    assert dealt[2].card_code == dealt[0].card_code
+    assert dealt[2].card_code == dealt[1].card_code
     assert dealt[1].card_code != dealt[0].card_code
+
+
+def test_duplicate_card_on_the_machine_copies_a_card_of_the_round_not_one_taken_back() -> None:
+    """Cards taken back are shuffled in: a copy of one could not be told from it."""
+    host = connected("cs-auto", "duplicate-card@card=3")
+    first_round = cards(deal(host) + deal(host))
+    host.send(ReturnCards(host.request_id(), 2))
+    acked(host, host.receive())
+    third, fourth = cards(deal(host) + deal(host))
+    assert fourth.card_code == third.card_code
+    assert third.card_code not in {card.card_code for card in first_round}
 
 
 @pytest.mark.parametrize("profile", ["cs-1", "cs-auto"])

@@ -24,7 +24,7 @@ from cardshoe.controller.config import (
 )
 from cardshoe.controller.journal.store import Journal, Record
 from cardshoe.controller.procedure.facts import HoldStarted, RoundOpened, TableEvent
-from cardshoe.controller.procedure.table import HoldReason
+from cardshoe.controller.procedure.holds import HoldReason
 from cardshoe.controller.rules.cards import Card, parse_card
 from cardshoe.controller.rules.shoe_order import play_shoe_order
 from cardshoe.controller.service.session import TableSession

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 
 from cardshoe.controller.config import TableConfig
 from cardshoe.controller.procedure.inputs import CutDone, DeviceCount, ShoeLoaded, StartShoe
-from cardshoe.controller.procedure.table import Fact, TableModel
+from cardshoe.controller.procedure.shoe import Fact
+from cardshoe.controller.procedure.table import TableModel
 from cardshoe.controller.rules.cards import Card, ShoeComposition, Suit, parse_cards
 from cardshoe.drivers.protocol.cardid import CardId, CardSuit
 from cardshoe.drivers.protocol.error_codes import ErrorCode

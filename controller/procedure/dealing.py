@@ -1,0 +1,368 @@
+"""Dealing: every card that leaves the shoe, to a hand, set aside, or burned.
+
+The base of the table model (table.py): it holds the shoe and round in play
+and decides, for each CARD event, what the card is due for and what its
+irregularities do (irregularities.py). The shoe's lifecycle, the rounds'
+opening and settling, the holds and the inputs' routing are table.py's; this
+part knows only cards. Like the model, it does no I/O: it emits facts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from transitions import EventData
+
+from cardshoe.controller.config import BurnPolicy, DeviceMode, TableConfig
+from cardshoe.controller.procedure.facts import (
+    Alarm,
+    AlarmKind,
+    Burned,
+    BurnReason,
+    CardAssigned,
+    CardSetAside,
+    DeckSetAdopted,
+    IrregularityFound,
+    TableEvent,
+)
+from cardshoe.controller.procedure.holds import HoldReason
+from cardshoe.controller.procedure.irregularities import (
+    INTRUDER_FINDINGS,
+    IRREGULARITIES,
+    CardInspection,
+    Consequence,
+    Irregularity,
+    inspect_card,
+)
+from cardshoe.controller.procedure.machine import ROUND_STATES, State, Trigger
+from cardshoe.controller.procedure.operator_input import deck_set_text
+from cardshoe.controller.procedure.shoe import CardDue, Fact, FeedGroup, Round, ShoeState
+from cardshoe.controller.rules.cards import Card
+from cardshoe.controller.rules.hands import Hand
+from cardshoe.drivers.protocol.messages import (
+    CardRead,
+    SensorFlag,
+)
+
+
+class Dealing:
+    """The shoe and round in play, and the card-taking actions the procedure names."""
+
+    state: str
+    """Set by the Machine: a State value."""
+
+    def __init__(self, config: TableConfig) -> None:
+        self.config = config
+        self.game = config.game.build_game()
+        self.automatic = config.device.kind is DeviceMode.AUTO
+        self.shoe: ShoeState | None = None
+        self.round: Round | None = None
+        self.holds: list[str] = []
+        self.held_state: State | None = None
+        self._facts: list[Fact] = []
+
+    # What the session and the displays read
+
+    @property
+    def shoe_id(self) -> str | None:
+        return None if self.shoe is None else self.shoe.shoe_id
+
+    @property
+    def round_no(self) -> int | None:
+        return None if self.round is None else self.round.number
+
+    @property
+    def position(self) -> State:
+        """Where the procedure stands, or stood when a hold interrupted it."""
+        if self.state == State.HELD and self.held_state is not None:
+            return self.held_state
+        return State(self.state)
+
+    def card_due(self) -> CardDue | None:
+        """What the next card is for, or None when no card may leave now."""
+        if self.state in (State.HELD, State.FAULT):
+            return None
+        return self._due_at(self.position)
+
+    def _due_at(self, position: State) -> CardDue | None:
+        shoe = self.shoe
+        if shoe is None or shoe.feed is not None:
+            return None
+        if position in (State.BURNING, State.ROUND_BURN) and shoe.burn_remaining != 0:
+            return shoe.burn_reason
+        if position is State.DEALING and self.round is not None and not self.round.void_reason:
+            return self.round.deal.next_recipient()
+        return None
+
+    # Actions: cards
+
+    def take_card(self, event: EventData) -> None:
+        card_event: CardRead = event.kwargs["event"]
+        shoe = self.shoe
+        if shoe is None:
+            self._take_card_without_shoe(card_event)
+            return
+        if shoe.deck_set is None:
+            self._adopt_deck_set(shoe, card_event)
+        feed = shoe.feed
+        continuing = feed is not None and card_event.feed_group == feed.group
+        if feed is not None and not continuing:
+            shoe.feed = feed = None
+        starts_group = bool(card_event.flags & SensorFlag.DOUBLE_FEED_SUSPECTED) and not continuing
+        due = self._due_at(self.position)
+        inspection = inspect_card(
+            card_event,
+            automatic=self.automatic,
+            deck_set=shoe.deck_set,
+            decks=self.config.game.decks,
+            seen=shoe.seen,
+            copies=shoe.copies,
+            starts_feed_group=starts_group,
+        )
+        findings = list(inspection.findings)
+        if self.state == State.HELD:
+            findings.append(Irregularity.CARD_DURING_HOLD)
+        wrong_pack = self._before_the_declared_set(shoe, inspection)
+        self._count_card(shoe, inspection)
+        if feed is not None:
+            self._take_group_card(shoe, feed, inspection)
+        elif isinstance(due, Hand) and not inspection.voids:
+            self._assign(inspection, findings)
+        elif isinstance(due, Hand):
+            self._set_aside(inspection, inspection.voids[0], findings)
+        else:
+            self._burn(inspection, due, findings, voids_round=self._void_open_round(inspection))
+        if wrong_pack:
+            self._hold_for_the_deck_set(shoe, inspection)
+        if starts_group:
+            group_burn = None if isinstance(due, Hand) else (due or BurnReason.IRREGULAR)
+            shoe.feed = FeedGroup(card_event.feed_group, card_event.feed_size - 1, group_burn)
+            if shoe.feed.remaining <= 0:
+                shoe.feed = None
+
+    def _before_the_declared_set(self, shoe: ShoeState, inspection: CardInspection) -> bool:
+        """A foreign card before any card of the declared set: the declaration may be wrong.
+
+        With a mistyped deck set every card is foreign; dealing on would void
+        every round of the shoe. Once a card of the declared set has come out,
+        a foreign card is only that (it voids its round and alarms).
+        """
+        card_id = inspection.card_id
+        if card_id is not None and card_id.deck_set == shoe.deck_set:
+            shoe.declared_set_seen = True
+        return (
+            shoe.deck_set_declared
+            and not shoe.declared_set_seen
+            and Irregularity.FOREIGN_CARD in inspection.findings
+        )
+
+    def _hold_for_the_deck_set(self, shoe: ShoeState, inspection: CardInspection) -> None:
+        card_id = inspection.card_id
+        assert card_id is not None and shoe.deck_set is not None
+        self._emit(
+            Alarm(
+                AlarmKind.FOREIGN_CARD,
+                f"a card of deck set {deck_set_text(card_id.deck_set)} came out before any of "
+                f"the declared {deck_set_text(shoe.deck_set)}: if the declaration is wrong, "
+                "abandon the shoe and start it again with the deck set printed on the box; "
+                "if the card is foreign, take it out and clear-hold "
+                f"{HoldReason.DECK_SET_MISMATCH}",
+            )
+        )
+        self.trigger(Trigger.HOLD, reason=HoldReason.DECK_SET_MISMATCH)
+
+    def _take_card_without_shoe(self, card_event: CardRead) -> None:
+        card_id = card_event.card
+        inspection = CardInspection(card_id, ())
+        findings = [Irregularity.CARD_OUTSIDE_ROUND]
+        if self.state == State.HELD:
+            findings.append(Irregularity.CARD_DURING_HOLD)
+        self._burn(inspection, BurnReason.IRREGULAR, findings)
+
+    def _adopt_deck_set(self, shoe: ShoeState, card_event: CardRead) -> None:
+        card_id = card_event.card
+        if card_id is not None:
+            shoe.deck_set = card_id.deck_set
+            self._emit(DeckSetAdopted(deck_set_text(card_id.deck_set)))
+
+    def _count_card(self, shoe: ShoeState, inspection: CardInspection) -> None:
+        shoe.cards_out += 1
+        if inspection.is_intruder:
+            shoe.intruders += 1
+        card_id, card = inspection.card_id, inspection.card
+        if card_id is not None and card is not None and inspection.belongs_to_shoe:
+            if card_id.tagged:
+                shoe.seen.add(card_id)
+            shoe.copies[card] += 1
+
+    def _take_group_card(
+        self, shoe: ShoeState, feed: FeedGroup, inspection: CardInspection
+    ) -> None:
+        feed.remaining -= 1
+        if feed.remaining <= 0:
+            shoe.feed = None
+        extra = [code for code in inspection.findings if code is not Irregularity.DOUBLE_FEED]
+        if feed.burn is None and self.round is not None:
+            self._set_aside(inspection, Irregularity.DOUBLE_FEED, extra)
+        else:
+            self._burn(inspection, feed.burn or BurnReason.IRREGULAR, extra)
+
+    def _assign(self, inspection: CardInspection, findings: list[Irregularity]) -> None:
+        current, card, card_id = self._open_round(), inspection.card, inspection.card_id
+        assert card is not None and card_id is not None
+        hand = current.deal.deal(card)
+        current.cards.append(card)
+        self._open_shoe().dealt += 1
+        self._emit(
+            CardAssigned(current.number, card, str(card_id), hand, current.deal.next_recipient())
+        )
+        self._record_findings(inspection, findings, Consequence.RECORD)
+        if Irregularity.FACE_DOWN_CARD in findings:
+            self.trigger(Trigger.HOLD, reason=HoldReason.FACE_DOWN_CARD)
+
+    def _set_aside(
+        self, inspection: CardInspection, reason: str, findings: list[Irregularity]
+    ) -> None:
+        current = self._open_round()
+        current.cards.append(inspection.card)
+        self._open_shoe().dealt += 1
+        if current.void_reason is None:
+            current.void_reason = reason
+        self._emit(
+            CardSetAside(current.number, inspection.card, _physical(inspection), str(reason))
+        )
+        self._record_findings(inspection, findings, Consequence.RECORD)
+
+    def _void_open_round(self, inspection: CardInspection) -> bool:
+        """An intruder while a round is open (betting, its burn, dealing) voids that round.
+
+        The round's bets are at stake from the moment it opens: a card that was
+        never part of the pack, found then, means the pack the round is dealt
+        from is not the one loaded (7 Up 5.1, Macau Art. 10). Earlier results
+        stand; the card itself goes to no hand and is burned.
+        """
+        current = self.round
+        if (
+            not inspection.is_intruder
+            or current is None
+            or current.void_reason is not None
+            or self.position not in ROUND_STATES
+        ):
+            return False
+        current.void_reason = next(
+            code for code in inspection.findings if code in INTRUDER_FINDINGS
+        )
+        return True
+
+    def _burn(
+        self,
+        inspection: CardInspection,
+        reason: BurnReason | None,
+        findings: list[Irregularity],
+        *,
+        voids_round: bool = False,
+    ) -> None:
+        shoe = self.shoe
+        if reason is None:
+            reason = BurnReason.IRREGULAR
+            findings = [
+                *findings,
+                Irregularity.CARD_AFTER_ROUND
+                if self._after_a_round()
+                else Irregularity.CARD_OUTSIDE_ROUND,
+            ]
+        remaining = None
+        if shoe is not None:
+            shoe.burned += 1
+            remaining = self._count_burn(shoe, reason, inspection.card)
+        self._emit(Burned(inspection.card, _physical(inspection), reason, remaining))
+        placed_as = Consequence.VOID_ROUND if voids_round else Consequence.BURN
+        self._record_findings(inspection, findings, placed_as)
+
+    def _after_a_round(self) -> bool:
+        """A card that comes when its round is complete (or void) and no other is dealing."""
+        position = self.position
+        if position in (State.DEALING, State.RETURNING):
+            return True
+        return position in (State.READY, State.BETTING) and bool(
+            self.shoe and self.shoe.rounds_finished
+        )
+
+    def _count_burn(self, shoe: ShoeState, reason: BurnReason, card: Card | None) -> int | None:
+        if reason is BurnReason.IRREGULAR or reason is not shoe.burn_reason:
+            return shoe.burn_remaining
+        if shoe.burn_remaining is None:
+            shoe.burn_remaining = self._start_burn_total(card)
+        shoe.burn_remaining = max(0, shoe.burn_remaining - 1)
+        return shoe.burn_remaining
+
+    def _start_burn_total(self, first: Card | None) -> int:
+        """Cards the start-of-shoe burn takes, the first card included.
+
+        An unreadable first card cannot say how many cards follow it under
+        the first-card policy; the burn then takes one card per deck, the
+        rule Art. 2.1 states first. The other policies do not look at it.
+        """
+        decks, rules = self.config.game.decks, self.config.shoe
+        if first is not None:
+            return rules.start_burn_count(decks, first)
+        if rules.burn is BurnPolicy.FIXED and rules.burn_fixed is not None:
+            return rules.burn_fixed
+        return decks
+
+    def _record_findings(
+        self, inspection: CardInspection, findings: list[Irregularity], placed_as: Consequence
+    ) -> None:
+        """Record each finding with what it did here; alarm once per kind of alarm."""
+        alarms: dict[AlarmKind, Irregularity] = {}
+        for code in findings:
+            rule = IRREGULARITIES[code]
+            consequence = rule.consequence
+            if placed_as is Consequence.BURN and consequence is not Consequence.RECORD:
+                consequence = Consequence.BURN
+            self._record_irregularity(code, inspection.card, _physical(inspection), consequence)
+            if rule.alarm is not None:
+                alarms.setdefault(rule.alarm, code)
+        for kind, code in alarms.items():
+            self._emit(Alarm(kind, f"{code}: {_physical(inspection) or 'unreadable card'}"))
+
+    def _record_irregularity(
+        self,
+        code: Irregularity,
+        card: Card | None,
+        physical: str | None,
+        consequence: Consequence | None = None,
+    ) -> None:
+        rule = IRREGULARITIES[code]
+        self._emit(
+            IrregularityFound(
+                code.value,
+                self.round_no,
+                card,
+                physical,
+                (consequence or rule.consequence).value,
+                rule.meaning,
+            )
+        )
+
+    # Helpers
+
+    def _emit(self, event: TableEvent) -> None:
+        self._facts.append(Fact(event, self.shoe_id, self.round_no))
+
+    def _open_shoe(self) -> ShoeState:
+        if self.shoe is None:
+            raise RuntimeError(f"no shoe is open in state {self.state}")
+        return self.shoe
+
+    def _open_round(self) -> Round:
+        if self.round is None:
+            raise RuntimeError(f"no round is open in state {self.state}")
+        return self.round
+
+    # Bound by the Machine (declared for type checkers)
+    trigger: Callable[..., bool]
+
+
+def _physical(inspection: CardInspection) -> str | None:
+    return None if inspection.card_id is None else str(inspection.card_id)

@@ -1,0 +1,84 @@
+"""What the procedure knows about the shoe and the round in play: plain data.
+
+The model (table.py, dealing.py) changes these; the session and the displays
+read them. Fact is one established observer event with the shoe and round it
+belongs to, as the journal stores it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from cardshoe.controller.procedure.facts import BurnReason, TableEvent
+from cardshoe.controller.rules.cards import Card
+from cardshoe.controller.rules.hands import Hand
+from cardshoe.controller.rules.rounds import RoundInProgress
+from cardshoe.drivers.protocol.cardid import CardId
+
+CARDS_PER_DECK = 52
+
+
+class Fact(NamedTuple):
+    """An established fact with the shoe and round it belongs to, for the journal."""
+
+    event: TableEvent
+    shoe_id: str | None
+    round_no: int | None
+
+
+CardDue = Hand | BurnReason
+"""What the next card from the shoe is for: a hand, or a burn."""
+
+
+@dataclass
+class FeedGroup:
+    """A double feed whose remaining cards are still to be reported."""
+
+    group: int
+    remaining: int
+    burn: BurnReason | None
+    """The group's cards are burned for this reason; None: set aside in the round."""
+
+
+@dataclass
+class Round:
+    number: int
+    demo: bool
+    deal: RoundInProgress
+    void_reason: str | None = None
+    cards: list[Card | None] = field(default_factory=list)
+    """Every card the round took: assigned or set aside."""
+
+
+@dataclass
+class ShoeState:
+    shoe_id: str
+    deck_set: int | None
+    loaded: int
+    deck_set_declared: bool = False
+    """The operator named the deck set (rather than the first card showing it)."""
+    declared_set_seen: bool = False
+    """A card of the declared set came out: the pack loaded is the one declared."""
+    seen: set[CardId] = field(default_factory=set)
+    copies: Counter[Card] = field(default_factory=Counter)
+    """Cards out of the shoe; an automatic machine takes them back, and may deal them again,
+    after each return (continuous shuffling)."""
+    dealt: int = 0
+    """Cards a round took (assigned to a hand or set aside in a void round)."""
+    burned: int = 0
+    intruders: int = 0
+    """Cards that came out but were never loaded: foreign, a physical card seen twice, or a
+    copy more than the decks hold. The shoe held them on top of what was loaded."""
+    returned: int = 0
+    cards_out: int = 0
+    """Cards taken out of the automatic machine since its last shuffle or return."""
+    burn_reason: BurnReason | None = None
+    burn_remaining: int | None = 0
+    """Cards still to burn; None until the first card of the start-of-shoe burn is seen."""
+    rounds_opened: int = 0
+    rounds_finished: int = 0
+    last_round: int | None = None
+    empty: bool = False
+    feed: FeedGroup | None = None

@@ -1,0 +1,64 @@
+"""Operator commands through the real CLI and the running service's control socket."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from support.service_support import running_service, simulated_table, wait_until
+from support.session_support import journaled
+from support.shoectl import ShoectlRunner
+
+from cardshoe.controller.service.control_socket import request
+
+
+def control(shoectl: ShoectlRunner, socket: Path, *arguments: str) -> tuple[int, str]:
+    done = shoectl("control", *arguments, "--socket", str(socket))
+    return done.returncode, done.stderr.strip()
+
+
+def test_shoe_ids_are_safe_and_unique_and_deck_sets_are_u32_in_the_printed_form(
+    tmp_path: Path, shoectl: ShoectlRunner
+) -> None:
+    """Issue 12 item 13 and issue 11 case 12: two shoes named S42 were accepted, -1 and 2^40
+    were taken as deck sets, and the hex form every output prints was refused."""
+    with simulated_table(tmp_path) as table, running_service(table) as service:
+        service.wait_for_notification("READY=1")
+        socket = table.socket_path
+        for bad_id, why in (("S 42", "not usable"), ("../x", "not usable"), ("x" * 65, "")):
+            code, error = control(shoectl, socket, "new-shoe", "--shoe-id", bad_id)
+            assert code == 2 and error.startswith("shoectl: error: --shoe-id") and why in error
+        for bad_set in ("-1", str(2**40), "0xZZ", "0x1FFFFFFFF"):
+            code, error = control(shoectl, socket, "new-shoe", "--deck-set", bad_set)
+            assert code == 2 and "is not a deck set" in error and "0x00BC614E" in error
+        assert table.status()["state"] == "idle"
+        code, error = control(
+            shoectl, socket, "new-shoe", "--shoe-id", "S42", "--deck-set", "0x00bc614e"
+        )
+        assert code == 0, error
+        assert control(shoectl, socket, "abandon-shoe", "--reason", "test")[0] == 0
+        code, error = control(shoectl, socket, "new-shoe", "--shoe-id", "S42")
+        assert code == 2 and "shoe S42 is already in the journal" in error
+        assert service.stop() == 0
+    (started,) = [r.payload for r in journaled(table.journal_path, "shoe.started")]
+    assert (started["shoe_id"], started["deck_set"]) == ("S42", "0x00BC614E")
+    assert [r.payload["deck_set"] for r in journaled(table.journal_path, "command.start_shoe")] == [
+        0x00BC614E
+    ]
+
+
+def test_a_mistyped_deck_set_holds_at_the_first_card_instead_of_voiding_the_shoe(
+    tmp_path: Path,
+) -> None:
+    """Issue 11 case 12: with a one-digit typo every card was foreign and about 290 rounds
+    were voided in 4 s without a hold."""
+    with simulated_table(tmp_path) as table, running_service(table) as service:
+        service.wait_for_notification("READY=1")
+        request(table.socket_path, "new-shoe", shoe_id="TYPO", deck_set="0x00BC614F")
+        request(table.socket_path, "shoe-loaded")
+        request(table.socket_path, "cut-done")
+        wait_until(lambda: table.status()["holds"] == ["deck_set_mismatch"], "the hold")
+        status = table.status()
+        assert (status["state"], status["held_state"], status["burned"]) == ("held", "burning", 1)
+        assert "abandon the shoe" in status["last_alarm"]["detail"]
+        assert service.stop() == 0
+    assert not journaled(table.journal_path, "round.voided")
