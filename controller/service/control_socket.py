@@ -60,6 +60,8 @@ MAX_LINE_BYTES = 64 * 1024
 SUBSCRIBER_BACKLOG = 10_000
 """Events queued for one subscriber; a subscriber that falls this far behind is dropped,
 so a stalled monitor never slows the table."""
+SUBSCRIBE = "subscribe"
+"""The one request answered with a stream of events (monitor's) rather than one answer."""
 MAX_REQUEST_DEPTH = 8
 """Nesting of a request's JSON beyond this is refused: no command nests more than twice."""
 LISTEN_BACKLOG = 128
@@ -116,6 +118,12 @@ def claim_socket_path(path: Path) -> SocketClaim:
         raise UserError(
             f"cannot serve the control socket {path}: no folder {path.parent} "
             "(systemd's RuntimeDirectory= makes it): create it or set service.control_socket",
+            EXIT_NO_SERVICE,
+        )
+    if not os.access(path.parent, os.W_OK | os.X_OK):
+        raise UserError(
+            f"cannot serve the control socket {path}: the service user may not write "
+            f"{path.parent}: make it writable for that user or set service.control_socket",
             EXIT_NO_SERVICE,
         )
     lock_path = lock_path_for(path)
@@ -256,7 +264,15 @@ class ControlServer:
         self.max_connections = max_connections
         self._handlers = dict(handlers)
         self._feed = feed
-        self._server = _UnixServer(self)
+        try:
+            self._server = _UnixServer(self)
+        except OSError as exc:
+            raise UserError(
+                f"cannot serve the control socket {self.path}: {exc.strerror or exc}: make "
+                f"{self.path.parent} writable for the service user, or set "
+                "service.control_socket to a short path in a folder it may write",
+                EXIT_NO_SERVICE,
+            ) from None
         self._connections: set[socket.socket] = set()
         self._connections_lock = threading.Lock()
         self._thread = threading.Thread(
@@ -316,10 +332,10 @@ class ControlServer:
         if not isinstance(request, dict) or not isinstance(request.get("cmd"), str):
             return _refusal('a request is {"cmd": NAME, ...}', EXIT_BAD_INPUT), None
         name = request["cmd"]
-        subscribing = name == "subscribe"
+        subscribing = name == SUBSCRIBE
         handler = self._handlers.get("status" if subscribing else name)
         if handler is None:
-            known = ", ".join(sorted([*self._handlers, "subscribe"]))
+            known = ", ".join(sorted([*self._handlers, SUBSCRIBE]))
             message = f"unknown command {name!r}: the commands are {known}"
             return _refusal(message, EXIT_BAD_INPUT), None
         lines, board = self._feed.open() if subscribing else (None, None)
@@ -470,7 +486,7 @@ def subscription(
 ) -> Iterator[tuple[dict[str, Any], Iterator[dict[str, Any]]]]:
     """{"status", "board"} now, then the table's events as they happen until it stops."""
     with _connect(path, timeout) as connection:
-        _send_request(connection, path, "subscribe", {})
+        _send_request(connection, path, SUBSCRIBE, {})
         reader = connection.makefile("rb")
         status = _read_result(reader, path, timeout)
         connection.settimeout(None)

@@ -43,6 +43,10 @@ log = structlog.get_logger(__name__)
 
 RETRY_INTERVAL_S = 0.5
 """After a refused or failed device command, wait this long before asking again."""
+RETRY_INTERVAL_MAX_S = 8.0
+"""Failures in a row double the wait up to this."""
+FAILURE_SUMMARY_S = 60.0
+"""While commands keep failing, one warning says so this often, with the count."""
 
 
 class DrawControl:
@@ -69,6 +73,10 @@ class DrawControl:
         self._operation_for: tuple[str | None, State, int] | None = None
         """The SHUFFLE or RETURN sent, as (shoe, state, cards taken) when it was sent."""
         self._retry_after = 0.0
+        self._retry_interval = RETRY_INTERVAL_S
+        self._failures = 0
+        """Failed commands in a row; the first is a warning, the rest summarised."""
+        self._summarised_at = 0.0
         self._resync_wanted = True
         self.replay_upto = device.info.counters["next_seq"] - 1
         """The device's last event at the handshake: everything up to it comes before commands."""
@@ -100,6 +108,10 @@ class DrawControl:
         if self._clock() < self._retry_after or last_seq < self.replay_upto:
             return
         device = self._device
+        if not device.connected:
+            # The link is down: the driver reconnects and the table holds (link_lost).
+            self._resync_wanted = True
+            return
         try:
             if self._resync_wanted:
                 self._resync()
@@ -116,9 +128,24 @@ class DrawControl:
             self._operation_for = None
             self._retry_after = self._clock() + RETRY_INTERVAL_S
         except (DeviceTimeout, DeviceGone) as failure:
-            log.warning("device command failed; re-reading its state", reason=str(failure))
-            self._resync_wanted = True
-            self._retry_after = self._clock() + RETRY_INTERVAL_S
+            self._failed(str(failure))
+            return
+        self._failures = 0
+        self._retry_interval = RETRY_INTERVAL_S
+
+    def _failed(self, reason: str) -> None:
+        """Re-read the device later, backing off; warn once, then once a minute with a count."""
+        now = self._clock()
+        self._failures += 1
+        if self._failures == 1:
+            log.warning("device command failed; re-reading its state", reason=reason)
+            self._summarised_at = now
+        elif now - self._summarised_at >= FAILURE_SUMMARY_S:
+            log.warning("device commands still failing", failures=self._failures, reason=reason)
+            self._summarised_at = now
+        self._resync_wanted = True
+        self._retry_after = now + self._retry_interval
+        self._retry_interval = min(self._retry_interval * 2, RETRY_INTERVAL_MAX_S)
 
     def _taken(self) -> int:
         shoe = self._model().shoe
