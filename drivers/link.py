@@ -210,6 +210,7 @@ class Link:
         self._reported_gap: tuple[int, int] | None = None
         self._reported_regression: SequenceRegression | None = None
         self._reported_beyond: int | None = None
+        self._reported_conflicts: deque[int] = deque(maxlen=_RECENT_EVENTS)
         self._epoch: int | None = None
         """The stream epoch the position counts in: the journal's, else the first HELLO's."""
         self._reported_failure: str | None = None
@@ -672,6 +673,8 @@ class Link:
         if arrival is sequencing.Arrival.BEYOND_STREAM:
             self._report_beyond(seq)
             return False
+        if arrival in (sequencing.Arrival.DUPLICATE, sequencing.Arrival.RETRANSMISSION):
+            self._compare_with_delivered(event)
         if arrival is sequencing.Arrival.DUPLICATE:
             self.counters.duplicates += 1
             return True
@@ -690,6 +693,24 @@ class Link:
         self._recent.append((self._accepted, event))
         self._cond.notify_all()
         return False
+
+    def _compare_with_delivered(self, event: Event) -> None:
+        """A resend must be the event delivered under its seq, unchanged (lock held).
+
+        Another event under a delivered seq means one of the two is not the
+        device's (a forged frame on an unauthenticated link): raise the alarm once.
+        """
+        kept = next((item for _, item in reversed(self._recent) if item.seq == event.seq), None)
+        if kept is None or kept == event or event.seq in self._reported_conflicts:
+            return
+        self._reported_conflicts.append(event.seq)
+        reason = (
+            f"event seq {event.seq} came again with other contents: {event!r} after the "
+            f"delivered {kept!r}; one of them is not the device's"
+        )
+        log.error("%s: %s", self.url, reason)
+        self._buffer.append(ProtocolViolation(reason, event.seq))
+        self._cond.notify_all()
 
     def _report_beyond(self, seq: int) -> None:
         if self._reported_beyond == seq:

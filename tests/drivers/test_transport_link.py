@@ -370,3 +370,20 @@ def test_case_7_an_ack_beyond_the_devices_counter_is_not_counted_as_taken(
         peer.send(card(1))
         assert device.next_event(WAIT_S) == card(1)
         assert device.info.counters["sequence_gaps"] == 0
+
+
+def test_case_11_a_different_card_under_a_delivered_seq_is_an_alarm(peer: ScriptedPeer) -> None:
+    """Issue 11 case 11: a forged CARD with the next seq was journaled and the genuine one
+    under the same seq dropped as a duplicate without a look at its contents."""
+    with peer.connect(next_seq=1) as device:
+        peer.send(card(1, "KH"))  # the forger's, first
+        assert device.next_event(WAIT_S) == card(1, "KH")
+        device.ack(1)
+        assert peer.expect(Ack) == Ack(1)
+        peer.send(card(1, "AS"), card(1, "AS"))  # the device's own, late, resent
+        violation = device.next_event(WAIT_S)
+        assert isinstance(violation, ProtocolViolation) and violation.seq == 1
+        assert "other contents" in violation.reason
+        assert device.next_event(0.3) is None  # said once, not once per resend
+        peer.send(card(1, "KH"))  # an unchanged resend is no finding
+        assert device.next_event(0.3) is None
