@@ -78,6 +78,9 @@ class WireFaults:
     duplicate: set[int] = field(default_factory=set)
     ack_delay_s: dict[int, float] = field(default_factory=dict)
     """Hold back an ACK covering this seq for this long before acting on it."""
+    stale_auth_responses: int = 0
+    """Answer this many AUTH_CHALLENGEs as a replayed AUTH_RESPONSE would: sealed in an
+    earlier session, so the host cannot open it."""
 
 
 class DeviceLink:
@@ -288,9 +291,14 @@ class DeviceLink:
             return Reply(challenge.request_id, ErrorCode.UNSUPPORTED)
         identity = self._hello(challenge.request_id)
         device_nonce = new_nonce()
+        host_nonce = challenge.host_nonce
+        if self.wire_faults.stale_auth_responses > 0:
+            self.wire_faults.stale_auth_responses -= 1
+            log.info("device link: injected fault: a replayed AUTH_RESPONSE from an old session")
+            host_nonce = new_nonce()
         self.auth = LinkAuth.start(
             self.pairing_key,
-            challenge.host_nonce,
+            host_nonce,
             device_nonce,
             identity.serial_number,
             sends=Direction.DEVICE_TO_HOST,

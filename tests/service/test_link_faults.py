@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from support.service_support import Table, running_service, simulated_table
 from support.session_support import (
     SIM_DECK_SET,
     journaled,
@@ -19,7 +20,9 @@ from support.session_support import (
 from cardshoe.controller.procedure.facts import CardAssigned, TableEvent
 from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.procedure.table import HoldReason
-from cardshoe.controller.service.session import DEVICE_RESYNC, TableSession
+from cardshoe.controller.service.pairing import KeyStore, staged_key_file
+from cardshoe.controller.service.session import DEVICE_REFUSED, DEVICE_RESYNC, TableSession
+from cardshoe.drivers.protocol.auth import new_pairing_key
 
 MANUAL = table_config(decks=1)
 STEP_LIMIT = 400
@@ -81,3 +84,44 @@ def test_case_7_a_wiped_device_is_resynchronised_by_one_journaled_clear(tmp_path
         assert session.state is not State.IDLE
     restarted = journaled(path, "session.started")[-1]
     assert restarted.payload["device"]["stream_epoch"] == core.link.epoch
+
+
+def pair_in_process(table: Table) -> bytes:
+    """Give the simulated shoe and the table's key folder the same fresh pairing key."""
+    key = new_pairing_key()
+    table.core.link.pairing_key = key
+    path = KeyStore(table.folder / "keys").path_for(table.core.serial_number)
+    with staged_key_file(path, key) as commit:
+        commit()
+    return key
+
+
+def test_case_10_one_replayed_auth_response_at_start_up_is_retried(tmp_path: Path) -> None:
+    """Issue 11 case 10: one replayed AUTH_RESPONSE at the start-up challenge made
+    `shoectl run` exit 3 at once; five in 120 s exhausted systemd's start limit."""
+    with simulated_table(tmp_path) as table:
+        pair_in_process(table)
+        table.core.link.wire_faults.stale_auth_responses = 1
+        with running_service(table, "--device-wait", "20") as service:
+            service.wait_for_notification("READY=1", timeout=15)
+            status = table.status()
+            assert status["device"]["authenticated"]
+            assert service.stop() == 0
+    assert table.core.link.wire_faults.stale_auth_responses == 0
+    assert journaled(table.journal_path, DEVICE_REFUSED) == []
+
+
+def test_case_10_a_start_up_refusal_is_journaled(tmp_path: Path) -> None:
+    """A device that never proves the key (here: paired with another one) is refused once
+    device_wait is over, with one line, exit 3, and a journaled reason."""
+    with simulated_table(tmp_path) as table:
+        pair_in_process(table)
+        table.core.link.pairing_key = new_pairing_key()
+        with running_service(table, "--device-wait", "2") as service:
+            code = service.process.wait(30)
+            log = service.log_tail()
+    assert code == 3, log
+    assert "Traceback" not in log
+    (refusal,) = journaled(table.journal_path, DEVICE_REFUSED)
+    assert refusal.payload["kind"] == "device_fault"
+    assert "did not prove it holds" in refusal.payload["detail"]
