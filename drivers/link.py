@@ -98,6 +98,7 @@ from cardshoe.drivers.protocol.messages import (
     Reply,
     decode_message,
     encode_message,
+    hello_digest,
 )
 from cardshoe.drivers.transports.base import Transport
 
@@ -771,12 +772,28 @@ class Link:
     ) -> tuple[DriverError | None, int | None]:
         """Take the HELLO the device has just vouched for with its key (lock held)."""
         self._challenge = None
+        device = f"device {hello.serial_number!r} at {self.url}"
         if response.firmware_hash != hello.firmware_hash:
             return (
                 AuthenticationFailed(
-                    f"device {hello.serial_number!r} at {self.url} reported firmware "
-                    f"{hello.firmware_hash.hex()} in HELLO but {response.firmware_hash.hex()} "
-                    "authenticated: altered on the wire"
+                    f"{device} reported firmware {hello.firmware_hash.hex()} in HELLO but "
+                    f"{response.firmware_hash.hex()} authenticated: altered on the wire"
+                ),
+                None,
+            )
+        if response.hello_digest is None and min(PROTOCOL_MINOR, hello.protocol_minor) >= 2:
+            return (
+                AuthenticationFailed(
+                    f"{device} speaks protocol 1.{hello.protocol_minor} but did not vouch for "
+                    "its HELLO: altered on the wire"
+                ),
+                None,
+            )
+        if response.hello_digest is not None and response.hello_digest != hello_digest(hello):
+            return (
+                AuthenticationFailed(
+                    f"{device}: the HELLO that arrived is not the one the device vouched for "
+                    "(stream position, capabilities or identity altered on the wire)"
                 ),
                 None,
             )

@@ -25,7 +25,7 @@ import hashlib
 import logging
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from cardshoe.drivers.protocol.auth import AuthError, Direction, LinkAuth, is_sealed, new_nonce
@@ -33,7 +33,7 @@ from cardshoe.drivers.protocol.error_codes import ErrorCode
 from cardshoe.drivers.protocol.errors import MessageError
 from cardshoe.drivers.protocol.framing import DELIMITER, FrameDecoder, encode_frame
 from cardshoe.drivers.protocol.link_constants import (
-    EPOCH_MINOR,
+    APPENDED_IN_1_2,
     EVENT_QUEUE_MIN_CAPACITY,
     EVENT_RETRANSMIT_INTERVAL_S,
     HELLO_INTERVAL_S,
@@ -54,6 +54,7 @@ from cardshoe.drivers.protocol.messages import (
     Reply,
     decode_message,
     encode_message,
+    hello_digest,
 )
 
 log = logging.getLogger(__name__)
@@ -78,6 +79,9 @@ class WireFaults:
     duplicate: set[int] = field(default_factory=set)
     ack_delay_s: dict[int, float] = field(default_factory=dict)
     """Hold back an ACK covering this seq for this long before acting on it."""
+    altered_hello: dict[str, Any] = field(default_factory=dict)
+    """A man in the middle: these HELLO fields are changed on the wire (not in what the
+    device itself vouches for)."""
     stale_auth_responses: int = 0
     """Answer this many AUTH_CHALLENGEs as a replayed AUTH_RESPONSE would: sealed in an
     earlier session, so the host cannot open it."""
@@ -120,6 +124,8 @@ class DeviceLink:
         whose minor defines them."""
         self.auth: LinkAuth | None = None
         """The authenticated session, once AUTH_CHALLENGE has been answered."""
+        self._sent_hello: Hello | None = None
+        """The HELLO that answered the latest GET_INFO: AUTH_RESPONSE vouches for it."""
         self.auth_failures = 0
         """Frames dropped because they did not open: forged, replayed, from an old session."""
         self._output = bytearray()
@@ -154,7 +160,7 @@ class DeviceLink:
 
     def announced_epoch(self) -> int | None:
         """The epoch as HELLO carries it: only to a host that speaks protocol 1.2 or later."""
-        return self.epoch if self.host_minor >= EPOCH_MINOR else None
+        return self.epoch if self.host_minor >= APPENDED_IN_1_2 else None
 
     def link_opened(self) -> None:
         """A fresh byte stream: a 0x00 ends whatever partial frame the other side holds."""
@@ -304,7 +310,11 @@ class DeviceLink:
             sends=Direction.DEVICE_TO_HOST,
         )
         self.connected = True
-        return AuthResponse(challenge.request_id, device_nonce, identity.firmware_hash)
+        sent = self._sent_hello
+        digest = None
+        if sent is not None and self.host_minor >= APPENDED_IN_1_2:
+            digest = hello_digest(sent)
+        return AuthResponse(challenge.request_id, device_nonce, identity.firmware_hash, digest)
 
     def _pair(self, command: Pair) -> Answer:
         """Take the new key in pairing mode, then leave it: one key per turn of the switch."""
@@ -330,7 +340,8 @@ class DeviceLink:
         self.connected = True
         self.auth = None
         self.host_minor = message.protocol_minor
-        self._send(self._hello(message.request_id))
+        self._sent_hello = self._hello(message.request_id)
+        self._send(self._sent_hello)
         self._sent_at = None
         self._send_next_event()
 
@@ -403,6 +414,8 @@ class DeviceLink:
 
     def _frame(self, message: Message) -> bytes:
         """Sealed in a session, each time anew (a resend gets a new counter); HELLO never."""
+        if isinstance(message, Hello) and self.wire_faults.altered_hello:
+            message = replace(message, **self.wire_faults.altered_hello)
         payload = encode_message(message)
         if self.auth is not None and not isinstance(message, Hello):
             payload = self.auth.seal(payload)

@@ -18,6 +18,7 @@ the worked examples there are checked against each other by the tests.
 
 from __future__ import annotations
 
+import hashlib
 import struct
 from dataclasses import dataclass, field, fields
 from enum import IntEnum, IntFlag
@@ -55,6 +56,8 @@ FIRMWARE_HASH_SIZE = 32
 """SHA-256 of the firmware image."""
 MAX_TEXT_BYTES = 32
 MAX_LISTED_FAULTS = 16
+HELLO_DIGEST_SIZE = 32
+"""SHA-256 of a HELLO's body, which AUTH_RESPONSE carries from protocol 1.2."""
 NONCE_SIZE = 16
 """A session nonce: 16 random bytes from each side."""
 PAIRING_KEY_SIZE = 32
@@ -251,6 +254,9 @@ class AuthResponse(Answer):
     request_id: int
     device_nonce: bytes
     firmware_hash: bytes
+    hello_digest: bytes | None = None
+    """Protocol 1.2: SHA-256 of the HELLO body the device sent (hello_digest()), so every
+    HELLO field arrives authenticated; None from a 1.1 device."""
 
 
 @dataclass(frozen=True)
@@ -549,6 +555,7 @@ LAYOUTS: tuple[MessageLayout, ...] = (
         AuthResponse,
         ("device_nonce", FixedBytes(NONCE_SIZE)),
         ("firmware_hash", FixedBytes(FIRMWARE_HASH_SIZE)),
+        ("hello_digest", Appended(FixedBytes(HELLO_DIGEST_SIZE))),
     ),
     _event(
         MessageType.CARD,
@@ -646,6 +653,15 @@ def decode_message(payload: bytes) -> Message:
             f"{layout.type.name}: {exc}", message_type=type_code, tag=tag
         ) from None
     return layout.cls(**values)
+
+
+def hello_digest(hello: Hello) -> bytes:
+    """SHA-256 of the HELLO's body (every field after the header, so not the request id).
+
+    Each valid message has exactly one encoding, so both ends get the same
+    digest from the HELLO that went over the wire.
+    """
+    return hashlib.sha256(encode_message(hello)[HEADER.size :]).digest()
 
 
 def message_to_json(message: Message) -> dict[str, JsonValue]:

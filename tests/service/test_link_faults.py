@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from support.service_support import Table, running_service, simulated_table
 from support.session_support import (
     SIM_DECK_SET,
@@ -22,7 +23,12 @@ from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.procedure.table import HoldReason
 from cardshoe.controller.service.pairing import KeyStore, staged_key_file
 from cardshoe.controller.service.session import DEVICE_REFUSED, DEVICE_RESYNC, TableSession
+from cardshoe.drivers.device import open_device
+from cardshoe.drivers.errors import AuthenticationFailed
 from cardshoe.drivers.protocol.auth import new_pairing_key
+from cardshoe.drivers.protocol.messages import Capability
+from cardshoe.firmware_sim.attach_pty import serve_pty
+from cardshoe.firmware_sim.devices import create_device
 
 MANUAL = table_config(decks=1)
 STEP_LIMIT = 400
@@ -125,3 +131,28 @@ def test_case_10_a_start_up_refusal_is_journaled(tmp_path: Path) -> None:
     (refusal,) = journaled(table.journal_path, DEVICE_REFUSED)
     assert refusal.payload["kind"] == "device_fault"
     assert "did not prove it holds" in refusal.payload["detail"]
+
+
+@pytest.mark.parametrize(
+    "altered",
+    [
+        {"next_seq": 0xFFFFFF00},
+        {"capabilities": Capability.AUTH_REQUIRED | Capability.DEALER_BUTTON},
+        {"model": "CS-9"},
+    ],
+    ids=["next_seq", "gate-capability-cleared", "model"],
+)
+def test_case_8_a_hello_altered_on_a_paired_link_is_refused(altered: dict[str, object]) -> None:
+    """Issue 11 case 8: only the serial and the firmware hash were bound to the key; a man in
+    the middle's next_seq or cleared GATE left a paired table dealing nothing, silently."""
+    key = new_pairing_key()
+    core = create_device("cs-1", seed=3, pairing_key=key)
+    core.link.wire_faults.altered_hello = dict(altered)
+    keys = {core.serial_number: key}.get
+    with serve_pty(core) as pty:
+        with pytest.raises(AuthenticationFailed, match="vouched for"):
+            open_device(str(pty.link), timeout=2, keys=keys)
+        core.link.wire_faults.altered_hello.clear()
+        with open_device(str(pty.link), timeout=2, keys=keys) as device:
+            assert device.info.authenticated
+            assert Capability.GATE in device.info.capabilities
