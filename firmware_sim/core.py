@@ -188,6 +188,8 @@ class FirmwareCore(ABC):
         self._operation_count = 0
         self._cards_in_round = 0
         self._feed_group = 0
+        self.feed_overcount = 0
+        """A faulty reader: each double feed is announced with this many cards more than left."""
         for injection in self.plan.take_at_power_up():
             self._strike(injection)
         self._start_firmware()
@@ -438,7 +440,7 @@ class FirmwareCore(ABC):
                 orientation=orientation,
                 flags=SensorFlag.DOUBLE_FEED_SUSPECTED if detected else SensorFlag(0),
                 feed_group=self._feed_group if detected else 0,
-                feed_size=count if detected else 1,
+                feed_size=min(count + self.feed_overcount, 0xFF) if detected else 1,
             )
             for _ in range(count)
         ]

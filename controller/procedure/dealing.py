@@ -44,6 +44,10 @@ from cardshoe.drivers.protocol.messages import (
     SensorFlag,
 )
 
+MAX_FEED_SIZE = 6
+"""The most cards one baccarat round takes (three to each hand): a double feed announcing
+more is capped here, and the host's feed watch holds the table when the rest never comes."""
+
 
 class Dealing:
     """The shoe and round in play, and the card-taking actions the procedure names."""
@@ -136,7 +140,9 @@ class Dealing:
             self._hold_for_the_deck_set(shoe, inspection)
         if starts_group:
             group_burn = None if isinstance(due, Hand) else (due or BurnReason.IRREGULAR)
-            shoe.feed = FeedGroup(card_event.feed_group, card_event.feed_size - 1, group_burn)
+            # A round holds at most MAX_FEED_SIZE cards: no feed announces more truthfully.
+            size = min(card_event.feed_size, MAX_FEED_SIZE)
+            shoe.feed = FeedGroup(card_event.feed_group, size - 1, group_burn)
             if shoe.feed.remaining <= 0:
                 shoe.feed = None
 

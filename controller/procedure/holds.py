@@ -25,9 +25,14 @@ class HoldReason(StrEnum):
     DECK_SET_MISMATCH = "deck_set_mismatch"
     """Before any card of the declared deck set, a card of another set: the declaration or
     the pack is wrong."""
+    FEED_INCOMPLETE = "feed_incomplete"
+    """A double feed announced more cards than came (or than a round can hold): the host
+    would otherwise wait behind a locked gate for cards that cannot come."""
 
 
-EVENTS_LOST_HOLDS = frozenset({HoldReason.SEQUENCE_GAP, HoldReason.SEQUENCE_REGRESSION})
+EVENTS_LOST_HOLDS = frozenset(
+    {HoldReason.SEQUENCE_GAP, HoldReason.SEQUENCE_REGRESSION, HoldReason.FEED_INCOMPLETE}
+)
 """Holds that mean device events were lost: the round under way may be missing cards."""
 OPERATOR_CLEARED_HOLDS = EVENTS_LOST_HOLDS | {HoldReason.DECK_SET_MISMATCH}
 """Holds no device event can end: a person must look and clear them (ClearHold)."""
@@ -41,6 +46,7 @@ HOLD_ALARMS: dict[str, AlarmKind] = {
     HoldReason.SEQUENCE_GAP: AlarmKind.SEQUENCE_GAP,
     HoldReason.SEQUENCE_REGRESSION: AlarmKind.SEQUENCE_GAP,
     HoldReason.SELF_TEST_FAILED: AlarmKind.DEVICE_FAULT,
+    HoldReason.FEED_INCOMPLETE: AlarmKind.DEVICE_FAULT,
     HoldReason.FIRMWARE_NOT_APPROVED: AlarmKind.FIRMWARE,
     fault_hold(FaultKind.TAMPER): AlarmKind.TAMPER,
     fault_hold(FaultKind.FIRMWARE_HASH_MISMATCH): AlarmKind.FIRMWARE,

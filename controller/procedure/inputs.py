@@ -91,6 +91,19 @@ class DeviceCount:
     cards_remaining: int | None
 
 
+@dataclass(frozen=True)
+class HostFinding:
+    """The host found the device's reports unable to go on: hold for a person, with why.
+
+    The session raises it where the table would otherwise wait silently, with no
+    card allowed out and nothing awaited from the operator (a double feed whose
+    cards never all come). hold is a HoldReason that an operator clears.
+    """
+
+    hold: str
+    detail: str
+
+
 HOST_INPUTS: Mapping[str, type] = {
     "command.start_shoe": StartShoe,
     "command.shoe_loaded": ShoeLoaded,
@@ -101,6 +114,7 @@ HOST_INPUTS: Mapping[str, type] = {
     "command.abandon_shoe": AbandonShoe,
     "command.clear_hold": ClearHold,
     "host.device_count": DeviceCount,
+    "host.finding": HostFinding,
 }
 _HOST_KINDS = {cls: kind for kind, cls in HOST_INPUTS.items()}
 _DEVICE_PREFIX = "device."

@@ -49,6 +49,7 @@ from cardshoe.controller.procedure.inputs import (
     ConfirmFaceUp,
     CutDone,
     EndShoe,
+    HostFinding,
     ShoeLoaded,
     StartShoe,
 )
@@ -58,6 +59,7 @@ from cardshoe.controller.procedure.shoe import CardDue, Fact
 from cardshoe.controller.procedure.table import TableModel
 from cardshoe.controller.rules.cards import Card
 from cardshoe.controller.service.draw_control import DrawControl
+from cardshoe.controller.service.feed_watch import stalled_feed
 from cardshoe.controller.service.recovery import (
     SESSION_KIND_PREFIX,
     Recovered,
@@ -67,6 +69,7 @@ from cardshoe.controller.service.recovery import (
 from cardshoe.drivers.device import DealerDevice, ShoeDevice
 from cardshoe.drivers.link_events import SequenceGap, SequenceRegression
 from cardshoe.drivers.protocol.messages import (
+    CardRead,
     DeviceKind,
     Event,
 )
@@ -200,6 +203,8 @@ class TableSession:
             record_count=lambda count: self._publish(self._apply(count)),
             clock=clock,
         )
+        self._last_card: CardRead | None = None
+        self._last_card_at = clock()
         self._round_opened_at: float | None = None
         self._record_start()
         self._refuse_unapproved_firmware()
@@ -343,6 +348,8 @@ class TableSession:
         event = self.device.next_event(0)
         if event is None:
             with self._lock, self._log_context():
+                idle_s = self._clock() - self._last_card_at
+                self._find(stalled_feed(self.model, self._last_card, idle_s))
                 self._draw.drive(self._last_seq)
             event = self.device.next_event(timeout)
         if event is None:
@@ -423,6 +430,15 @@ class TableSession:
             self.device.ack(seq)
             self._last_seq = seq
         self._publish(facts)
+        if isinstance(event, CardRead):
+            self._last_card, self._last_card_at = event, self._clock()
+
+    def _find(self, finding: HostFinding | None) -> None:
+        """Hold the table for a finding of the host's own watch (feed_watch.py)."""
+        if finding is None:
+            return
+        log.error("holding the table", hold=finding.hold, reason=finding.detail)
+        self._publish(self._apply(finding))
 
     def _apply(self, item: object, also: tuple[str, dict[str, Any]] | None = None) -> list[Fact]:
         """Journal the input and its facts in one transaction; the facts, once committed.

@@ -156,3 +156,33 @@ def test_case_8_a_hello_altered_on_a_paired_link_is_refused(altered: dict[str, o
         with open_device(str(pty.link), timeout=2, keys=keys) as device:
             assert device.info.authenticated
             assert Capability.GATE in device.info.capabilities
+
+
+@pytest.mark.parametrize("overcount", [1, 253], ids=["over-counted-by-one", "claims-255"])
+def test_case_9_a_double_feed_that_cannot_complete_holds_instead_of_waiting(
+    tmp_path: Path, overcount: int
+) -> None:
+    """Issue 11 case 9: a double feed announced as 255 cards, or over-counted by one, waited
+    behind a locked gate for cards that could not come: dealing, no hold, no alarm."""
+    path = tmp_path / "journal.sqlite"
+    core = simulated_device(MANUAL, seed=5, inject=("double-feed@round=2",))
+    core.feed_overcount = overcount
+    with session_on(MANUAL, core, path, over_pty=True) as (session, _):
+        stopper = StopsAtRound(3)
+        stopper.session = session
+        session.subscribe(stopper)
+        for _ in range(STEP_LIMIT):
+            if session.snapshot().holds:
+                break
+            if session.state is State.IDLE:
+                session.start_shoe(deck_set=SIM_DECK_SET)
+                session.shoe_loaded()
+                session.cut_done()
+            session.step(0.05)
+        assert session.snapshot().holds == (HoldReason.FEED_INCOMPLETE,)
+        session.clear_hold(HoldReason.FEED_INCOMPLETE)
+        assert session.run_shoe() is None  # deals on, into round 3
+        assert session.snapshot().holds == ()
+    (finding,) = journaled(path, "host.finding")
+    assert finding.payload["hold"] == HoldReason.FEED_INCOMPLETE
+    assert "device_fault" in {record.payload["kind"] for record in journaled(path, "alarm")}
