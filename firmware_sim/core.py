@@ -303,6 +303,14 @@ class FirmwareCore(ABC):
         self._notify()
 
     @locked
+    def load_pack(self) -> None:
+        """The dealer takes out the cards left and loads a freshly shuffled pack: STATUS then
+        shows SHOE_LOADED with cards_dealt 0, which a host waits for before a new shoe."""
+        log.info("simulator %s: a new pack loaded", self.serial_number)
+        self.shoe = self._new_shoe(self.decks)
+        self.dealer.locked_since = None
+
+    @locked
     def wipe_memory(self) -> None:
         """A repair wiped the non-volatile memory and powered the device back up: its event
         queue, counter and stream epoch start afresh under the same serial number."""

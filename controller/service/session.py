@@ -67,15 +67,19 @@ from cardshoe.controller.service.recovery import (
     recover,
 )
 from cardshoe.drivers.device import DealerDevice, ShoeDevice
+from cardshoe.drivers.errors import CommandRefused, DeviceGone, DeviceTimeout
 from cardshoe.drivers.link_events import SequenceGap, SequenceRegression
 from cardshoe.drivers.protocol.messages import (
     CardRead,
     DeviceKind,
     Event,
+    StatusFlag,
 )
 
 log = structlog.get_logger(__name__)
 
+PACK_POLL_S = 0.5
+"""While --auto-shoe waits for a freshly loaded pack, ask the device this often."""
 SESSION_STARTED = SESSION_KIND_PREFIX + "started"
 """A record about the controller process itself, which replay skips."""
 DEVICE_REFUSED = SESSION_KIND_PREFIX + "device_refused"
@@ -204,6 +208,7 @@ class TableSession:
             clock=clock,
         )
         self._last_card: CardRead | None = None
+        self._pack_polled_at = -PACK_POLL_S
         self._last_card_at = clock()
         self._round_opened_at: float | None = None
         self._record_start()
@@ -393,6 +398,26 @@ class TableSession:
             if on_step is not None:
                 on_step()
         return None
+
+    def fresh_pack_loaded(self) -> bool:
+        """Whether a new shoe may open by itself: on a manual shoe, only once the device
+        reports a freshly loaded pack (SHOE_LOADED, no card drawn since), so the cards left
+        behind the last shoe's cut card are never taken for the next shoe's burn.
+
+        An automatic machine makes its own shoe (SHUFFLE): always True. The device is
+        asked at most every PACK_POLL_S.
+        """
+        if not self.config.uses_cut_card_and_burn:
+            return True
+        now = self._clock()
+        if now < self._pack_polled_at + PACK_POLL_S:
+            return False
+        self._pack_polled_at = now
+        try:
+            status = self.device.get_status()
+        except (CommandRefused, DeviceGone, DeviceTimeout):
+            return False
+        return StatusFlag.SHOE_LOADED in status.flags and status.cards_dealt == 0
 
     def _open_shoe(self, shoe_id: str | None, deck_set: int | None) -> None:
         self.start_shoe(shoe_id, deck_set)

@@ -240,7 +240,9 @@ class TableService:
 
     def _deal(self, session: TableSession) -> None:
         while not self._stop_requested:
-            if session.state is State.IDLE and not self.options.auto_shoe:
+            if session.state is State.IDLE and not (
+                self.options.auto_shoe and session.fresh_pack_loaded()
+            ):
                 session.step(self._poll_s)
                 self._after_step()
                 continue

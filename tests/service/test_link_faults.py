@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from support.service_support import Table, running_service, simulated_table
+from support.service_support import Table, running_service, simulated_table, wait_until
 from support.session_support import (
     SIM_DECK_SET,
     journaled,
@@ -186,3 +186,24 @@ def test_case_9_a_double_feed_that_cannot_complete_holds_instead_of_waiting(
     (finding,) = journaled(path, "host.finding")
     assert finding.payload["hold"] == HoldReason.FEED_INCOMPLETE
     assert "device_fault" in {record.payload["kind"] for record in journaled(path, "alarm")}
+
+
+def test_case_16_auto_shoe_waits_for_a_freshly_loaded_pack_shoe_after_shoe(
+    tmp_path: Path,
+) -> None:
+    """Issue 11 case 16: --auto-shoe on a manual shoe opened the next shoe at once on the
+    cards left behind the cut card, ended it unreconciled and left a third in burning."""
+    with simulated_table(tmp_path, decks=1) as table:
+        table.core.dealer.reload_after_s = 0.3
+        with running_service(table, "--auto-shoe") as service:
+            service.wait_for_notification("READY=1")
+            wait_until(
+                lambda: len(journaled(table.journal_path, "shoe.ended")) >= 2,
+                "two shoes dealt",
+                timeout=60,
+            )
+            assert service.stop() == 0
+    ended = [record.payload for record in journaled(table.journal_path, "shoe.ended")]
+    assert all(payload["reconciled"] for payload in ended), ended
+    started = journaled(table.journal_path, "shoe.started")
+    assert len(started) in (len(ended), len(ended) + 1)
