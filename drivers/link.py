@@ -211,6 +211,9 @@ class Link:
         self._reported_gap: tuple[int, int] | None = None
         self._reported_regression: SequenceRegression | None = None
         self._reported_beyond: int | None = None
+        self._unverified_beyond: int | None = None
+        """A seq beyond the announced stream, dropped until a new HELLO says whether the
+        device has reached it (a gap) or not (a frame that is not the device's)."""
         self._reported_conflicts: deque[int] = deque(maxlen=_RECENT_EVENTS)
         self._epoch: int | None = None
         """The stream epoch the position counts in: the journal's, else the first HELLO's."""
@@ -513,6 +516,7 @@ class Link:
         self._position = sequencing.from_hello(
             self._position, hello.last_acked_seq, hello.next_seq, first=previous is None
         )
+        self._verify_beyond()
         if self._lost:
             self._lost = False
             self.counters.reconnects += 1
@@ -714,7 +718,21 @@ class Link:
         self._cond.notify_all()
 
     def _report_beyond(self, seq: int) -> None:
-        if self._reported_beyond == seq:
+        """Ask the device where its stream stands (GET_INFO) before deciding what seq is.
+
+        An event lost on the way (dropped, then acknowledged by a forger) makes the
+        device's next genuine event look beyond the stream too; only the device's
+        own HELLO tells that gap from a forged frame.
+        """
+        if self._unverified_beyond is None:
+            self._unverified_beyond = seq
+            self._rehandshake_wanted = True
+            log.info("%s: event seq %d is beyond the announced stream; asking", self.url, seq)
+
+    def _verify_beyond(self) -> None:
+        """After a HELLO: a seq the device has not reached is not the device's (lock held)."""
+        seq, self._unverified_beyond = self._unverified_beyond, None
+        if seq is None or seq < self._position.device_next_seq or self._reported_beyond == seq:
             return
         self._reported_beyond = seq
         reason = (

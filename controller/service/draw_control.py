@@ -95,8 +95,13 @@ class DrawControl:
 
     def restart(self, replay_upto: int) -> None:
         """The stream was re-synchronised: re-read the device, and wait for its events first."""
-        self._resync_wanted = True
+        self.reread()
         self.replay_upto = replay_upto
+
+    def reread(self) -> None:
+        """Read the gate again before the next command: a card asked for may never come
+        (lost on the way), so after a person clears a hold nothing is taken as still due."""
+        self._resync_wanted = True
 
     def drive(self, last_seq: int) -> None:
         """Ask the device for what the procedure's state needs now, at most once per card.

@@ -20,6 +20,7 @@ thread. On start the session rebuilds its state from the journal
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -58,6 +59,7 @@ from cardshoe.controller.procedure.operator_input import check_shoe_id, parse_de
 from cardshoe.controller.procedure.shoe import CardDue, Fact
 from cardshoe.controller.procedure.table import TableModel
 from cardshoe.controller.rules.cards import Card
+from cardshoe.controller.service.count_watch import CHECK_INTERVAL_S, QUIET_S, CountWatch
 from cardshoe.controller.service.draw_control import DrawControl
 from cardshoe.controller.service.feed_watch import stalled_feed
 from cardshoe.controller.service.recovery import (
@@ -209,6 +211,9 @@ class TableSession:
         )
         self._last_card: CardRead | None = None
         self._pack_polled_at = -PACK_POLL_S
+        self._count_watch = CountWatch()
+        self._count_checked_at = clock()
+        self._last_event_at = clock()
         self._last_card_at = clock()
         self._round_opened_at: float | None = None
         self._record_start()
@@ -262,6 +267,9 @@ class TableSession:
                     "each shoe needs its own id (leave --shoe-id out for a generated one)"
                 )
             self._command(StartShoe(shoe_id, declared))
+            if self.model.shoe_id == shoe_id and self.device.connected:
+                with contextlib.suppress(CommandRefused, DeviceGone, DeviceTimeout):
+                    self._count_watch.opened(shoe_id, self.device.get_status().cards_dealt)
         return shoe_id
 
     def _journal_has_shoe(self, shoe_id: str) -> bool:
@@ -318,6 +326,7 @@ class TableSession:
                 },
             )
         with self._lock:
+            self._draw.reread()
             self._command(ClearHold(reason, accepted), also=resync)
             if isinstance(gap, SequenceRegression) and accepted is not None:
                 self.device.resync(accepted)
@@ -355,6 +364,7 @@ class TableSession:
             with self._lock, self._log_context():
                 idle_s = self._clock() - self._last_card_at
                 self._find(stalled_feed(self.model, self._last_card, idle_s))
+                self._check_count()
                 self._draw.drive(self._last_seq)
             event = self.device.next_event(timeout)
         if event is None:
@@ -449,6 +459,7 @@ class TableSession:
         seq = event.seq if isinstance(event, Event) else None
         if isinstance(event, SequenceGap | SequenceRegression):
             self._gap = event
+        self._last_event_at = self._clock()
         self._draw.note(event)
         facts = self._apply(event)
         if seq is not None:
@@ -457,6 +468,23 @@ class TableSession:
         self._publish(facts)
         if isinstance(event, CardRead):
             self._last_card, self._last_card_at = event, self._clock()
+
+    def _check_count(self) -> None:
+        """Now and then, with the link quiet, compare the device's card count (count_watch.py)."""
+        now = self._clock()
+        quiet = now - self._last_event_at >= QUIET_S
+        if not quiet or now < self._count_checked_at + CHECK_INTERVAL_S:
+            return
+        if self.model.shoe is None or not self.device.connected:
+            return
+        self._count_checked_at = now
+        try:
+            status = self.device.get_status()
+        except (CommandRefused, DeviceGone, DeviceTimeout):
+            return
+        if self.device.info.counters["delivered_seq"] > self._last_seq:
+            return  # an event came meanwhile: the next quiet moment compares
+        self._find(self._count_watch.check(self.model, status.cards_dealt))
 
     def _find(self, finding: HostFinding | None) -> None:
         """Hold the table for a finding of the host's own watch (feed_watch.py)."""

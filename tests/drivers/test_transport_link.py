@@ -338,14 +338,17 @@ def test_an_unplug_without_reconnect_ends_the_event_stream(peer: ScriptedPeer) -
 
 def test_case_7_a_forged_far_ahead_card_is_a_violation_not_a_gap(peer: ScriptedPeer) -> None:
     """Issue 11 case 7: one CRC-valid CARD with a far-ahead seq on an unpaired link used to
-    be a gap whose clearing wedged the table; it is dropped with one alarm, and the
-    device's own stream goes on."""
+    be a gap whose clearing wedged the table. The host asks the device where its stream
+    stands; the device's HELLO shows it never got there: one alarm, and its own stream
+    goes on."""
     with peer.connect(next_seq=2) as device:
         peer.send(card(1))
         assert device.next_event(WAIT_S) == card(1)
         device.ack(1)
         assert peer.expect(Ack) == Ack(1)
         peer.send(card(0xFFFFFF00, "KH"), card(0xFFFFFF00, "KH"))
+        request = peer.expect(GetInfo)
+        peer.send(hello(request.request_id, last_acked_seq=1, next_seq=2))
         violation = device.next_event(WAIT_S)
         assert isinstance(violation, ProtocolViolation)
         assert violation.seq == 0xFFFFFF00 and "beyond the device's stream" in violation.reason
@@ -387,3 +390,19 @@ def test_case_11_a_different_card_under_a_delivered_seq_is_an_alarm(peer: Script
         assert device.next_event(0.3) is None  # said once, not once per resend
         peer.send(card(1, "KH"))  # an unchanged resend is no finding
         assert device.next_event(0.3) is None
+
+
+def test_case_11_an_event_lost_on_the_way_is_a_gap_once_the_device_confirms_it(
+    peer: ScriptedPeer,
+) -> None:
+    """Event 2 never arrived (a forged ACK made the device drop it): event 3 looks beyond the
+    stream the host knows; the device's HELLO shows it is real, so it is a gap, not an alarm."""
+    with peer.connect(next_seq=2) as device:
+        peer.send(card(1))
+        assert device.next_event(WAIT_S) == card(1)
+        device.ack(1)
+        assert peer.expect(Ack) == Ack(1)
+        peer.send(card(3, "QD"))
+        request = peer.expect(GetInfo)
+        peer.send(hello(request.request_id, last_acked_seq=2, next_seq=4))
+        assert device.next_event(WAIT_S) == SequenceGap(expected=2, got=3)

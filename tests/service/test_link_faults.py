@@ -18,6 +18,7 @@ from support.session_support import (
     table_config,
 )
 
+from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.procedure.facts import CardAssigned, TableEvent
 from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.procedure.table import HoldReason
@@ -26,7 +27,8 @@ from cardshoe.controller.service.session import DEVICE_REFUSED, DEVICE_RESYNC, T
 from cardshoe.drivers.device import open_device
 from cardshoe.drivers.errors import AuthenticationFailed
 from cardshoe.drivers.protocol.auth import new_pairing_key
-from cardshoe.drivers.protocol.messages import Capability
+from cardshoe.drivers.protocol.framing import encode_frame
+from cardshoe.drivers.protocol.messages import Ack, Capability, encode_message
 from cardshoe.firmware_sim.attach_pty import serve_pty
 from cardshoe.firmware_sim.devices import create_device
 
@@ -207,3 +209,40 @@ def test_case_16_auto_shoe_waits_for_a_freshly_loaded_pack_shoe_after_shoe(
     assert all(payload["reconciled"] for payload in ended), ended
     started = journaled(table.journal_path, "shoe.started")
     assert len(started) in (len(ended), len(ended) + 1)
+
+
+def test_case_11_a_card_dropped_by_a_forged_ack_holds_the_table(tmp_path: Path) -> None:
+    """Issue 11 case 11: on an unpaired link a dropped CARD and a forged ACK left a dealt card
+    unjournaled until the next handshake. The device's count now shows it: a hold."""
+    path = tmp_path / "journal.sqlite"
+    core = simulated_device(MANUAL, seed=13)
+    with session_on(MANUAL, core, path, over_pty=True) as (session, _):
+        stopper = StopsAtRound(2)
+        stopper.session = session
+        session.subscribe(stopper)
+        assert session.run_shoe(deck_set=SIM_DECK_SET) is None
+        target = core.link.next_seq
+        core.link.wire_faults.drop.add(target)  # its first transmission is lost ...
+        forged = False
+        for _ in range(STEP_LIMIT):
+            if HoldReason.CARDS_UNJOURNALED in session.snapshot().holds:
+                break
+            if not forged and any(event.seq == target for event in core.link.pending):
+                core.feed(encode_frame(encode_message(Ack(target))))  # ... and a forger acks it
+                forged = True
+            session.step(0.02)
+        assert forged
+        assert HoldReason.CARDS_UNJOURNALED in session.snapshot().holds
+        for _ in range(STEP_LIMIT):  # the operator clears what only a person may clear
+            snapshot = session.snapshot()
+            if snapshot.round_no is not None and snapshot.round_no >= 4 and not snapshot.holds:
+                break
+            for hold in snapshot.holds:
+                session.clear_hold(hold)
+            session.step(0.02)
+        assert session.snapshot().round_no >= 4 and session.snapshot().holds == ()
+    with Journal.open_readonly(path) as journal:
+        events = {r.device_seq for r in journal.records() if r.kind.startswith("device.")}
+    assert target not in events  # the card is lost; the hold is how the table knows
+    (finding,) = journaled(path, "host.finding")
+    assert finding.payload["hold"] == HoldReason.CARDS_UNJOURNALED
