@@ -58,6 +58,7 @@ from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.procedure.operator_input import check_shoe_id, parse_deck_set
 from cardshoe.controller.procedure.shoe import CardDue, Fact
 from cardshoe.controller.procedure.table import TableModel
+from cardshoe.controller.protection.watcher import ProtectionWatcher
 from cardshoe.controller.rules.cards import Card
 from cardshoe.controller.service.count_watch import CHECK_INTERVAL_S, QUIET_S, CountWatch
 from cardshoe.controller.service.draw_control import DrawControl
@@ -195,6 +196,7 @@ class TableSession:
             )
         self.recovered: Recovered = recover(config, journal)
         self.model: TableModel = self.recovered.model
+        self._hub.subscribe(ProtectionWatcher(config, journal, self.device_serial))
         self._last_seq = journal.last_device_seq(self.device_serial) or 0
         device.set_journaled_seq(
             journal.last_device_seq(self.device_serial),
