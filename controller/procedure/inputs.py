@@ -124,6 +124,19 @@ class StorageRecovered:
     free_bytes: int
 
 
+@dataclass(frozen=True)
+class HostFinding:
+    """The host found the device's reports unable to go on: hold for a person, with why.
+
+    The session raises it where the table would otherwise wait silently, with no
+    card allowed out and nothing awaited from the operator (a double feed whose
+    cards never all come). hold is a HoldReason that an operator clears.
+    """
+
+    hold: str
+    detail: str
+
+
 HOST_INPUTS: Mapping[str, type] = {
     "command.start_shoe": StartShoe,
     "command.shoe_loaded": ShoeLoaded,
@@ -138,6 +151,7 @@ HOST_INPUTS: Mapping[str, type] = {
     "host.storage_fault": StorageFault,
     "host.storage_low": StorageLow,
     "host.storage_recovered": StorageRecovered,
+    "host.finding": HostFinding,
 }
 _HOST_KINDS = {cls: kind for kind, cls in HOST_INPUTS.items()}
 _DEVICE_PREFIX = "device."

@@ -54,6 +54,7 @@ from cardshoe.controller.procedure.inputs import (
     CutDone,
     DeviceCount,
     EndShoe,
+    HostFinding,
     JournalBehindDevice,
     ShoeLoaded,
     StartShoe,
@@ -558,6 +559,7 @@ INPUT_ROUTES: Mapping[type, Route] = {
     AbandonShoe: lambda model, item: model.trigger(Trigger.ABANDON_SHOE, reason=item.reason),
     ClearHold: lambda model, item: model.trigger(Trigger.CLEAR_HOLD, reason=item.reason),
     DeviceCount: lambda model, item: model.trigger(Trigger.RECONCILE, count=item),
+    HostFinding: lambda model, item: model.trigger(Trigger.HOLD, reason=item.hold),
     # The link's own events
     LinkLost: lambda model, item: model.trigger(Trigger.HOLD, reason=HoldReason.LINK_LOST),
     LinkRestored: lambda model, item: model.trigger(Trigger.RELEASE, reason=HoldReason.LINK_LOST),
