@@ -224,3 +224,31 @@ def test_plain_lines_say_each_event_on_one_line() -> None:
     assert "round 2: VOID (foreign_card)" in printed
     assert "HOLD fault.jam (while dealing)" in printed
     assert plain_line("round.opened", {"round_no": 1, "demo": False}) is None
+
+
+def test_the_derived_roads_draw_their_marks_in_red_and_blue() -> None:
+    """Big eye boy of BBB PP B PPPP BB is R UUU RR U R, cockroach pig R R U U R
+    (test_derived_roads works both out): one mark per colour, red repeats, blue breaks."""
+    from cardshoe.controller.display.rich_view import DerivedRoadView
+    from cardshoe.controller.rules.hands import Winner
+    from cardshoe.controller.scoreboard.derived import DerivedRoad
+    from cardshoe.controller.scoreboard.roads import RoadResult
+
+    letters = {"B": Winner.BANKER, "P": Winner.PLAYER}
+    results = [RoadResult(letters[letter]) for letter in "BBBPPBPPPPBB"]
+    console = Console(width=20, color_system="truecolor")
+    expected = {
+        (DerivedRoad.BIG_EYE, "○"): [
+            ["red", "blue", "red", "blue", "red"],
+            ["blue", "red"],
+            ["blue"],
+        ],
+        (DerivedRoad.COCKROACH, "╱"): [["red", "blue", "red"], ["red", "blue"]],
+    }
+    for (road, mark), rows in expected.items():
+        lines = console.render_lines(DerivedRoadView(results, road), pad=False)
+        colours = [
+            [s.style.color.name for s in line if s.text == mark and s.style and s.style.color]
+            for line in lines
+        ]
+        assert [row for row in colours if row] == rows, road
