@@ -152,19 +152,20 @@ class Uplink:
             self._journal.close()
 
     def _wait_for_journal(self) -> Journal | None:
-        """The table service creates the journal; an uplink started first waits for it."""
+        """The table service creates the journal; an uplink started first waits for it.
+
+        A file that is not (yet) a journal is waited for too: the service may
+        be creating it this moment, and the uplink must not die of that race.
+        """
         reported = False
         while not self._stop_requested:
             try:
                 return Journal.open_readonly(self.settings.journal_path)
             except JournalError as exc:
-                if not self.settings.journal_path.exists():
-                    if not reported:
-                        log.warning("uplink waits for the journal: %s", exc)
-                        reported = True
-                    time.sleep(self.settings.poll_s * 10)
-                    continue
-                raise
+                if not reported:
+                    log.warning("uplink waits for the journal: %s", exc)
+                    reported = True
+                time.sleep(self.settings.poll_s * 10)
         return None
 
     def _connect(self) -> mqtt.Client:
