@@ -39,15 +39,15 @@ from cardshoe.controller.floor.messages import (
     MessageError,
     StatusMessage,
 )
-from cardshoe.controller.floor.state import (
+from cardshoe.controller.floor.topics import Leaf, table_topic
+from cardshoe.controller.journal.store import Journal, JournalError, Record
+from cardshoe.controller.journal.uplink_state import (
     Position,
     UplinkState,
     load_state,
     save_state,
     state_path,
 )
-from cardshoe.controller.floor.topics import Leaf, table_topic
-from cardshoe.controller.journal.store import Journal, JournalError, Record
 from cardshoe.controller.scoreboard.board import TableBoard
 
 log = logging.getLogger(__name__)

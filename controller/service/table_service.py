@@ -36,7 +36,7 @@ import structlog
 from cardshoe.controller.config import TableConfig
 from cardshoe.controller.errors import UserError
 from cardshoe.controller.journal.store import Journal
-from cardshoe.controller.procedure.facts import Alarm, TableEvent
+from cardshoe.controller.procedure.facts import Alarm, Observer, TableEvent
 from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.scoreboard.board import TableBoard
 from cardshoe.controller.service.control_socket import (
@@ -49,6 +49,7 @@ from cardshoe.controller.service.device_access import device_user_error
 from cardshoe.controller.service.device_choice import configured_url
 from cardshoe.controller.service.logging_setup import LogObserver
 from cardshoe.controller.service.pairing import KeyStore
+from cardshoe.controller.service.retention import PruneAfterShoe
 from cardshoe.controller.service.sdnotify import Notifier
 from cardshoe.controller.service.session import TableSession, TableSnapshot
 from cardshoe.controller.timestamps import utc_timestamp
@@ -173,7 +174,10 @@ class TableService:
                 self._send(self._notifier.stopping)
                 return
             resources.enter_context(device)
-            session = TableSession(self.config, journal, device, [LogObserver(), self._last_alarm])
+            observers: list[Observer] = [LogObserver(), self._last_alarm]
+            if self.config.uplink.prune_after_shoe:
+                observers.append(PruneAfterShoe(journal, self.config.uplink))
+            session = TableSession(self.config, journal, device, observers)
             self._session = session
             feed = EventFeed(open_shoe_board(self.config, journal, session.snapshot().shoe_id))
             session.subscribe(feed)
