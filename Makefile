@@ -4,17 +4,18 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: venv demo test lint typecheck verify-deploy floor-demo bench fuzz man completion clean
+.PHONY: venv demo test lint typecheck verify-deploy browser floor-demo bench fuzz man completion clean
 
 # Set-up runs only when it is out of date: its last successful run leaves $(SETUP_STAMP),
 # and make reruns it only when a file in SETUP_INPUTS is newer. So a second `make demo` or
 # `make test` installs nothing, needs no network and prints nothing.
 # To add a set-up step (an extra such as '.[test,analysis]', or apt packages installed by a
 # .ci/ script with --no-install-recommends), add its line to the recipe below and the files
-# it reads to SETUP_INPUTS; the stamp is touched only after every step has succeeded.
+# it reads (the script itself included) to SETUP_INPUTS; the stamp is touched only after
+# every step has succeeded.
 # The setuptools notice "Editable installation ... be careful with folders" is filtered by
 # its message, the way setuptools' warnings module says to; every other warning still shows.
-SETUP_INPUTS := pyproject.toml Makefile
+SETUP_INPUTS := pyproject.toml Makefile .ci/install-floor.sh
 SETUP_STAMP := $(VENV)/.setup-done
 QUIET_EDITABLE := PYTHONWARNINGS='ignore:Editable installation.:UserWarning'
 
@@ -23,7 +24,7 @@ venv: $(SETUP_STAMP)
 $(SETUP_STAMP): $(SETUP_INPUTS)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(QUIET_EDITABLE) $(BIN)/python -m pip install --quiet -e '.[test]'
+	$(QUIET_EDITABLE) $(BIN)/python -m pip install --quiet -e '.[test,analysis]'
 	bash .ci/install-floor.sh
 	touch $@
 
@@ -48,7 +49,11 @@ typecheck: venv
 verify-deploy: venv
 	bash .ci/validate-deploy.sh $(BIN)/shoectl
 
-test: venv lint verify-deploy
+# Debian's headless Chromium and a CJK font for the scoreboard's browser tests (tests/web).
+browser:
+	@bash .ci/install-browser.sh
+
+test: venv lint verify-deploy browser
 	$(BIN)/python -m pytest
 
 # 12 simulated tables, each with its simulator, service, journal and uplink, into a

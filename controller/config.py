@@ -272,6 +272,27 @@ class ServiceConfig:
 
 
 @dataclass(frozen=True)
+class SurveillanceConfig:
+    """The [surveillance] section: the live game-protection alarms (docs/game-protection.md).
+
+    Not a game option: it changes what surveillance hears, never the game dealt.
+    """
+
+    SECTION: ClassVar[str] = "surveillance"
+
+    advantage_threshold: float = 0.0
+    """The player's expected return per unit staked above which a bet raises the advantage
+    alarm: 0 alarms as soon as any bet of the remaining shoe favours the player."""
+
+    def __post_init__(self) -> None:
+        if not -1 < self.advantage_threshold < 1:
+            raise ConfigError(
+                f"surveillance.advantage_threshold = {self.advantage_threshold} is out of range: "
+                "use a share of the stake between -1 and 1, such as 0 or 0.005"
+            )
+
+
+@dataclass(frozen=True)
 class UplinkConfig:
     """The [uplink] section: where shoectl uplink sends the journal (docs/floor.md)."""
 
@@ -322,6 +343,7 @@ class TableConfig:
     device: DeviceConfig = field(default_factory=DeviceConfig)
     service: ServiceConfig = field(default_factory=ServiceConfig)
     uplink: UplinkConfig = field(default_factory=UplinkConfig)
+    surveillance: SurveillanceConfig = field(default_factory=SurveillanceConfig)
 
     def __post_init__(self) -> None:
         if not SAFE_NAME_PATTERN.match(self.table_id):
@@ -389,7 +411,14 @@ class TableConfig:
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], *, base_dir: Path | None = None) -> TableConfig:
         """Build a configuration from parsed TOML; relative paths are taken from base_dir."""
-        sections = (GameConfig, ShoeProcedure, DeviceConfig, ServiceConfig, UplinkConfig)
+        sections = (
+            GameConfig,
+            ShoeProcedure,
+            DeviceConfig,
+            ServiceConfig,
+            UplinkConfig,
+            SurveillanceConfig,
+        )
         _reject_unknown_keys("", data, ["table_id", *(section.SECTION for section in sections)])
         table_id = _read(data, "table_id", str, "table_id", 'a name such as "T12"')
         device_data = _section(data, DeviceConfig.SECTION)
@@ -470,6 +499,7 @@ _FIELD_READERS: dict[tuple[str, str], tuple[type, str]] = {
     ("uplink", "resend_after_s"): (float, "a number of seconds"),
     ("uplink", "prune_after_shoe"): (bool, "true or false"),
     ("uplink", "prune_keep_days"): (int, "a whole number of days"),
+    ("surveillance", "advantage_threshold"): (float, "a share of the stake such as 0.005"),
 }
 
 
@@ -511,9 +541,9 @@ def _read(data: Mapping[str, Any], name: str, kind: Any, key: str, description: 
         return kind(value)
     if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
         raise ConfigError(f"{key} = {_show(value)} is not {description}")
-    if kind in (str, Path) and not isinstance(value, str):
-        raise ConfigError(f"{key} = {_show(value)} is not {description}")
     if kind is float and (isinstance(value, bool) or not isinstance(value, int | float)):
+        raise ConfigError(f"{key} = {_show(value)} is not {description}")
+    if kind in (str, Path) and not isinstance(value, str):
         raise ConfigError(f"{key} = {_show(value)} is not {description}")
     if kind is bool and not isinstance(value, bool):
         raise ConfigError(f"{key} = {_show(value)} is not {description}")

@@ -21,7 +21,7 @@ import logging
 import threading
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import Any, ClassVar, ParamSpec, TypeVar
 
@@ -68,6 +68,7 @@ from cardshoe.firmware_sim.shoe import (
     build_decks,
     make_rng,
 )
+from cardshoe.firmware_sim.shuffles import FAIR, ShuffleMethod
 from cardshoe.firmware_sim.timing import INSTANT, Timing
 from cardshoe.firmware_sim.virtual_dealer import VirtualDealer
 
@@ -148,6 +149,8 @@ class FirmwareCore(ABC):
         queue_capacity: int = EVENT_QUEUE_MIN_CAPACITY,
         pairing_key: bytes | None = None,
         pairing_mode: bool = False,
+        shuffle: ShuffleMethod = FAIR,
+        previous_order: Sequence[CardId] | None = None,
     ) -> None:
         self._check_settings(profile, decks, deck_set, list(injections))
         self._lock = threading.RLock()
@@ -175,7 +178,8 @@ class FirmwareCore(ABC):
         self.firmware_image = profile.firmware_image
         self.active_faults: dict[FaultKind, int] = {}
         """Each active fault and the seq of the FAULT event that raised it."""
-        self.shoe = self._new_shoe(decks)
+        self.shuffle = shuffle
+        self.shoe = self._new_shoe(decks, previous_order)
         self.round = 0
         # Hardware state.
         self.door_open = False
@@ -339,10 +343,12 @@ class FirmwareCore(ABC):
     def _cards_remaining(self) -> int | None:
         return self.shoe.remaining
 
-    def _new_shoe(self, decks: int) -> CardPack:
+    def _new_shoe(self, decks: int, previous: Sequence[CardId] | None) -> CardPack:
+        """A new shoe shuffled by self.shuffle from the previous shoe's order (None: none)."""
         tagged = self.profile.has(Capability.TAGGED_CARDS)
         cut_depth = self.cut_card_depth if self.HAS_CUT_CARD else None
-        return CardPack.shuffled(build_decks(decks, self.deck_set, tagged), self.rng, cut_depth)
+        cards = build_decks(decks, self.deck_set, tagged)
+        return CardPack(self.shuffle.arrange(cards, previous, self.rng), cut_depth)
 
     def _start_round(self) -> None:
         self.round += 1

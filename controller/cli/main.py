@@ -26,10 +26,25 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "odds",
         "Exact odds and house edge by enumeration.",
     ),
+    "analyze": (
+        "cardshoe.controller.cli.analyze_cmd",
+        "analyze",
+        "Shuffle quality across a table's shoes (surveillance).",
+    ),
     "journal": (
         "cardshoe.controller.cli.journal_cmd",
         "journal",
         "Show, export, verify or prune a table's journal.",
+    ),
+    "roads": (
+        "cardshoe.controller.cli.roads_cmd",
+        "roads",
+        "A shoe's scoreboard (five roads, statistics) from a journal.",
+    ),
+    "web": (
+        "cardshoe.controller.cli.web_cmd",
+        "web",
+        "Serve the scoreboard page from a journal, read-only.",
     ),
     "list": ("cardshoe.controller.cli.list_cmd", "list_command", "Shoes and dealers attached."),
     "info": ("cardshoe.controller.cli.info_cmd", "info", "Identity and counters of a device."),

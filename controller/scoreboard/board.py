@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from cardshoe.controller.procedure.facts import WATCHER_ALARMS
 from cardshoe.controller.rules.cards import ShoeComposition
 from cardshoe.controller.rules.games import get_game
 from cardshoe.controller.rules.hands import Winner
@@ -41,14 +42,19 @@ class ResultRow:
     natural: bool = False
     player_pair: bool = False
     banker_pair: bool = False
+    sevens: int = 0
+    """7s among the round's cards, the 7 Up mandatory seven included."""
     void: str | None = None
     """The reason code of a void round."""
 
     def road_result(self) -> RoadResult | None:
-        """What the scoreboards show of it; None for a void round, which they leave out."""
-        if self.winner is None:
+        """What the scoreboards show of it; None for a void or a demonstration round, which
+        settle no bet and appear on no road."""
+        if self.winner is None or self.demo:
             return None
-        return RoadResult(Winner(self.winner), self.player_pair, self.banker_pair, self.natural)
+        return RoadResult(
+            Winner(self.winner), self.player_pair, self.banker_pair, self.natural, self.sevens
+        )
 
 
 @dataclass
@@ -81,7 +87,8 @@ class TableBoard:
     results: list[ResultRow] = field(default_factory=list)
     holds: list[str] = field(default_factory=list)
     alarms: list[dict[str, str]] = field(default_factory=list)
-    """The latest alarms, oldest first: {"kind", "detail"}."""
+    """The latest alarms, oldest first: {"kind", "detail", "round"} (the round on the layout
+    when it came, or None)."""
     irregularities: list[dict[str, Any]] = field(default_factory=list)
     """The latest irregularities, oldest first: {"code", "round", "consequence"}."""
     ended: dict[str, Any] | None = None
@@ -181,8 +188,10 @@ class TableBoard:
                 banker_total=payload["banker_total"],
                 winner=payload["winner"],
                 natural=payload["natural"],
-                player_pair=payload["player_pair"],
-                banker_pair=payload["banker_pair"],
+                # A game without the pair bets (7 Up) records null: no pair to show.
+                player_pair=bool(payload["player_pair"]),
+                banker_pair=bool(payload["banker_pair"]),
+                sevens=payload["sevens"],
             )
         )
         self.phase, self.next_card = "round over", None
@@ -210,9 +219,10 @@ class TableBoard:
         self.holds = list(payload["holds_left"])
 
     def _alarm(self, payload: Mapping[str, Any]) -> None:
-        self.alarms = [*self.alarms, {"kind": payload["kind"], "detail": payload["detail"]}][
-            -RECENT_ALARMS:
-        ]
+        if payload["kind"] in WATCHER_ALARMS:
+            return  # surveillance's, read from the journal: never on a display the players see
+        alarm = {"kind": payload["kind"], "detail": payload["detail"], "round": self.round_no}
+        self.alarms = [*self.alarms, alarm][-RECENT_ALARMS:]
 
     def _irregularity(self, payload: Mapping[str, Any]) -> None:
         entry = {

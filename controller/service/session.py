@@ -59,6 +59,7 @@ from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.procedure.operator_input import check_shoe_id, parse_deck_set
 from cardshoe.controller.procedure.shoe import CardDue, Fact
 from cardshoe.controller.procedure.table import TableModel
+from cardshoe.controller.protection.watcher import ProtectionWatcher
 from cardshoe.controller.rules.cards import Card
 from cardshoe.controller.service.recovery import (
     SESSION_KIND_PREFIX,
@@ -180,6 +181,7 @@ class TableSession:
             )
         self.recovered: Recovered = recover(config, journal)
         self.model: TableModel = self.recovered.model
+        self._hub.subscribe(ProtectionWatcher(config, journal, self.device_serial))
         self._last_seq = journal.last_device_seq(self.device_serial) or 0
         device.set_journaled_seq(journal.last_device_seq(self.device_serial))
         self._gap: SequenceGap | SequenceRegression | None = None

@@ -23,7 +23,13 @@ from cardshoe.controller.config import (
     TableConfig,
 )
 from cardshoe.controller.journal.store import Journal, Record
-from cardshoe.controller.procedure.facts import HoldStarted, RoundOpened, TableEvent
+from cardshoe.controller.procedure.facts import (
+    WATCHER_ALARMS,
+    Alarm,
+    HoldStarted,
+    RoundOpened,
+    TableEvent,
+)
 from cardshoe.controller.procedure.holds import HoldReason
 from cardshoe.controller.rules.cards import Card, parse_card
 from cardshoe.controller.rules.shoe_order import play_shoe_order
@@ -127,6 +133,16 @@ def session_on(
 def journaled(path: Path, kind: str) -> list[Record]:
     with Journal.open_readonly(path) as journal:
         return list(journal.records(kinds=[kind]))
+
+
+def procedure_alarms(path: Path) -> list[Record]:
+    """The journal's alarms but game protection's, which surveillance hears from any fair shoe
+    (an advantage near the end of a shoe): the ones the procedure itself raised."""
+    return [
+        record
+        for record in journaled(path, Alarm.KIND)
+        if record.payload["kind"] not in WATCHER_ALARMS
+    ]
 
 
 def assert_every_event_journaled_once(path: Path) -> None:
