@@ -239,12 +239,47 @@ class Ingest:
                 early.alarms.append(alarm)
             if event is not None:
                 events.append((site, event))
-        outcome = self._with_database(lambda db: _store(db, events, statuses, early))
+        try:
+            outcome = self._with_database(lambda db: _store(db, events, statuses, early))
+        except psycopg.DataError:
+            outcome = self._store_one_by_one(events, statuses, early)
         assert self._client is not None
         for incoming in batch:
             self._client.ack(incoming.mid, incoming.qos)
         self.inserted += outcome.inserted
         self._publish(outcome)
+
+    def _store_one_by_one(
+        self,
+        events: list[tuple[str, EventMessage]],
+        statuses: dict[tuple[str, str], StatusMessage],
+        early: _Outcome,
+    ) -> _Outcome:
+        """A batch PostgreSQL refused (a payload jsonb cannot hold, such as a NUL character):
+        each record alone, and one it refuses becomes a stored alarm, never a crash loop."""
+        outcome = self._with_database(lambda db: _store(db, [], statuses, early))
+        for site, event in events:
+            try:
+                part = self._with_database(
+                    lambda db, e=(site, event): _store(db, [e], {}, _Outcome())
+                )
+            except psycopg.DataError as exc:
+                detail = f"record {event.record_id}: PostgreSQL cannot store it ({exc})"
+                alarm = _Alarm(
+                    event.table_id,
+                    AlarmKind.MALFORMED,
+                    " ".join(detail.split()),
+                    event.record_id,
+                    None,
+                    site,
+                )
+                part = self._with_database(
+                    lambda db, a=alarm: _store(db, [], {}, _Outcome(alarms=[a]))
+                )
+            outcome.anchors.update(part.anchors)
+            outcome.alarms.extend(part.alarms)
+            outcome.inserted += part.inserted
+        return outcome
 
     def _with_database(self, work: Any) -> _Outcome:
         """Run one transaction, retrying through a database restart until it commits."""
