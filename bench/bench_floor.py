@@ -315,71 +315,86 @@ def measure(tables: int = 200, seconds: float = 20.0) -> list[Measurement]:
     broker.start()
     postgres.start()
     try:
-        rows = [measure_throughput(folder, broker, postgres, ingests) for ingests in (1, 2)]
-        dsn, _ = floor_run(
-            folder,
-            broker,
-            postgres,
-            name="latency",
-            tables=tables,
-            rate_per_table=TABLE_RATE,
-            seconds=seconds,
-        )
-        samples = latencies_ms(dsn)
-        how = (
-            f"{tables} tables at {TABLE_RATE} records/s each ({len(samples)} records), one "
-            "uplink per table (threads of one process), one ingest; PostgreSQL insert time minus "
-            "journal time"
-        )
-        rows.append(
-            Measurement(
-                "journal commit → PostgreSQL row, p50", percentile(samples, 50), "ms", None, how
-            )
-        )
-        rows.append(
-            Measurement(
-                "journal commit → PostgreSQL row, p99", percentile(samples, 99), "ms", None, how
-            )
-        )
-        pace = 20 * TABLE_RATE
-        _, memory = floor_run(
-            folder,
-            broker,
-            postgres,
-            name="floor_sim",
-            tables=tables,
-            rate_per_table=pace,
-            seconds=seconds,
-        )
-        how = (
-            f"{tables} tables asked to write {pace:g} records/s each (20 × a real table's pace), "
-            f"reached {memory['rate']:,.0f} records/s in all (one writer thread, durable "
-            f"commits); {memory['records']:,.0f} records, all verified; peak VmRSS while running"
-        )
-        rows += [
-            Measurement("floor of 200 tables: mosquitto RSS", memory["broker"], "MB", None, how),
-            Measurement("floor of 200 tables: ingest RSS", memory["ingest"], "MB", None, how),
-            Measurement(
-                f"floor of 200 tables: the {tables} uplinks' RSS ({GROUP} a process)",
-                memory["uplinks"],
-                "MB",
-                None,
-                how + f"; bench/floor_uplinks.py runs {GROUP} tables' Uplink objects in "
-                "threads of one process, for the simulation only; summed over the processes",
-            ),
-            Measurement(
-                "one table PC's shoectl uplink RSS",
-                memory["single"],
-                "MB",
-                None,
-                "a real shoectl uplink process following one of those journals",
-            ),
-        ]
-        return rows
+        rows = measure_floor(folder, broker, postgres, tables, seconds)
+    except BaseException:
+        print(f"bench_floor failed: the servers' and processes' logs are kept in {folder}")
+        raise
     finally:
         postgres.stop()
         broker.stop()
-        shutil.rmtree(folder, ignore_errors=True)
+    shutil.rmtree(folder, ignore_errors=True)
+    return rows
+
+
+def measure_floor(
+    folder: Path, broker: Mosquitto, postgres: Postgres, tables: int, seconds: float
+) -> list[Measurement]:
+    rows = []
+    for ingests in (1, 2):
+        rows.append(measure_throughput(folder, broker, postgres, ingests))
+        # The stopped ingests' sessions would keep taking their share of the shared
+        # subscription: a broker restarted without persistence forgets them.
+        broker.restart()
+    dsn, _ = floor_run(
+        folder,
+        broker,
+        postgres,
+        name="latency",
+        tables=tables,
+        rate_per_table=TABLE_RATE,
+        seconds=seconds,
+    )
+    samples = latencies_ms(dsn)
+    how = (
+        f"{tables} tables at {TABLE_RATE} records/s each ({len(samples)} records), one "
+        "uplink per table (threads of one process), one ingest; PostgreSQL insert time minus "
+        "journal time"
+    )
+    rows.append(
+        Measurement(
+            "journal commit → PostgreSQL row, p50", percentile(samples, 50), "ms", None, how
+        )
+    )
+    rows.append(
+        Measurement(
+            "journal commit → PostgreSQL row, p99", percentile(samples, 99), "ms", None, how
+        )
+    )
+    pace = 20 * TABLE_RATE
+    _, memory = floor_run(
+        folder,
+        broker,
+        postgres,
+        name="floor_sim",
+        tables=tables,
+        rate_per_table=pace,
+        seconds=seconds,
+    )
+    how = (
+        f"{tables} tables asked to write {pace:g} records/s each (20 × a real table's pace), "
+        f"reached {memory['rate']:,.0f} records/s in all (one writer thread, durable "
+        f"commits); {memory['records']:,.0f} records, all verified; peak VmRSS while running"
+    )
+    rows += [
+        Measurement("floor of 200 tables: mosquitto RSS", memory["broker"], "MB", None, how),
+        Measurement("floor of 200 tables: ingest RSS", memory["ingest"], "MB", None, how),
+        Measurement(
+            f"floor of 200 tables: the {tables} uplinks' RSS ({GROUP} a process)",
+            memory["uplinks"],
+            "MB",
+            None,
+            how + f"; bench/floor_uplinks.py runs {GROUP} tables' Uplink objects in "
+            "threads of one process, for the simulation only; summed over the processes",
+        ),
+        Measurement(
+            "one table PC's shoectl uplink RSS",
+            memory["single"],
+            "MB",
+            None,
+            "a real shoectl uplink process following one of those journals",
+        ),
+    ]
+    return rows
 
 
 def main() -> None:

@@ -47,8 +47,13 @@ from cardshoe.controller.floor.topics import Leaf, TopicName, every_table, share
 
 log = logging.getLogger(__name__)
 
-SESSION_EXPIRY_S = 3600
-"""The broker keeps an ingest's subscription and unacknowledged messages this long."""
+SESSION_EXPIRY_S = 120
+"""The broker keeps an ingest's subscription and unacknowledged messages this long.
+
+Long enough for a restart to find its messages waiting; short, because while
+a stopped ingest's session lasts, the broker still hands it its share of the
+shared subscription. The uplinks' resend from the anchor delivers whatever
+such a session took with it, through the ingests that are running."""
 
 
 class AlarmKind:
