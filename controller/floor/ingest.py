@@ -23,7 +23,7 @@ import logging
 import queue
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import paho.mqtt.client as mqtt
@@ -339,17 +339,11 @@ def _checked_event(
         return None, _Alarm(table_id, AlarmKind.WRONG_TABLE, detail, event.record_id, site=site)
     if not event.hash_matches():
         detail = f"record {event.record_id}'s fields do not hash to the hash it carries"
-        message = _as_json(event)
+        message = asdict(event)
         return None, _Alarm(
             table_id, AlarmKind.HASH_MISMATCH, detail, event.record_id, message, site
         )
     return event, None
-
-
-def _as_json(event: EventMessage) -> dict[str, Any]:
-    from dataclasses import asdict
-
-    return asdict(event)
 
 
 def _insert_alarms(db: psycopg.Connection, alarms: Iterable[_Alarm]) -> None:
@@ -410,15 +404,9 @@ def _store(
         db.execute(
             "UPDATE floor_tables SET online = %s, status = %s, status_at = now() "
             "WHERE table_id = %s",
-            (status.online, Jsonb(_status_json(status)), table_id),
+            (status.online, Jsonb(asdict(status)), table_id),
         )
     return outcome
-
-
-def _status_json(status: StatusMessage) -> dict[str, Any]:
-    from dataclasses import asdict
-
-    return asdict(status)
 
 
 STAGED_COLUMNS = (
@@ -483,7 +471,7 @@ def _insert_records(
                 f"record {event.record_id} arrived with hash {event.hash[:16]}…, the floor "
                 f"holds {stored[(event.table_id, event.record_id)][:16]}…: kept the stored one",
                 event.record_id,
-                _as_json(event),
+                asdict(event),
                 sites[event.table_id],
             )
             for event in repeats
