@@ -219,23 +219,21 @@ def prune(path: Path, anchor: str | None, state_dir: Path | None, keep_days: flo
     import time
 
     from cardshoe.controller.errors import UserError
-    from cardshoe.controller.journal.prune import prune_journal
+    from cardshoe.controller.journal.prune import floor_anchor, prune_journal
     from cardshoe.controller.journal.store import ChainAnchor, Journal
 
     if anchor is not None:
-        floor_anchor = ChainAnchor.parse(anchor)
+        verified_anchor = ChainAnchor.parse(anchor)
     elif state_dir is not None:
-        from cardshoe.controller.floor.state import load_state, state_path
-
         with Journal.open_readonly(path) as reader:
             table_id = reader.table_id
-        held = load_state(state_path(state_dir, table_id)).anchor
-        if held.hash is None:
+        held = floor_anchor(state_dir, table_id)
+        if held is None:
             raise UserError(f"{state_dir}: the floor has not verified any record of {table_id}")
-        floor_anchor = ChainAnchor(held.record_id, held.hash)
+        verified_anchor = held
     else:
         raise UserError("give --anchor ID:HASH or --state-dir (the uplink's state folder)")
-    result = prune_journal(path, floor_anchor, keep_days=keep_days, now_ns=time.time_ns())
+    result = prune_journal(path, verified_anchor, keep_days=keep_days, now_ns=time.time_ns())
     if result.cut_id is None:
         click.echo(f"{path}: nothing pruned: {result.why_not}")
         return

@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from cardshoe.drivers.protocol.auth import KeyLookup
 
 
-
 @contextmanager
 def opened_device(
     url: str, *, timeout: float, keys: KeyLookup | None = None

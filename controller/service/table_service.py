@@ -40,7 +40,7 @@ import structlog
 from cardshoe.controller.config import TableConfig
 from cardshoe.controller.errors import UserError
 from cardshoe.controller.journal.store import Journal, JournalCorrupt, JournalError
-from cardshoe.controller.procedure.facts import Alarm, AlarmKind, TableEvent
+from cardshoe.controller.procedure.facts import Alarm, AlarmKind, Observer, TableEvent
 from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.scoreboard.board import TableBoard
 from cardshoe.controller.service.control_socket import (
@@ -53,6 +53,7 @@ from cardshoe.controller.service.device_access import device_user_error
 from cardshoe.controller.service.device_choice import configured_url
 from cardshoe.controller.service.logging_setup import LogObserver
 from cardshoe.controller.service.pairing import KeyStore
+from cardshoe.controller.service.retention import PruneAfterShoe
 from cardshoe.controller.service.sdnotify import Notifier
 from cardshoe.controller.service.session import (
     TableSession,
@@ -186,7 +187,10 @@ class TableService:
                 self._send(self._notifier.stopping)
                 return
             resources.enter_context(device)
-            session = TableSession(self.config, journal, device, [LogObserver(), self._last_alarm])
+            observers: list[Observer] = [LogObserver(), self._last_alarm]
+            if self.config.uplink.prune_after_shoe:
+                observers.append(PruneAfterShoe(journal, self.config.uplink))
+            session = TableSession(self.config, journal, device, observers)
             self._session = session
             feed = EventFeed(open_shoe_board(self.config, journal, session.snapshot().shoe_id))
             session.subscribe(feed)

@@ -34,6 +34,8 @@ RULES_PLAY_FIELDS = (
     "sevens",
     "void",
 )
+
+
 def played_by_the_rules_engine(game_name: str, line: dict[str, Any]) -> None:
     """The round's cards, dealt afresh through get_game(...), give the round the demo printed."""
     played = get_game(game_name).new_round()
