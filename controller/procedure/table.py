@@ -54,8 +54,13 @@ from cardshoe.controller.procedure.inputs import (
     CutDone,
     DeviceCount,
     EndShoe,
+    HostFinding,
+    JournalBehindDevice,
     ShoeLoaded,
     StartShoe,
+    StorageFault,
+    StorageLow,
+    StorageRecovered,
 )
 from cardshoe.controller.procedure.irregularities import (
     Irregularity,
@@ -554,6 +559,7 @@ INPUT_ROUTES: Mapping[type, Route] = {
     AbandonShoe: lambda model, item: model.trigger(Trigger.ABANDON_SHOE, reason=item.reason),
     ClearHold: lambda model, item: model.trigger(Trigger.CLEAR_HOLD, reason=item.reason),
     DeviceCount: lambda model, item: model.trigger(Trigger.RECONCILE, count=item),
+    HostFinding: lambda model, item: model.trigger(Trigger.HOLD, reason=item.hold),
     # The link's own events
     LinkLost: lambda model, item: model.trigger(Trigger.HOLD, reason=HoldReason.LINK_LOST),
     LinkRestored: lambda model, item: model.trigger(Trigger.RELEASE, reason=HoldReason.LINK_LOST),
@@ -562,5 +568,18 @@ INPUT_ROUTES: Mapping[type, Route] = {
         Trigger.HOLD, reason=HoldReason.SEQUENCE_REGRESSION
     ),
     ProtocolViolation: _protocol_violation,
+    # The journal's storage, as the session watches it
+    JournalBehindDevice: lambda model, item: model.trigger(
+        Trigger.HOLD, reason=HoldReason.JOURNAL_BEHIND_DEVICE
+    ),
+    StorageFault: lambda model, item: model.trigger(
+        Trigger.HOLD, reason=HoldReason.JOURNAL_STORAGE
+    ),
+    StorageLow: lambda model, item: model.trigger(
+        Trigger.HOLD, reason=HoldReason.JOURNAL_SPACE_LOW
+    ),
+    StorageRecovered: lambda model, item: model.trigger(
+        Trigger.RELEASE, reason=HoldReason.JOURNAL_SPACE_LOW
+    ),
 }
 """Each input's type -> what it does to the procedure: mostly one trigger, with its data."""

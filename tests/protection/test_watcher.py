@@ -48,7 +48,7 @@ def deal(
     core = simulated_device(config, seed=seed)
     if order_of is not None:
         core.shoe = CardPack(order_of(core.shoe.cards), config.shoe.cut_card_depth)
-    with Journal.open(path, table_id=config.table_id) as journal:
+    with Journal.open(path, table_id=config.table_id, create=True) as journal:
         assert continue_from_journal(core, journal, config)
     with session_on(config, core, path) as (session, _):
 
