@@ -223,6 +223,18 @@ CASES: dict[str, BadInput] = {
     "prune with an anchor that is not ID:HASH": BadInput(
         ("journal", "prune", "/nonexistent/j.sqlite", "--anchor", "12:abc"), "is not ID:HASH"
     ),
+    "odds with a card seen more often than the shoe holds it": BadInput(
+        ("odds", "--game", "punto-banco", "--decks", "1", "--seen", "AS KD AS"), "AS seen 2 times"
+    ),
+    "odds of a missing journal": BadInput(
+        ("odds", "--journal", "{tmp}/j.sqlite", "--shoe", "S1"), "no such journal file"
+    ),
+    "analysis of a missing journal": BadInput(
+        ("analyze", "shuffle", "/nonexistent/j.sqlite"), "no such journal file"
+    ),
+    "analysis without a journal": BadInput(("analyze", "shuffle"), "Missing argument"),
+    "demo with an unknown shuffle": BadInput(("demo", "--shuffle", "wash"), "unknown shuffle"),
+    "simulator riffling no times": BadInput(("sim", "--shuffle", "riffle:0"), "riffle:N"),
 }
 
 
