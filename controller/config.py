@@ -269,6 +269,18 @@ class ServiceConfig:
     control_socket: Path = Path("/run/cardshoe/control.sock")
     key_dir: Path = Path("/etc/cardshoe/keys")
     """The devices' pairing keys, one file <serial>.key each (controller/service/pairing.py)."""
+    journal_min_free_mb: int = 64
+    """The table holds (journal_space_low) while less space than this is free for the
+    journal, so it stops before the disk is full rather than when a commit fails."""
+
+    def __post_init__(self) -> None:
+        _check_range(
+            "service.journal_min_free_mb", self.journal_min_free_mb, 0, 1_000_000, "megabytes"
+        )
+
+    @property
+    def journal_min_free_bytes(self) -> int:
+        return self.journal_min_free_mb * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -433,7 +445,8 @@ class TableConfig:
         }
         service: ServiceConfig = arguments["service"]
         if base_dir is not None:
-            arguments["service"] = ServiceConfig(
+            arguments["service"] = replace(
+                service,
                 journal_path=base_dir / service.journal_path,
                 control_socket=base_dir / service.control_socket,
                 key_dir=base_dir / service.key_dir,
@@ -490,6 +503,7 @@ _FIELD_READERS: dict[tuple[str, str], tuple[type, str]] = {
     ("service", "journal_path"): (Path, "a file path"),
     ("service", "control_socket"): (Path, "a file path"),
     ("service", "key_dir"): (Path, "a folder path"),
+    ("service", "journal_min_free_mb"): (int, "a whole number of megabytes"),
     ("uplink", "broker"): (str, "a broker URL such as mqtts://floor.example:8883"),
     ("uplink", "site"): (str, "a site name"),
     ("uplink", "state_dir"): (Path, "a folder path"),

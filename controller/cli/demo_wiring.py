@@ -223,12 +223,12 @@ def demo_journal(settings: DemoSettings) -> Iterator[Journal]:
     """The journal at --journal (kept, so a rerun resumes its shoe), or a temporary one."""
     table_id = settings.config.table_id
     if settings.journal_path is not None:
-        with Journal.open(settings.journal_path, table_id=table_id) as journal:
+        with Journal.open(settings.journal_path, table_id=table_id, create=True) as journal:
             yield journal
         return
     with (
         tempfile.TemporaryDirectory(prefix="shoectl-demo-") as folder,
-        Journal.open(Path(folder) / "journal.sqlite", table_id=table_id) as journal,
+        Journal.open(Path(folder) / "journal.sqlite", table_id=table_id, create=True) as journal,
     ):
         yield journal
 

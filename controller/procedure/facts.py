@@ -48,6 +48,8 @@ class AlarmKind(StrEnum):
     SHOE_ABANDONED = "shoe_abandoned"
     CUT_CARD = "cut_card"
     """The cut card came out further from its configured depth than the tolerance."""
+    STORAGE = "storage"
+    """The journal's disk is short of space, or its files failed or were tampered with."""
     JOURNAL = "journal"
     """Replaying the journal's inputs does not give the facts it holds: altered, or the
     procedure software changed mid-shoe."""

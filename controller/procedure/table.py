@@ -55,8 +55,12 @@ from cardshoe.controller.procedure.inputs import (
     DeviceCount,
     EndShoe,
     HostFinding,
+    JournalBehindDevice,
     ShoeLoaded,
     StartShoe,
+    StorageFault,
+    StorageLow,
+    StorageRecovered,
 )
 from cardshoe.controller.procedure.irregularities import (
     Irregularity,
@@ -564,5 +568,18 @@ INPUT_ROUTES: Mapping[type, Route] = {
         Trigger.HOLD, reason=HoldReason.SEQUENCE_REGRESSION
     ),
     ProtocolViolation: _protocol_violation,
+    # The journal's storage, as the session watches it
+    JournalBehindDevice: lambda model, item: model.trigger(
+        Trigger.HOLD, reason=HoldReason.JOURNAL_BEHIND_DEVICE
+    ),
+    StorageFault: lambda model, item: model.trigger(
+        Trigger.HOLD, reason=HoldReason.JOURNAL_STORAGE
+    ),
+    StorageLow: lambda model, item: model.trigger(
+        Trigger.HOLD, reason=HoldReason.JOURNAL_SPACE_LOW
+    ),
+    StorageRecovered: lambda model, item: model.trigger(
+        Trigger.RELEASE, reason=HoldReason.JOURNAL_SPACE_LOW
+    ),
 }
 """Each input's type -> what it does to the procedure: mostly one trigger, with its data."""

@@ -33,7 +33,8 @@ import structlog
 
 from cardshoe.controller.config import DeviceMode, TableConfig
 from cardshoe.controller.errors import UserError
-from cardshoe.controller.journal.store import Journal
+from cardshoe.controller.journal.repeats import RepeatCounter
+from cardshoe.controller.journal.store import Journal, JournalStorageError, StorageProblem
 from cardshoe.controller.procedure.facts import (
     Alarm,
     AlarmKind,
@@ -51,8 +52,13 @@ from cardshoe.controller.procedure.inputs import (
     CutDone,
     EndShoe,
     HostFinding,
+    JournalBehindDevice,
     ShoeLoaded,
     StartShoe,
+    StorageFault,
+    StorageLow,
+    StorageRecovered,
+    to_record,
 )
 from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.procedure.operator_input import check_shoe_id, parse_deck_set
@@ -87,6 +93,14 @@ SESSION_STARTED = SESSION_KIND_PREFIX + "started"
 """A record about the controller process itself, which replay skips."""
 DEVICE_REFUSED = SESSION_KIND_PREFIX + "device_refused"
 """Why the controller would not deal with the device; its payload is the alarm's."""
+REPEATED = SESSION_KIND_PREFIX + "repeated"
+"""How many records of a kind were only counted in the last interval (journal/repeats.py)."""
+STORAGE_ALARM = SESSION_KIND_PREFIX + "storage_alarm"
+"""A storage fault the table goes on through (a failing checkpoint); payload is the alarm's."""
+REPEAT_INTERVAL_S = 10.0
+"""At most one record of each refused or rejected kind per this many seconds."""
+REPEATABLE_ALARMS = frozenset({AlarmKind.PROCEDURE_VIOLATION, AlarmKind.DEVICE_FAULT})
+"""An input whose only facts are these alarms changed nothing: a refusal, a rejected frame."""
 DEVICE_RESYNC = SESSION_KIND_PREFIX + "device_resync"
 """An operator re-synchronised to the device's stream after a regression (a new epoch)."""
 
@@ -197,11 +211,12 @@ class TableSession:
         self.recovered: Recovered = recover(config, journal)
         self.model: TableModel = self.recovered.model
         self._hub.subscribe(ProtectionWatcher(config, journal, self.device_serial))
-        self._last_seq = journal.last_device_seq(self.device_serial) or 0
-        device.set_journaled_seq(
-            journal.last_device_seq(self.device_serial),
-            journaled_stream_epoch(journal, self.device_serial),
-        )
+        self._last_seq = 0
+        self._repeats = RepeatCounter(REPEAT_INTERVAL_S)
+        self._space_low_told = False
+        """StorageLow was applied (held, or refused where no hold is possible): once is enough."""
+        self._failure: JournalStorageError | None = None
+        """Set when the model could not be rebuilt after a failed transaction: the loop stops."""
         self._gap: SequenceGap | SequenceRegression | None = None
         self._last_ended: ShoeEnded | None = None
         self._draw = DrawControl(
@@ -220,6 +235,7 @@ class TableSession:
         self._round_opened_at: float | None = None
         self._record_start()
         self._refuse_unapproved_firmware()
+        self._take_up_device_stream()
 
     def subscribe(self, observer: Observer) -> None:
         """Add an observer (a display, a floor link) after the session has started."""
@@ -361,6 +377,8 @@ class TableSession:
         Device commands go out only when no event is waiting, so they always
         follow from everything the device has already reported.
         """
+        with self._lock, self._log_context():
+            self._look_after_storage()
         event = self.device.next_event(0)
         if event is None:
             with self._lock, self._log_context():
@@ -499,18 +517,103 @@ class TableSession:
         """Journal the input and its facts in one transaction; the facts, once committed.
 
         also: a session record (kind, payload) that must commit with the input.
+        A refusal or a rejected frame that RepeatCounter does not admit is rolled
+        back, as it changed nothing. After any other failure the model is rebuilt
+        from the journal, so it never stands ahead of it (a command whose COMMIT
+        failed did not happen); if even that fails, the loop stops the service.
         """
+        repeat_kind = _repeat_kind(item) if also is None else None
+        try:
+            with self.journal.transaction() as transaction:
+                facts = journaled_apply(self.model, item, transaction, self.device_serial)
+                if also is not None:
+                    transaction.append(
+                        also[0],
+                        also[1],
+                        shoe_id=self.model.shoe_id,
+                        round_no=self.model.round_no,
+                        device_serial=self.device_serial,
+                    )
+                if (
+                    repeat_kind is not None
+                    and _only_refusals(facts)
+                    and not self._repeats.admit(repeat_kind, self._clock())
+                ):
+                    raise _Counted(facts)
+        except _Counted as counted:
+            return counted.facts
+        except BaseException:
+            self._rebuild_from_journal()
+            raise
+        return facts
+
+    def _rebuild_from_journal(self) -> None:
+        try:
+            self.model = recover(self.config, self.journal).model
+        except Exception as exc:
+            self._failure = JournalStorageError(
+                f"{self.journal.path}: the table cannot be rebuilt from the journal after a "
+                f"failed write ({exc}): the service stops so that it restarts from the journal"
+            )
+            log.error("journal rebuild failed", reason=str(exc))
+
+    # --- storage: notices, repeats, free space ------------------------------------------
+
+    def _look_after_storage(self) -> None:
+        """Between events: what the journal survived, the repeats counted, the free space."""
+        if self._failure is not None:
+            raise self._failure
+        for notice in self.journal.take_notices():
+            log.error("journal storage fault", problem=notice.problem.value, detail=notice.detail)
+            if notice.problem is StorageProblem.FILES_REPLACED:
+                self._publish(self._apply(StorageFault(notice.detail)))
+            elif self._repeats.admit(STORAGE_ALARM, self._clock()):
+                self._record_alarm(STORAGE_ALARM, Alarm(AlarmKind.STORAGE, notice.detail))
+        for repeats in self._repeats.due(self._clock()):
+            self._record_session(
+                REPEATED,
+                {
+                    "kind": repeats.kind,
+                    "count": repeats.count,
+                    "interval_s": self._repeats.interval_s,
+                },
+            )
+        self._watch_free_space()
+
+    def _watch_free_space(self) -> None:
+        """Hold before the disk is full, while a hold can still be journaled; resume after.
+
+        Asked at every step (a statvfs costs about a microsecond), so a disk filled by
+        something else as fast as it can write is still caught before the journal's next
+        few commits.
+        """
+        floor = self.config.service.journal_min_free_bytes
+        low = self.journal.free_bytes() < floor
+        held = HoldReason.JOURNAL_SPACE_LOW in self.model.holds
+        if low and not held and not self._space_low_told:
+            self._space_low_told = True
+            free = self.journal.free_bytes()
+            log.error("journal disk space below the floor", free_bytes=free, floor_bytes=floor)
+            self._publish(self._apply(StorageLow(free, floor)))
+        elif not low:
+            self._space_low_told = False
+            if held:
+                self._publish(self._apply(StorageRecovered(self.journal.free_bytes())))
+
+    def _record_alarm(self, kind: str, alarm: Alarm) -> None:
+        self._record_session(kind, alarm.payload())
+        self._hub.publish([alarm])
+
+    def _record_session(self, kind: str, payload: dict[str, object]) -> None:
+        """A record about the controller process, which replay passes over."""
         with self.journal.transaction() as transaction:
-            facts = journaled_apply(self.model, item, transaction, self.device_serial)
-            if also is not None:
-                transaction.append(
-                    also[0],
-                    also[1],
-                    shoe_id=self.model.shoe_id,
-                    round_no=self.model.round_no,
-                    device_serial=self.device_serial,
-                )
-            return facts
+            transaction.append(
+                kind,
+                payload,
+                shoe_id=self.model.shoe_id,
+                round_no=self.model.round_no,
+                device_serial=self.device_serial,
+            )
 
     def _log_context(self) -> AbstractContextManager[object]:
         """Every log line while the session works says which table, shoe and round."""
@@ -552,6 +655,31 @@ class TableSession:
             log.error("journal replay mismatch", mismatches=list(recovered.mismatches))
             self._hub.publish([Alarm(AlarmKind.JOURNAL, detail)])
 
+    def _take_up_device_stream(self) -> None:
+        """Tell the driver the last event the journal holds for this device, and its epoch.
+
+        A device whose acknowledged events go further than that, in the same stream epoch
+        (or one the journal never saw), has forgotten events the journal never kept (a lost
+        or replaced journal): they are gone from both sides, so the table holds with an
+        alarm (journal_behind_device) instead of trusting the device's word. A device in
+        another epoch than the journal's restarted its stream: the driver reports that as a
+        regression, which an operator re-synchronises.
+        """
+        journaled = self.journal.last_device_seq(self.device_serial) or 0
+        epoch = journaled_stream_epoch(self.journal, self.device_serial)
+        device_acked = self.device.info.counters["last_acked_seq"]
+        same_stream = epoch is None or self.device.info.epoch in (None, epoch)
+        if same_stream and device_acked > journaled:
+            log.error(
+                "the device acknowledged events the journal does not hold",
+                journaled_seq=journaled,
+                device_acked_seq=device_acked,
+            )
+            self._publish(self._apply(JournalBehindDevice(journaled, device_acked)))
+            journaled = device_acked
+        self._last_seq = journaled
+        self.device.set_journaled_seq(journaled, epoch)
+
     def _refuse_unapproved_firmware(self) -> None:
         """Deal nothing with a firmware image the table's allow-list does not hold.
 
@@ -579,3 +707,26 @@ class TableSession:
         raise DeviceNotApproved(
             f"{alarm.detail}: install an approved image, or add its hash once it is approved"
         )
+
+
+class _Counted(Exception):
+    """Rolls back a refusal RepeatCounter only counts, carrying the facts to publish."""
+
+    def __init__(self, facts: list[Fact]) -> None:
+        super().__init__("counted, not journaled")
+        self.facts = facts
+
+
+def _repeat_kind(item: object) -> str | None:
+    """The record kind an input is counted under when it changes nothing; None for a
+    device event (journaled and acknowledged one by one) or an input vouching for a seq."""
+    if isinstance(item, Event):
+        return None
+    record = to_record(item)
+    return record.kind if record.device_seq is None else None
+
+
+def _only_refusals(facts: list[Fact]) -> bool:
+    return bool(facts) and all(
+        isinstance(fact.event, Alarm) and fact.event.kind in REPEATABLE_ALARMS for fact in facts
+    )

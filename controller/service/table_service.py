@@ -5,7 +5,11 @@ clean up by hand and the next start simply goes on:
 
 1. claim the control socket path: refused while a live service holds it, a
    socket file left by a killed one is replaced (control_socket.py);
-2. open the journal: SQLite rolls back a transaction a kill cut short;
+2. open the journal, which must exist (`shoectl journal init` makes a new
+   table's): SQLite rolls back a transaction a kill cut short; then check
+   its integrity and its chain from where the last start-up checked it, and
+   deal nothing on a journal that fails (one line, a journaled refusal where
+   the journal still takes one, exit 1);
 3. open the device, authenticated with its pairing key when service.key_dir
    holds one, waiting up to device_wait_s for it to be plugged in or let go
    by another program;
@@ -35,7 +39,7 @@ import structlog
 
 from cardshoe.controller.config import TableConfig
 from cardshoe.controller.errors import UserError
-from cardshoe.controller.journal.store import Journal
+from cardshoe.controller.journal.store import Journal, JournalCorrupt, JournalError
 from cardshoe.controller.procedure.facts import Alarm, AlarmKind, TableEvent
 from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.scoreboard.board import TableBoard
@@ -175,6 +179,8 @@ class TableService:
             journal = resources.enter_context(
                 Journal.open(service.journal_path, table_id=self.config.table_id)
             )
+            self._notify_status("checking the journal")
+            check_journal_at_start(journal)
             device = self._open_device(journal)
             if device is None:
                 self._send(self._notifier.stopping)
@@ -318,6 +324,37 @@ class TableService:
             return self.status()
 
         return handle
+
+
+JOURNAL_REFUSED = "session.journal_refused"
+"""Why the service would not deal on its journal; payload is the alarm's."""
+
+
+def check_journal_at_start(journal: Journal) -> None:
+    """Deal nothing on a journal whose database or recent chain is damaged.
+
+    The check is SQLite's integrity check plus the chain since the last start-up
+    (Journal.check_at_start), not a full verify, so a start stays quick. The
+    refusal is journaled when the journal can still take a record.
+    """
+    result = journal.check_at_start()
+    if result.ok:
+        return
+    where = f"record {result.first_bad_id}" if result.first_bad_id else "the database"
+    detail = f"{journal.path}: the journal fails its start-up check at {where}: {result.reason}"
+    log.error("journal refused", reason=detail)
+    with contextlib.suppress(JournalError), journal.transaction() as transaction:
+        transaction.append(
+            JOURNAL_REFUSED,
+            Alarm(AlarmKind.JOURNAL, detail).payload(),
+            shoe_id=None,
+            round_no=None,
+            device_serial=None,
+        )
+    raise JournalCorrupt(
+        f"{detail}: the table deals nothing on it; run 'shoectl journal verify "
+        f"{journal.path}' and restore the journal from its backup"
+    )
 
 
 def open_shoe_board(config: TableConfig, journal: Journal, shoe_id: str | None) -> TableBoard:

@@ -113,7 +113,7 @@ def test_bad_input_is_one_line_exit_2(shoectl, args: list[str], message: str) ->
 
 def test_a_journal_without_a_shoe_is_bad_input(shoectl, tmp_path: Path) -> None:
     path = tmp_path / "empty.sqlite"
-    Journal.open(path, table_id="T1").close()
+    Journal.open(path, table_id="T1", create=True).close()
     result = shoectl("analyze", "shuffle", str(path))
     assert result.returncode == 2
     assert "hold no shoe" in result.stderr

@@ -32,7 +32,7 @@ SEVEN = 7
 def deal(config: TableConfig, path: Path, order_of=None, rounds: int = 30, seed: int = 4) -> None:
     """Deal one shoe of `config` on the simulated shoe, its cards arranged by order_of."""
     core = simulated_device(config, seed=seed)
-    with Journal.open(path, table_id=config.table_id) as journal:
+    with Journal.open(path, table_id=config.table_id, create=True) as journal:
         continue_from_journal(core, journal, config)  # the same shoe device, its next shoe
     if order_of is not None:
         core.shoe = CardPack(order_of(core.shoe.cards), config.shoe.cut_card_depth)

@@ -203,7 +203,7 @@ def test_sigkill_at_random_moments_loses_nothing_and_decides_nothing_differently
         device_cards_dealt = table.core.status().cards_dealt
         config = table.config()
     check_the_journal(table, campaign, device_cards_dealt, seed)
-    with Journal.open(table.journal_path, table_id=config.table_id) as journal:
+    with Journal.open(table.journal_path, table_id=config.table_id, create=True) as journal:
         rebuilt = recover(config, journal)
     assert (rebuilt.mismatches, rebuilt.model.state) == ((), "idle"), f"seed {seed}"
 

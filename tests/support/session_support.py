@@ -112,7 +112,7 @@ def session_on(
     if over_pty:
         with (
             serve_pty(core) as pty,
-            Journal.open(journal_path, table_id=config.table_id) as journal,
+            Journal.open(journal_path, table_id=config.table_id, create=True) as journal,
             open_device(str(pty.link), timing=FAST_LINK) as device,
         ):
             yield TableSession(config, journal, device, [dealer]), dealer
@@ -122,7 +122,7 @@ def session_on(
     url = publish(core, name)
     try:
         with (
-            Journal.open(journal_path, table_id=config.table_id) as journal,
+            Journal.open(journal_path, table_id=config.table_id, create=True) as journal,
             open_device(url, timing=FAST_LINK) as device,
         ):
             yield TableSession(config, journal, device, [dealer]), dealer
