@@ -608,18 +608,22 @@ class Link:
                 try:
                     return self._auth.open(payload)
                 except AuthError as exc:
-                    return self._reject(payload, str(exc))
+                    self._reject(payload, str(exc))
+                    return None
             if self._challenge is not None:
                 return self._open_response(payload, *self._challenge)
-            return self._drop_between_sessions("a sealed frame outside a session")
+            self._drop_between_sessions("a sealed frame outside a session")
+            return None
         message_type = payload[1] if len(payload) > 1 else None
         if self._key is None or message_type == MessageType.HELLO:
             return payload
         if self._auth is not None:
-            return self._reject(payload, "an unsealed frame on an authenticated link")
+            self._reject(payload, "an unsealed frame on an authenticated link")
+            return None
         if self._challenge is not None and message_type == MessageType.REPLY:
             return payload
-        return self._drop_between_sessions("an unsealed frame before authentication")
+        self._drop_between_sessions("an unsealed frame before authentication")
+        return None
 
     def _open_response(
         self, payload: bytes, host_nonce: bytes, hello: Hello, key: bytes
@@ -628,9 +632,11 @@ class Link:
         try:
             response = decode_message(unsealed(payload))
         except (AuthError, MessageError):
-            return self._drop_between_sessions("an unreadable sealed frame during the handshake")
+            self._drop_between_sessions("an unreadable sealed frame during the handshake")
+            return None
         if not isinstance(response, AuthResponse):
-            return self._drop_between_sessions("a sealed frame before AUTH_RESPONSE")
+            self._drop_between_sessions("a sealed frame before AUTH_RESPONSE")
+            return None
         auth = LinkAuth.start(
             key,
             host_nonce,

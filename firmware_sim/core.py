@@ -311,7 +311,7 @@ class FirmwareCore(ABC):
         """The dealer takes out the cards left and loads a freshly shuffled pack: STATUS then
         shows SHOE_LOADED with cards_dealt 0, which a host waits for before a new shoe."""
         log.info("simulator %s: a new pack loaded", self.serial_number)
-        self.shoe = self._new_shoe(self.decks)
+        self.shoe = self._new_shoe(self.decks, self.shoe.order)
         self.dealer.locked_since = None
 
     @locked

@@ -169,7 +169,7 @@ class DeviceLink:
 
     # --- events ---------------------------------------------------------------------
 
-    def queue_event(self, cls: type[Event], **fields: Any) -> Event:
+    def queue_event(self, cls: Callable[..., Event], **fields: Any) -> Event:
         """Number and timestamp a new event and keep it until acknowledged."""
         event = cls(seq=self.next_seq, device_time_ms=self.device_time_ms(), **fields)
         self.next_seq += 1
@@ -270,11 +270,13 @@ class DeviceLink:
         if self.pairing_key is None or not is_sealed(payload):
             return payload
         if self.auth is None:
-            return self._drop("a sealed frame outside an authenticated session")
+            self._drop("a sealed frame outside an authenticated session")
+            return None
         try:
             return self.auth.open(payload)
         except AuthError as exc:
-            return self._drop(str(exc))
+            self._drop(str(exc))
+            return None
 
     def _drop(self, reason: str) -> None:
         self.auth_failures += 1
@@ -409,10 +411,10 @@ class DeviceLink:
             self._emit(frame)
         self._emit(frame)
 
-    def _send(self, message: Message) -> None:
+    def _send(self, message: Message | Answer | Event) -> None:
         self._emit(self._frame(message))
 
-    def _frame(self, message: Message) -> bytes:
+    def _frame(self, message: Message | Answer | Event) -> bytes:
         """Sealed in a session, each time anew (a resend gets a new counter); HELLO never."""
         if isinstance(message, Hello) and self.wire_faults.altered_hello:
             message = replace(message, **self.wire_faults.altered_hello)

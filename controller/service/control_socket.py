@@ -391,8 +391,8 @@ class _Connection(socketserver.StreamRequestHandler):
     server: _UnixServer
 
     def setup(self) -> None:
-        self.timeout = self.server.control.idle_timeout_s
         super().setup()
+        self.connection.settimeout(self.server.control.idle_timeout_s)
 
     def finish(self) -> None:
         self.server.control.release(self.request)

@@ -603,14 +603,14 @@ _BY_TYPE = {layout.type: layout for layout in LAYOUTS}
 _BY_CLASS = {layout.cls: layout for layout in LAYOUTS}
 
 
-def layout_of(message: Message) -> MessageLayout:
+def layout_of(message: Message | Command | Answer | Event | Ack) -> MessageLayout:
     try:
         return _BY_CLASS[type(message)]
     except KeyError:
         raise MalformedMessage(f"{message!r} is not a protocol message") from None
 
 
-def encode_message(message: Message) -> bytes:
+def encode_message(message: Message | Command | Answer | Event | Ack) -> bytes:
     """The payload for one message (frame it with framing.encode_frame)."""
     layout = layout_of(message)
     try:
