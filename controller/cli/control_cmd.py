@@ -18,7 +18,8 @@ from cardshoe.controller.cli.status_cmd import status_text
 
 @click.command()
 @click.argument("name")
-@click.option("--reason", default=None, help="Why (abandon-shoe, clear-hold).")
+@click.option("--reason", default=None, help="Why (abandon-shoe); the hold's name (clear-hold).")
+@click.option("--note", default=None, help="Free text for the journal (clear-hold).")
 @click.option("--shoe-id", default=None, help="The new shoe's id (new-shoe; default: generated).")
 @click.option(
     "--deck-set",
@@ -32,6 +33,7 @@ from cardshoe.controller.cli.status_cmd import status_text
 def control(
     name: str,
     reason: str | None,
+    note: str | None,
     shoe_id: str | None,
     deck_set: str | None,
     socket_path: Path | None,
@@ -50,7 +52,12 @@ def control(
 
     arguments = {
         key: value
-        for key, value in (("reason", reason), ("shoe_id", shoe_id), ("deck_set", deck_set))
+        for key, value in (
+            ("reason", reason),
+            ("note", note),
+            ("shoe_id", shoe_id),
+            ("deck_set", deck_set),
+        )
         if value is not None
     }
     record = request(service_socket(socket_path, config_path), name, **arguments)

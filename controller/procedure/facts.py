@@ -241,6 +241,17 @@ class Alarm(TableEvent):
 
 
 @dataclass(frozen=True)
+class RefusedCommand(TableEvent):
+    """An operator command the procedure does not allow now: journaled and counted, but no
+    alarm, since a command given too early is not a reason for the pit to look."""
+
+    KIND: ClassVar[str] = "command.refused"
+    command: str
+    """As the operator types it: no-more-bets."""
+    reason: str
+
+
+@dataclass(frozen=True)
 class CardsReturned(TableEvent):
     KIND: ClassVar[str] = "round.cards_returned"
     expected: int

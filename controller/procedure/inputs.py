@@ -81,6 +81,8 @@ class ClearHold:
     accepted_seq: int | None = None
     """For a sequence gap or regression: the device seq from which events are taken again,
     less one. Journaled as the record's device_seq, so a restart does not see the gap again."""
+    note: str | None = None
+    """What the person found, in their own words."""
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from cardshoe.controller.procedure.facts import (
     HoldEnded,
     HoldStarted,
     LastRoundSet,
+    RefusedCommand,
     RoundOpened,
     RoundResult,
     RoundVoided,
@@ -69,6 +70,7 @@ from cardshoe.controller.procedure.machine import (
     build_machine,
 )
 from cardshoe.controller.procedure.operator_input import deck_set_text
+from cardshoe.controller.procedure.refusals import COMMAND_WORDS, clear_hold_text, refusal_text
 from cardshoe.controller.procedure.shoe import CARDS_PER_DECK, Fact, Round, ShoeState
 from cardshoe.drivers.link_events import (
     LinkLost,
@@ -496,14 +498,28 @@ class TableModel(Dealing):
     def on_procedure_exception(self, event: EventData) -> None:
         error = event.error
         if isinstance(error, MachineError):
-            self._violation(f"{event.event.name} is not allowed in state {self.state}")
+            self._not_allowed(event)
             return
         self._fail(error)
 
     def after_every_trigger(self, event: EventData) -> None:
         """finalize_event: a trigger that no guard let through is a violation, never ignored."""
         if event.error is None and not event.result and event.event.name not in AUTOMATIC:
-            self._violation(f"{event.event.name} is not allowed now (state {self.state})")
+            self._not_allowed(event)
+
+    def _not_allowed(self, event: EventData) -> None:
+        """An operator's command is refused in their words; anything else is a violation."""
+        trigger = Trigger(event.event.name)
+        if trigger not in COMMAND_WORDS:
+            self._violation(f"{trigger} is not allowed in state {self.state}")
+            return
+        state = State(self.state)
+        if trigger is Trigger.CLEAR_HOLD:
+            clearable = [hold for hold in self.holds if hold in OPERATOR_CLEARED_HOLDS]
+            reason = clear_hold_text(str(event.kwargs["reason"]), clearable)
+        else:
+            reason = refusal_text(trigger, state, self.position, self.holds)
+        self._emit(RefusedCommand(COMMAND_WORDS[trigger], reason))
 
     def _violation(self, detail: str) -> None:
         _LOGGER.warning("procedure violation: %s", detail)

@@ -67,7 +67,9 @@ class Variant:
 VARIANTS: dict[str, Variant] = {
     "punto-banco": Variant(
         DeckRange(1, 8, "customary for Punto Banco"),
-        Dealing((), PLAYER_FIRST, Tableau()), (PUNTO_BANCO,), (BANKER_5PCT, BANKER_HALF_ON_6)
+        Dealing((), PLAYER_FIRST, Tableau()),
+        (PUNTO_BANCO,),
+        (BANKER_5PCT, BANKER_HALF_ON_6),
     ),
     "seven-up": Variant(
         DeckRange(4, 8, "7 Up rules 2.1"),

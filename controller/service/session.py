@@ -40,6 +40,7 @@ from cardshoe.controller.procedure.facts import (
     AlarmKind,
     Observer,
     ObserverHub,
+    RefusedCommand,
     ShoeEnded,
     ShoeStarted,
 )
@@ -276,10 +277,11 @@ class TableSession:
         """Close the shoe as it stands, unreconciled, voiding the open round."""
         self._command(AbandonShoe(reason))
 
-    def clear_hold(self, reason: str) -> None:
-        """Resolve a hold only a person can resolve: a sequence gap or regression.
+    def clear_hold(self, reason: str, note: str | None = None) -> None:
+        """Resolve a hold only a person can resolve: a sequence gap or regression, a deck set
+        that is not the declared one. reason names the hold; note is the person's own words.
 
-        The lost events are given up: the driver resumes with the event after them.
+        For lost events, they are given up: the driver resumes with the event after them.
         """
         accepted = None
         if reason == HoldReason.SEQUENCE_GAP and isinstance(self._gap, SequenceGap):
@@ -287,7 +289,7 @@ class TableSession:
         if reason == HoldReason.SEQUENCE_REGRESSION and isinstance(self._gap, SequenceRegression):
             accepted = self._gap.device_next_seq - 1
         with self._lock:
-            self._command(ClearHold(reason, accepted))
+            self._command(ClearHold(reason, accepted, note))
             if accepted is not None:
                 self._last_seq = accepted
                 self.device.set_journaled_seq(accepted)
@@ -297,15 +299,13 @@ class TableSession:
         with self._lock, self._log_context():
             facts = self._apply(command)
             self._publish(facts)
-            violations = [
-                fact.event.detail
-                for fact in facts
-                if isinstance(fact.event, Alarm)
-                and fact.event.kind is AlarmKind.PROCEDURE_VIOLATION
+            refusals = [
+                fact.event.reason for fact in facts if isinstance(fact.event, RefusedCommand)
             ]
             self._drive_device()
-        if violations:
-            raise ProcedureRefused("; ".join(violations))
+        if refusals:
+            log.info("operator command refused", reason="; ".join(refusals))
+            raise ProcedureRefused("; ".join(refusals))
 
     # --- the loop -----------------------------------------------------------------------
 

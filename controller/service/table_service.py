@@ -36,7 +36,7 @@ import structlog
 from cardshoe.controller.config import TableConfig
 from cardshoe.controller.errors import UserError
 from cardshoe.controller.journal.store import Journal
-from cardshoe.controller.procedure.facts import Alarm, TableEvent
+from cardshoe.controller.procedure.facts import Alarm, RefusedCommand, TableEvent
 from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.scoreboard.board import TableBoard
 from cardshoe.controller.service.control_socket import (
@@ -109,7 +109,10 @@ SESSION_COMMANDS: Mapping[str, tuple[Callable[..., object], tuple[Parameter, ...
     "confirm-face-up": (TableSession.confirm_face_up, ()),
     "end-shoe": (TableSession.end_shoe, ()),
     "abandon-shoe": (TableSession.abandon_shoe, (Parameter("reason", str, required=True),)),
-    "clear-hold": (TableSession.clear_hold, (Parameter("reason", str, required=True),)),
+    "clear-hold": (
+        TableSession.clear_hold,
+        (Parameter("reason", str, required=True), Parameter("note", str)),
+    ),
 }
 """Control-socket command -> the session's operator command and its arguments. The session
 journals each one as an input, accepted or refused, like the dealer's button."""
@@ -130,6 +133,18 @@ class LastAlarm:
             }
 
 
+class RefusalCount:
+    """Counts the operator commands refused since the service started, for `shoectl status`:
+    they are journaled as command.refused, never as the table's last alarm."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def notify(self, event: TableEvent) -> None:
+        if isinstance(event, RefusedCommand):
+            self.count += 1
+
+
 class TableService:
     """The configured table's device, journal and session, served until request_stop()."""
 
@@ -148,6 +163,7 @@ class TableService:
         self._stop_requested = False
         self._session: TableSession | None = None
         self._last_alarm = LastAlarm()
+        self._refusals = RefusalCount()
         self._started_at = utc_timestamp()
         self._last_ping = clock()
         self._last_status = ""
@@ -173,7 +189,8 @@ class TableService:
                 self._send(self._notifier.stopping)
                 return
             resources.enter_context(device)
-            session = TableSession(self.config, journal, device, [LogObserver(), self._last_alarm])
+            observers = [LogObserver(), self._last_alarm, self._refusals]
+            session = TableSession(self.config, journal, device, observers)
             self._session = session
             feed = EventFeed(open_shoe_board(self.config, journal, session.snapshot().shoe_id))
             session.subscribe(feed)
@@ -278,6 +295,7 @@ class TableService:
             **snapshot_to_json(session.snapshot()),
             "device": {**session.device.info.to_json(), "connected": session.device.connected},
             "last_alarm": self._last_alarm.record,
+            "refused_commands": self._refusals.count,
         }
 
     def _handlers(self) -> dict[str, Handler]:
@@ -315,19 +333,26 @@ def command_arguments(
     known = {parameter.name for parameter in parameters}
     unknown = sorted(set(request) - known - {"cmd"})
     if unknown:
-        takes = ", ".join(sorted(known)) or "no arguments"
-        raise UserError(f"{name} takes {takes}, not {', '.join(unknown)}")
+        takes = ", ".join(sorted(map(option_name, known))) or "no arguments"
+        raise UserError(f"{name} takes {takes}, not {', '.join(map(option_name, unknown))}")
     arguments = {}
     for parameter in parameters:
         value = request.get(parameter.name)
         if value is None:
             if parameter.required:
-                raise UserError(f"{name} needs {parameter.name}")
+                raise UserError(f"{name} needs {option_name(parameter.name)}")
             continue
         if isinstance(value, bool) or not isinstance(value, parameter.kind):
-            raise UserError(f"{name}: {parameter.name} must be a {parameter.kind_text}")
+            raise UserError(
+                f"{name}: {option_name(parameter.name)} must be a {parameter.kind_text}"
+            )
         arguments[parameter.name] = value
     return arguments
+
+
+def option_name(parameter: str) -> str:
+    """A command's argument as `shoectl control` spells it: shoe_id -> --shoe-id."""
+    return "--" + parameter.replace("_", "-")
 
 
 def snapshot_to_json(snapshot: TableSnapshot) -> dict[str, Any]:

@@ -62,3 +62,70 @@ def test_a_mistyped_deck_set_holds_at_the_first_card_instead_of_voiding_the_shoe
         assert "abandon the shoe" in status["last_alarm"]["detail"]
         assert service.stop() == 0
     assert not journaled(table.journal_path, "round.voided")
+
+
+def test_refusals_are_in_the_operators_words_counted_and_never_the_last_alarm(
+    tmp_path: Path, shoectl: ShoectlRunner
+) -> None:
+    """Issue 12 item 12: it used to say `close_bets is not allowed in state idle`,
+    `abandon-shoe needs reason`, and make each refusal the table's last alarm."""
+    with simulated_table(tmp_path) as table:
+        socket = table.socket_path
+        with running_service(table) as service:
+            service.wait_for_notification("READY=1")
+            code, error = control(shoectl, socket, "no-more-bets")
+            assert (code, error) == (
+                2,
+                "shoectl: error: no-more-bets is not possible now: no shoe is open "
+                "(possible now: new-shoe)",
+            )
+            code, error = control(shoectl, socket, "abandon-shoe")
+            assert (code, error) == (2, "shoectl: error: abandon-shoe needs --reason")
+            code, error = control(shoectl, socket, "clear-hold", "--reason", "the door")
+            assert (code, error) == (
+                2,
+                "shoectl: error: clear-hold 'the door' is not possible now: "
+                "no hold a person clears is active",
+            )
+            status = table.status()
+            assert (status["refused_commands"], status["last_alarm"]) == (2, None)
+            assert service.stop() == 0
+        refused = [r.payload for r in journaled(table.journal_path, "command.refused")]
+        assert [r["command"] for r in refused] == ["no-more-bets", "clear-hold"]
+        with running_service(table) as again:
+            again.wait_for_notification("READY=1")
+            assert again.stop() == 0
+        assert "refused" not in again.log_tail() and "warning" not in again.log_tail()
+
+
+def test_clear_hold_names_the_active_holds_and_takes_a_note(
+    tmp_path: Path, shoectl: ShoectlRunner
+) -> None:
+    with simulated_table(tmp_path) as table, running_service(table) as service:
+        service.wait_for_notification("READY=1")
+        socket = table.socket_path
+        request(socket, "new-shoe", shoe_id="HELD", deck_set="0x00BC614F")
+        request(socket, "shoe-loaded")
+        request(socket, "cut-done")
+        wait_until(lambda: table.status()["holds"] == ["deck_set_mismatch"], "the hold")
+        code, error = control(shoectl, socket, "clear-hold", "--reason", "checked the box")
+        assert code == 2
+        assert "name one of the active holds a person clears: deck_set_mismatch" in error
+        assert "(free text goes in --note)" in error
+        code, error = control(
+            shoectl,
+            socket,
+            "clear-hold",
+            "--reason",
+            "deck_set_mismatch",
+            "--note",
+            "a foreign card on top, taken out",
+        )
+        assert code == 0, error
+        assert service.stop() == 0
+    (cleared,) = [
+        r.payload
+        for r in journaled(table.journal_path, "command.clear_hold")
+        if r.payload["reason"] == "deck_set_mismatch"
+    ]
+    assert cleared["note"] == "a foreign card on top, taken out"
