@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Check the deployment files with the real tools, as `make verify-deploy` (part of
 # `make test`) does in CI:
-#   - udev/install.sh lays out a scratch root (system user, config folder, rules);
+#   - udev/install.sh lays out a scratch root (system user, config folder, rules, man pages
+#     and shell completion generated from SHOECTL's venv);
 #   - udevadm verify (systemd >= 254) checks the rules installed there;
 #   - systemd-analyze verify and security check the unit.
 # The validators exit 0 on some problems, so any message they print on stderr fails.
@@ -131,10 +132,11 @@ check_systemd_unit() {
 
 if ensure_systemd_tools; then
     if is_root; then
-        bash udev/install.sh --root "$work/root" --shoe-serial A10KXYZ1 \
-            --shoe-port pci-0000:00:14.0-usb-0:2:1.0 >"$work/install.log" 2>&1 ||
+        bash udev/install.sh --root "$work/root" --venv "$(dirname "$(dirname "$shoectl")")" \
+            --shoe-serial A10KXYZ1 --shoe-port pci-0000:00:14.0-usb-0:2:1.0 \
+            >"$work/install.log" 2>&1 ||
             { cat "$work/install.log" >&2; fail "udev/install.sh into a scratch root"; }
-        say "install.sh: system user, config folder and rules laid out in a scratch root"
+        say "install.sh: system user, config folder, rules, man pages and completion laid out in a scratch root"
     fi
     check_systemd_unit
 else

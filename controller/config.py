@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 from cardshoe.controller.canonical import canonical_json
 from cardshoe.controller.errors import UserError
 from cardshoe.controller.rules.cards import Card
+from cardshoe.controller.rules.errors import RulesError
 from cardshoe.controller.rules.games import (
     GAME_NAMES,
     Game,
@@ -33,6 +34,7 @@ from cardshoe.controller.rules.games import (
     paytable_named,
     paytable_names,
 )
+from cardshoe.drivers.transports.registry import configurable_schemes
 
 FINGERPRINT_FORMAT = "cardshoe-table-options/1"
 """Hashed with the options, so a change in what the fingerprint covers changes every fingerprint."""
@@ -79,7 +81,6 @@ SAFE_NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 """Table and shoe ids: safe in file names, log lines and journal queries."""
 SAFE_NAME_RULE = "1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
 _SHA256_PATTERN = re.compile(r"^[0-9a-f]{64}$")
-_URL_SCHEMES = ("socket", "sim", "rfc2217")
 
 
 def _check_range(key: str, value: int, low: int, high: int, why: str = "") -> None:
@@ -113,7 +114,7 @@ class GameConfig:
             )
         try:
             check_decks(self.name, self.decks, "game.decks")
-        except UserError as exc:
+        except RulesError as exc:
             raise ConfigError(str(exc)) from None
         _check_range("game.demo_rounds", self.demo_rounds, *DEMO_ROUNDS_RANGE, "Macau Art. 2.2")
         _check_range("game.round_burn", self.round_burn, *ROUND_BURN_RANGE)
@@ -249,11 +250,12 @@ def _check_url(url: str) -> None:
     if url.startswith("/"):
         return
     scheme, separator, rest = url.partition("://")
-    if not separator or scheme not in _URL_SCHEMES or not rest:
+    schemes = configurable_schemes()
+    if not separator or scheme not in schemes or not rest:
         raise ConfigError(
             f"device.url = {url!r} is not usable: give a device path such as "
             "/dev/cardshoe/shoe0 or a URL starting with "
-            + ", ".join(f"{name}://" for name in _URL_SCHEMES)
+            + ", ".join(f"{name}://" for name in schemes)
         )
 
 
@@ -427,7 +429,7 @@ def _section(data: Mapping[str, Any], name: str) -> Mapping[str, Any]:
     return value
 
 
-def _build_section(section: type, data: Mapping[str, Any]) -> Any:
+def _build_section(section: Any, data: Mapping[str, Any]) -> Any:
     names = [item.name for item in fields(section)]
     _reject_unknown_keys(section.SECTION + ".", data, names)
     values = {}
@@ -446,7 +448,7 @@ def _reject_unknown_keys(prefix: str, data: Mapping[str, Any], known: list[str])
             raise ConfigError(f"unknown key {prefix}{shown}: the keys here are {', '.join(known)}")
 
 
-def _read(data: Mapping[str, Any], name: str, kind: type, key: str, description: str) -> Any:
+def _read(data: Mapping[str, Any], name: str, kind: Any, key: str, description: str) -> Any:
     """The value of one key converted to its field type, or None when the key is absent."""
     if name not in data:
         return None

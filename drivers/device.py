@@ -44,7 +44,7 @@ from cardshoe.drivers.protocol.messages import (
     Shuffle,
     Status,
 )
-from cardshoe.drivers.transports.base import open_transport
+from cardshoe.drivers.transports.registry import open_transport
 
 log = logging.getLogger(__name__)
 

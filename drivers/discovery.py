@@ -159,9 +159,11 @@ def _usb_candidate(device: Any) -> Candidate:
         device_path=_usb_node(device),
         vendor_id=device.idVendor,
         product_id=device.idProduct,
+        serial_number=strings["serial_number"],
+        manufacturer=strings["manufacturer"],
+        product=strings["product"],
         location=_usb_location(device),
         problem=problem,
-        **strings,
     )
 
 

@@ -10,9 +10,11 @@ from __future__ import annotations
 import hashlib
 import tomllib
 from dataclasses import dataclass, replace
+from enum import Enum
 from functools import cache, reduce
 from importlib import resources
 from operator import or_
+from typing import Any
 
 from cardshoe.drivers.protocol.messages import Capability, DeviceKind
 from cardshoe.firmware_sim.errors import SimConfigError
@@ -48,7 +50,7 @@ class DeviceProfile:
         return self if serial_number is None else replace(self, serial_number=serial_number)
 
 
-def _enum_member(enum: type, name: str, profile: str) -> object:
+def _enum_member(enum: type[Enum], name: str, profile: str) -> Any:
     try:
         return enum[name]
     except KeyError:
@@ -58,7 +60,7 @@ def _enum_member(enum: type, name: str, profile: str) -> object:
         ) from None
 
 
-def _profile_from_table(name: str, table: dict[str, object]) -> DeviceProfile:
+def _profile_from_table(name: str, table: dict[str, Any]) -> DeviceProfile:
     try:
         return DeviceProfile(
             name=name,

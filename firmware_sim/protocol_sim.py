@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import select
 import socket
+from typing import Any
 
 from serial.serialutil import PortNotOpenError, SerialBase, SerialException, Timeout
 
@@ -34,12 +35,13 @@ class Serial(SerialBase):
         return self._attachment.core
 
     def open(self) -> None:
-        if self._port is None:
+        url = self.port
+        if url is None:
             raise SerialException("Port must be configured before it can be used.")
         if self.is_open:
             raise SerialException("Port is already open.")
         try:
-            self._attachment, self._owns_attachment = open_sim_url(self.portstr)
+            self._attachment, self._owns_attachment = open_sim_url(url)
             self._socket = self._attachment.connect()
         except SimConfigError:
             # A ValueError, as pyserial's own handlers raise for a malformed URL.
@@ -106,7 +108,8 @@ class Serial(SerialBase):
     def read(self, size: int = 1) -> bytes:
         sock = self._open_socket()
         data = bytearray()
-        timeout = Timeout(self._timeout)
+        # None (wait for ever) is a timeout pyserial's Timeout takes, though its stub says float.
+        timeout = Timeout(self.timeout)  # type: ignore[arg-type]
         while len(data) < size:
             readable, _, _ = select.select([sock], [], [], timeout.time_left())
             if not readable:
@@ -119,7 +122,8 @@ class Serial(SerialBase):
                 break
         return bytes(data)
 
-    def write(self, data: bytes) -> int:
+    def write(self, data: Any) -> int:
+        """Send data (any bytes-like object, as SerialBase.write takes) to the device."""
         sock = self._open_socket()
         try:
             sock.setblocking(True)

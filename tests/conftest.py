@@ -1,12 +1,22 @@
-"""Shared fixtures: running the real shoectl as a subprocess."""
+"""Suite-wide fixtures: the real shoectl as a subprocess, and the leak guards every test gets."""
 
 from __future__ import annotations
 
+import logging
 import subprocess
 import sys
+import threading
+import time
+from collections.abc import Iterator
 
 import pytest
 from support.shoectl import ShoectlRunner
+
+from cardshoe.controller.cli.sim_scheme import register_sim_scheme
+
+# In the suite, as in shoectl, a device URL may be sim://: tests build services and links
+# in process, not only through the command line that registers it.
+register_sim_scheme()
 
 
 @pytest.fixture
@@ -20,3 +30,36 @@ def shoectl() -> ShoectlRunner:
         return subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=check)
 
     return run
+
+
+THREAD_GRACE_S = 2.0
+"""How long a test's threads may take to notice they were told to stop."""
+
+
+@pytest.fixture(autouse=True)
+def no_thread_left_running() -> Iterator[None]:
+    """Fail a test that leaves a thread running: every device, link and server must be closed."""
+    before = set(threading.enumerate())
+    yield
+    deadline = time.monotonic() + THREAD_GRACE_S
+    while True:
+        left = [thread for thread in threading.enumerate() if thread not in before]
+        if not left or time.monotonic() > deadline:
+            break
+        time.sleep(0.02)
+    assert not left, f"threads left running: {[thread.name for thread in left]}"
+
+
+@pytest.fixture(autouse=True)
+def logger_levels_restored() -> Iterator[None]:
+    """Undo the logger levels a command run in process sets (shoectl dump quiets the drivers)."""
+    manager = logging.Logger.manager
+    levels = {
+        name: logger.level
+        for name, logger in manager.loggerDict.items()
+        if isinstance(logger, logging.Logger)
+    }
+    yield
+    for name, logger in list(manager.loggerDict.items()):
+        if isinstance(logger, logging.Logger):
+            logger.setLevel(levels.get(name, logging.NOTSET))

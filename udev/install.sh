@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Install cardshoe's udev rules, systemd unit, system user and config folder on the
-# table-side PC, then make udev and systemd pick them up. Safe to run again: the
-# shipped files are replaced, and the site's shoe list is kept unless new shoes are given.
+# table-side PC, with shoectl's man pages and bash/zsh completion, then make udev and
+# systemd pick them up. Safe to run again: the shipped files are replaced, and the site's
+# shoe list is kept unless new shoes are given.
 set -euo pipefail
 
 usage() {
     cat <<'EOF'
-usage: udev/install.sh [--root DIR] [--shoe-serial SERIAL]... [--shoe-port ID_PATH]...
+usage: udev/install.sh [--root DIR] [--venv DIR] [--shoe-serial SERIAL]... [--shoe-port ID_PATH]...
 
   --shoe-serial SERIAL  a shoe's USB-serial adapter, by its serial number
                         (udevadm info /dev/ttyUSB0 | grep ID_SERIAL_SHORT)
@@ -14,6 +15,8 @@ usage: udev/install.sh [--root DIR] [--shoe-serial SERIAL]... [--shoe-port ID_PA
                         it is plugged into (udevadm info /dev/ttyUSB0 | grep ID_PATH=)
   --root DIR            install into DIR instead of / (for images and for tests);
                         udev and systemd are then not reloaded
+  --venv DIR            the venv cardshoe is installed in (default /opt/cardshoe/venv);
+                        the man pages and completion are generated from its shoectl
 
 Giving any --shoe-* option rewrites 69-cardshoe-local.rules with exactly those shoes.
 EOF
@@ -30,10 +33,12 @@ die() {
 }
 
 root=/
+venv=/opt/cardshoe/venv
 shoe_matches=()
 while (($#)); do
     case $1 in
         --root) root=${2:?--root needs a folder}; shift 2 ;;
+        --venv) venv=${2:?--venv needs a folder}; shift 2 ;;
         --shoe-serial | --shoe-port)
             value=${2:-}
             [[ $value =~ $SAFE_VALUE ]] || die "$1 '$value' must be letters, digits or . _ : -"
@@ -55,6 +60,16 @@ if $live && ((EUID != 0)); then
     die "installing into / needs root: run it with sudo"
 fi
 
+# The pages describe the shoectl installed in the venv, so they are made from it, before
+# anything is installed: a venv without cardshoe stops the install with nothing changed.
+python=$venv/bin/python
+"$python" -c 'import cardshoe.controller.cli.main' 2>/dev/null ||
+    die "no working cardshoe in $venv ($python cannot import it): install it there first (docs/deployment.md, step 1) or give --venv DIR"
+generated=$(mktemp -d)
+trap 'rm -rf "$generated"' EXIT
+"$python" -m cardshoe.controller.cli.reference_pages man "$generated/man" >/dev/null
+"$python" -m cardshoe.controller.cli.reference_pages completion "$generated/completion" >/dev/null
+
 rules_dir=$root/etc/udev/rules.d
 local_rules=$rules_dir/69-cardshoe-local.rules
 
@@ -63,6 +78,14 @@ install -D -m 0644 "$source_dir/systemd/cardshoe.service" "$root/etc/systemd/sys
 install -D -m 0644 "$source_dir/systemd/cardshoe.sysusers" "$root/etc/sysusers.d/cardshoe.conf"
 install -D -m 0644 "$source_dir/systemd/cardshoe.tmpfiles" "$root/etc/tmpfiles.d/cardshoe.conf"
 install -D -m 0644 "$repo_dir/docs/deployment.md" "$root/usr/local/share/doc/cardshoe/deployment.md"
+
+# A command removed since the last install loses its page.
+man_dir=$root/usr/local/share/man/man1
+mkdir -p "$man_dir"
+rm -f "$man_dir"/shoectl.1 "$man_dir"/shoectl-*.1
+install -m 0644 -t "$man_dir" "$generated"/man/*.1
+install -D -m 0644 "$generated/completion/shoectl" "$root/usr/share/bash-completion/completions/shoectl"
+install -D -m 0644 "$generated/completion/_shoectl" "$root/usr/share/zsh/vendor-completions/_shoectl"
 
 write_local_rules() {
     echo "# This table's shoes, written by udev/install.sh; 70-cardshoe.rules does the rest."

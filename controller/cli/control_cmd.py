@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -50,7 +51,7 @@ def control(
     from cardshoe.controller.cli.service_access import service_socket
     from cardshoe.controller.service.control_socket import request
 
-    arguments = {
+    arguments: dict[str, Any] = {
         key: value
         for key, value in (
             ("reason", reason),

@@ -280,7 +280,8 @@ def run_demo(
         journal = stack.enter_context(demo_journal(settings))
         took_over = continue_from_journal(core, journal, settings.config)
         url, usb_backend = stack.enter_context(attached(core, settings.transport))
-        device = stack.enter_context(open_device(url, usb_backend=usb_backend))
+        device = open_device(url, usb_backend=usb_backend)
+        stack.enter_context(device)
         session = TableSession(settings.config, journal, device, [*observers, end])
         if on_session is not None:
             on_session(session)

@@ -31,18 +31,17 @@ def dump(url: str, count: int | None, timeout: float, as_json: bool) -> None:
     """
     import logging
 
-    from cardshoe.controller.service.device_access import device_user_error, register_url_scheme
+    from cardshoe.controller.service.device_access import device_user_error
     from cardshoe.controller.service.frame_tap import FrameTap, TappedTransport
     from cardshoe.drivers.errors import DeviceGone, DriverError
     from cardshoe.drivers.link import Link, LinkTiming
     from cardshoe.drivers.protocol.messages import Event
-    from cardshoe.drivers.transports.base import open_transport
+    from cardshoe.drivers.transports.registry import open_transport
 
     # The dump shows every rejected frame itself; the drivers' warnings would repeat it.
     logging.getLogger("cardshoe.drivers").setLevel(logging.ERROR)
     printer = FramePrinter(as_json)
     tap = FrameTap(printer.show)
-    register_url_scheme(url)
     link = Link(
         lambda: TappedTransport(open_transport(url), tap),
         url=url,

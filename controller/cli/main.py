@@ -8,7 +8,14 @@ import sys
 
 import click
 
-from cardshoe.controller.errors import UserError
+from cardshoe.controller.cli.sim_scheme import register_sim_scheme
+from cardshoe.controller.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_INTERNAL_ERROR,
+    EXIT_INTERRUPTED,
+    UserError,
+)
+from cardshoe.controller.rules.errors import RulesError
 
 # Command name -> (module, attribute, one-line help). Modules load only when
 # their command runs, so start-up stays fast.
@@ -72,10 +79,6 @@ def cli() -> None:
     """
 
 
-INTERNAL_ERROR_EXIT = 70
-"""EX_SOFTWARE from sysexits.h: a bug in shoectl, not in the user's input."""
-
-
 def _fail(message: str, exit_code: int) -> None:
     # A typed path or word may hold a line break; the error stays one line whatever it quotes.
     click.echo("shoectl: error: " + "\\n".join(message.splitlines()), err=True)
@@ -84,6 +87,7 @@ def _fail(message: str, exit_code: int) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Run shoectl; every error the user can fix ends as one line on stderr."""
+    register_sim_scheme()
     try:
         exit_code = cli.main(args=argv, prog_name="shoectl", standalone_mode=False)
     except click.exceptions.NoArgsIsHelpError as exc:
@@ -91,15 +95,17 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(0)
     except click.UsageError as exc:
         hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx else ""
-        _fail(exc.format_message() + hint, 2)
+        _fail(exc.format_message() + hint, EXIT_BAD_INPUT)
     except click.ClickException as exc:
         _fail(exc.format_message(), exc.exit_code)
     except click.Abort:
-        _fail("interrupted", 130)
+        _fail("interrupted", EXIT_INTERRUPTED)
     except UserError as exc:
         _fail(str(exc), exc.exit_code)
+    except RulesError as exc:
+        _fail(str(exc), EXIT_BAD_INPUT)
     except KeyboardInterrupt:
-        _fail("interrupted", 130)
+        _fail("interrupted", EXIT_INTERRUPTED)
     except BrokenPipeError:
         sys.exit(0)
     except Exception as exc:  # the last line of defence: the user never sees a traceback
@@ -108,6 +114,6 @@ def main(argv: list[str] | None = None) -> None:
         _fail(
             f"internal error ({type(exc).__name__}: {exc}): a bug in shoectl; "
             "rerun with CARDSHOE_DEBUG=1 to see the trace, and report it",
-            INTERNAL_ERROR_EXIT,
+            EXIT_INTERNAL_ERROR,
         )
     sys.exit(exit_code if isinstance(exit_code, int) else 0)

@@ -73,9 +73,9 @@ def monitor(
 
 
 def _monitor_device(url: str, timeout: float, count: int | None, as_json: bool) -> None:
-    from cardshoe.controller.errors import UserError
+    from cardshoe.controller.errors import EXIT_DEVICE_UNAVAILABLE, UserError
     from cardshoe.controller.scoreboard.event_lines import device_event_record
-    from cardshoe.controller.service.device_access import EXIT_DEVICE_UNAVAILABLE, opened_device
+    from cardshoe.controller.service.device_access import opened_device
     from cardshoe.drivers.errors import DeviceGone
     from cardshoe.drivers.protocol.messages import Event
 

@@ -40,12 +40,8 @@ def pair(
     Exit 3 when the device is absent or not in pairing mode, or the key file cannot be written.
     """
     from cardshoe.controller.config import ServiceConfig, load_config
-    from cardshoe.controller.errors import UserError
-    from cardshoe.controller.service.device_access import (
-        EXIT_CHECK_FAILED,
-        EXIT_DEVICE_UNAVAILABLE,
-        opened_device,
-    )
+    from cardshoe.controller.errors import EXIT_CHECK_FAILED, EXIT_DEVICE_UNAVAILABLE, UserError
+    from cardshoe.controller.service.device_access import opened_device
     from cardshoe.controller.service.pairing import KeyStore, staged_key_file
     from cardshoe.drivers.errors import CommandRefused
     from cardshoe.drivers.protocol.auth import key_id, new_pairing_key

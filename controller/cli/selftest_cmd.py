@@ -44,12 +44,8 @@ def selftest(url: str, timeout: float, test_timeout: float, as_json: bool) -> No
     device that is not in service. Exit 1 if any check failed, 3 if the
     device is absent, busy or not permitted.
     """
-    from cardshoe.controller.errors import UserError
-    from cardshoe.controller.service.device_access import (
-        EXIT_CHECK_FAILED,
-        device_user_error,
-        opened_device,
-    )
+    from cardshoe.controller.errors import EXIT_CHECK_FAILED, UserError
+    from cardshoe.controller.service.device_access import device_user_error, opened_device
     from cardshoe.drivers.errors import DriverError
 
     with opened_device(url, timeout=timeout) as device:

@@ -12,6 +12,7 @@ table instead of drawn.
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 from transitions.extensions import GraphMachine
 
@@ -67,7 +68,8 @@ def flow_mermaid() -> str:
         title="title: cardshoe dealing procedure",
         **options,
     )
-    return str(machine.model.get_graph().draw(None)).rstrip() + "\n"
+    drawn: Any = machine.model  # GraphMachine adds get_graph() to the model at run time
+    return str(drawn.get_graph().draw(None)).rstrip() + "\n"
 
 
 def _sources(transition: Transition) -> str:

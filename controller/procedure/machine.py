@@ -388,7 +388,7 @@ class ProcedureMachine(Machine):
                             break
                     else:
                         return trigger
-                except BaseException as error:
+                except Exception as error:
                     event_data.error = error
                     self.callbacks(self.on_exception, event_data)
         return None

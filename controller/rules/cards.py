@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import Enum
 
-from cardshoe.controller.errors import UserError
+from cardshoe.controller.rules.errors import CardNotationError, RulesError
 
 RANK_SYMBOLS = "A23456789TJQK"
 """Index i holds the symbol of rank i + 1 (A = 1 ... K = 13)."""
@@ -26,10 +26,6 @@ class Suit(Enum):
     HEARTS = "H"
     DIAMONDS = "D"
     CLUBS = "C"
-
-
-class CardNotationError(UserError):
-    """A card or card list that cannot be read."""
 
 
 @dataclass(frozen=True, order=True)
@@ -103,7 +99,7 @@ class ShoeComposition:
 
     def __post_init__(self) -> None:
         if self.decks < 1:
-            raise UserError(f"a shoe needs at least one deck, not {self.decks}")
+            raise RulesError(f"a shoe needs at least one deck, not {self.decks}")
 
     @property
     def size(self) -> int:

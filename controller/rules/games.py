@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cache
 
-from cardshoe.controller.errors import UserError
 from cardshoe.controller.rules.cards import MANDATORY_SEVEN
 from cardshoe.controller.rules.drawing import Dealing, LowerHandDrawsFirst, Tableau
+from cardshoe.controller.rules.errors import RulesError
 from cardshoe.controller.rules.hands import Hand
 from cardshoe.controller.rules.paytables import (
     BANKER_5PCT,
@@ -175,7 +175,7 @@ def get_game(name: str, commission: str | None = None, paytable: Paytable | None
     options = {option.name: option for option in variant.commissions}
     chosen = variant.commissions[0] if commission is None else options.get(commission)
     if chosen is None:
-        raise UserError(
+        raise RulesError(
             f"unknown commission option {commission!r} for {name}: choose one of "
             + ", ".join(options)
         )
@@ -191,7 +191,7 @@ def check_decks(game_name: str, decks: int, key: str) -> None:
     """Refuse a deck count the game does not allow; key names the option as the user wrote it."""
     allowed = deck_range(game_name)
     if decks not in allowed:
-        raise UserError(
+        raise RulesError(
             f"{key} = {decks} is out of range: use {allowed.fewest}-{allowed.most} "
             f"({game_name}, {allowed.source})"
         )
@@ -209,7 +209,7 @@ def paytable_named(game_name: str, name: str | None) -> Paytable:
         return published[0]
     tables = {table.name: table for table in published}
     if name not in tables:
-        raise UserError(
+        raise RulesError(
             f"unknown paytable {name!r} for {game_name}: choose one of " + ", ".join(tables)
         )
     return tables[name]
@@ -218,5 +218,5 @@ def paytable_named(game_name: str, name: str | None) -> Paytable:
 def _variant(name: str) -> Variant:
     variant = VARIANTS.get(name)
     if variant is None:
-        raise UserError(f"unknown game {name!r}: choose one of " + ", ".join(GAME_NAMES))
+        raise RulesError(f"unknown game {name!r}: choose one of " + ", ".join(GAME_NAMES))
     return variant

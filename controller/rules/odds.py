@@ -55,7 +55,8 @@ class BetOdds:
     @property
     def house_edge(self) -> Fraction:
         """The house's expected gain as a fraction of the stake (positive favours the house)."""
-        return -sum(gain * deals for gain, deals in self.returns.items()) / self.total
+        expected = sum((gain * deals for gain, deals in self.returns.items()), Fraction(0))
+        return -expected / self.total
 
 
 @dataclass(frozen=True)

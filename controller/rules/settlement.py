@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from enum import Enum
 from fractions import Fraction
 
-from cardshoe.controller.errors import UserError
+from cardshoe.controller.rules.errors import RulesError
 from cardshoe.controller.rules.hands import Winner
 from cardshoe.controller.rules.paytables import Bet, Commission, Paytable
 from cardshoe.controller.rules.rounds import Outcome
@@ -106,9 +106,9 @@ def settle(
     """Settle `stake` minor units on `bet`; see the module docstring for the rounding."""
     if bet not in paytable.bets:
         offered = ", ".join(offered_bet.value for offered_bet in paytable.bets)
-        raise UserError(f"bet {bet.value!r} is not offered by paytable {paytable.name}: {offered}")
+        raise RulesError(f"bet {bet.value!r} is not offered by paytable {paytable.name}: {offered}")
     if isinstance(stake, bool) or not isinstance(stake, int) or stake <= 0:
-        raise UserError(f"a stake is a positive whole number of minor units, not {stake!r}")
+        raise RulesError(f"a stake is a positive whole number of minor units, not {stake!r}")
     if is_push(bet, outcome):
         return Settlement(bet, stake, BetResult.PUSH, 0, Fraction(0), Fraction(0))
     odds = gross_odds(paytable, bet, outcome)

@@ -35,13 +35,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol
 
-from cardshoe.controller.errors import UserError
-from cardshoe.controller.procedure.facts import TableEvent
-from cardshoe.controller.service.device_access import (
+from cardshoe.controller.errors import (
     EXIT_BAD_INPUT,
     EXIT_CHECK_FAILED,
     EXIT_DEVICE_UNAVAILABLE,
+    UserError,
 )
+from cardshoe.controller.procedure.facts import TableEvent
+from cardshoe.controller.rules.errors import RulesError
 from cardshoe.controller.timestamps import utc_timestamp
 from cardshoe.drivers.errors import UDEV_GROUP
 
@@ -292,6 +293,8 @@ class ControlServer:
             return {"ok": True, "result": result}, lines
         except UserError as exc:
             refusal = _refusal(str(exc), exc.exit_code)
+        except RulesError as exc:
+            refusal = _refusal(str(exc), EXIT_BAD_INPUT)
         except Exception as exc:
             _LOGGER.exception("control socket command %r failed", name)
             refusal = _refusal(f"the service failed on {name!r}: {exc}", EXIT_CHECK_FAILED)
@@ -375,7 +378,7 @@ class _UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
             super().server_bind()
         finally:
             os.umask(previous)
-        os.chmod(self.server_address, SOCKET_MODE)
+        os.chmod(str(self.server_address), SOCKET_MODE)
 
 
 # --- the client side -------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Opening a device from a shoectl command: sim:// support and one-line errors.
+"""Opening a device from a shoectl command, with one-line errors.
 
 Every command that talks to a device opens it here, so each one accepts
 the same URLs and fails the same way: an absent, busy or forbidden device
@@ -12,17 +12,18 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from cardshoe.controller.errors import UserError
+from cardshoe.controller.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_CHECK_FAILED,
+    EXIT_DEVICE_UNAVAILABLE,
+    UserError,
+)
 
 if TYPE_CHECKING:
     from cardshoe.drivers.device import DealerDevice, ShoeDevice
     from cardshoe.drivers.errors import DriverError
     from cardshoe.drivers.protocol.auth import KeyLookup
 
-SIM_SCHEME = "sim://"
-EXIT_CHECK_FAILED = 1
-EXIT_BAD_INPUT = 2
-EXIT_DEVICE_UNAVAILABLE = 3
 
 
 @contextmanager
@@ -36,20 +37,11 @@ def opened_device(
     from cardshoe.drivers.device import open_device
     from cardshoe.drivers.errors import DriverError
 
-    register_url_scheme(url)
     try:
         with open_device(url, timeout=timeout, reconnect=False, keys=keys) as device:
             yield device
     except DriverError as exc:
         raise device_user_error(exc) from exc
-
-
-def register_url_scheme(url: str) -> None:
-    """Teach pyserial the simulator's sim:// scheme when url uses it (a no-op otherwise)."""
-    if url.startswith(SIM_SCHEME):
-        from cardshoe.firmware_sim.sim_url import register_sim_url_handler
-
-        register_sim_url_handler()
 
 
 def device_user_error(exc: DriverError) -> UserError:

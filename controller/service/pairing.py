@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from cardshoe.controller.errors import UserError
+from cardshoe.controller.errors import EXIT_BAD_INPUT, EXIT_DEVICE_UNAVAILABLE, UserError
 from cardshoe.drivers.protocol.messages import PAIRING_KEY_SIZE
 
 KEY_SUFFIX = ".key"
@@ -37,10 +37,6 @@ KEY_FILE_MODE = 0o640
 KEY_DIR_MODE = 0o750
 _SERIAL_FOR_FILE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$")
 _MAX_KEY_FILE_BYTES = 256
-
-EXIT_BAD_KEY_FILE = 2
-EXIT_NOT_PERMITTED = 3
-
 
 class KeyFileError(UserError):
     """A key file that cannot be used; the message names the file and the fix."""
@@ -57,7 +53,7 @@ class KeyStore:
         if not _SERIAL_FOR_FILE.match(serial_number):
             raise KeyFileError(
                 f"serial number {serial_number!r} cannot name a key file: give --key-file",
-                EXIT_BAD_KEY_FILE,
+                EXIT_BAD_INPUT,
             )
         return self.directory / f"{serial_number}{KEY_SUFFIX}"
 
@@ -78,10 +74,10 @@ def read_key_file(path: Path) -> bytes:
         raise KeyFileError(
             f"{path}: not permitted to read it: run as root, or as a member of the group "
             "that owns it",
-            EXIT_NOT_PERMITTED,
+            EXIT_DEVICE_UNAVAILABLE,
         ) from None
     except IsADirectoryError:
-        raise KeyFileError(f"{path} is a folder, not a key file", EXIT_BAD_KEY_FILE) from None
+        raise KeyFileError(f"{path} is a folder, not a key file", EXIT_BAD_INPUT) from None
     with stream:
         _check_protection(path, os.fstat(stream.fileno()))
         text = stream.read(_MAX_KEY_FILE_BYTES)
@@ -93,26 +89,26 @@ def read_key_file(path: Path) -> bytes:
         raise KeyFileError(
             f"{path} does not hold a pairing key ({2 * PAIRING_KEY_SIZE} hex digits): "
             "pair the device again with `shoectl pair`",
-            EXIT_BAD_KEY_FILE,
+            EXIT_BAD_INPUT,
         )
     return key
 
 
 def _check_protection(path: Path, status: os.stat_result) -> None:
     if not stat.S_ISREG(status.st_mode):
-        raise KeyFileError(f"{path} is not a regular file", EXIT_BAD_KEY_FILE)
+        raise KeyFileError(f"{path} is not a regular file", EXIT_BAD_INPUT)
     mode = stat.S_IMODE(status.st_mode)
     if mode & FORBIDDEN_MODE_BITS:
         raise KeyFileError(
             f"{path} has mode {mode:04o}, so others can read it or the group can change it: "
             f"run chmod 600 {path} (or 640 with group cardshoe)",
-            EXIT_BAD_KEY_FILE,
+            EXIT_BAD_INPUT,
         )
     if status.st_uid not in (0, os.geteuid()):
         raise KeyFileError(
             f"{path} belongs to user id {status.st_uid}, neither root nor this user: "
             f"run chown root {path}",
-            EXIT_BAD_KEY_FILE,
+            EXIT_BAD_INPUT,
         )
 
 
@@ -135,12 +131,12 @@ def staged_key_file(path: Path, key: bytes) -> Iterator[Callable[[], None]]:
         raise KeyFileError(
             f"not permitted to write a key file in {path.parent}: run as root, or give "
             "--key-file in a folder you own",
-            EXIT_NOT_PERMITTED,
+            EXIT_DEVICE_UNAVAILABLE,
         ) from None
     except OSError as exc:
         raise KeyFileError(
             f"cannot write a key file in {path.parent}: {exc.strerror or exc}",
-            EXIT_BAD_KEY_FILE,
+            EXIT_BAD_INPUT,
         ) from None
     committed = False
 

@@ -45,7 +45,7 @@ from cardshoe.controller.service.control_socket import (
     Handler,
     claim_socket_path,
 )
-from cardshoe.controller.service.device_access import device_user_error, register_url_scheme
+from cardshoe.controller.service.device_access import device_user_error
 from cardshoe.controller.service.device_choice import configured_url
 from cardshoe.controller.service.logging_setup import LogObserver
 from cardshoe.controller.service.pairing import KeyStore
@@ -210,7 +210,6 @@ class TableService:
         while not self._stop_requested:
             try:
                 url = configured_url(self.config.device, self._candidates())
-                register_url_scheme(url)
                 self._notify_status(f"opening {url}")
                 return open_device(url, timeout=HANDSHAKE_TIMEOUT_S, reconnect=True, keys=keys)
             except WAIT_ANOTHER_TIME as problem:

@@ -471,7 +471,7 @@ class MessageLayout:
     """How one message type is laid out: header tag field, then body fields in order."""
 
     type: MessageType
-    cls: type
+    cls: Any
     tag_field: str
     tag: UInt
     body: tuple[tuple[str, FieldCodec], ...]

@@ -1,16 +1,15 @@
-"""One small interface for every way bytes reach a device, and the URL that picks it.
+"""One small interface for every way bytes reach a device.
 
 The link layer above sees only a byte stream: serial ports, TCP, the
 simulator's sim:// and USB bulk pipes all carry the same frames, so a
 transport only moves bytes and turns its library's failures into the
-drivers' exceptions (errors.py). A URL string chooses the transport, so test,
-debugging and production differ by that string alone.
+drivers' exceptions (drivers/errors.py). registry.py maps a URL's scheme to
+the transport that opens it.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any
 
 READ_POLL_S = 0.05
 """A read returns after this long without data, so the reader thread can stop promptly."""
@@ -40,18 +39,3 @@ class Transport(ABC):
     @abstractmethod
     def close(self) -> None:
         """Release the port or interface; never raises."""
-
-
-def open_transport(url: str, *, usb_backend: Any = None) -> Transport:
-    """Open the transport a URL names: usb://VID:PID[/SERIAL] or any pyserial URL.
-
-    usb_backend is a pyusb IBackend; tests pass the simulator's so the real
-    pyusb code runs without libusb. Serial URLs ignore it.
-    """
-    if url.startswith(USB_URL_SCHEME):
-        from cardshoe.drivers.transports.usb_bulk import UsbTransport
-
-        return UsbTransport.open(url, backend=usb_backend)
-    from cardshoe.drivers.transports.serial_port import SerialTransport
-
-    return SerialTransport.open(url)

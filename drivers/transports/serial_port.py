@@ -34,7 +34,7 @@ READ_CHUNK = 4096
 
 
 class SerialTransport(Transport):
-    def __init__(self, port: serial.SerialBase, url: str) -> None:
+    def __init__(self, port: serial.Serial, url: str) -> None:
         self._port = port
         self.url = url
 

@@ -72,7 +72,7 @@ CASES: dict[str, BadInput] = {
         ("journal", "show", "/nonexistent/a\nb.sqlite"), "no such"
     ),
     "negative round filter": BadInput(("journal", "show", "/", "--round", "-1"), "'--round'"),
-    "unknown URL scheme": BadInput(("info", "nope://x"), "protocol 'nope' not known"),
+    "unknown URL scheme": BadInput(("info", "nope://x"), "unknown URL scheme 'nope'"),
     "unknown simulator profile in a URL": BadInput(
         ("info", "sim://nope"), "no simulator profile 'nope'"
     ),
@@ -134,7 +134,7 @@ CASES: dict[str, BadInput] = {
         ("monitor", "--service", "sim://cs-1"), "--service"
     ),
     "monitor for no events": BadInput(("monitor", "--count", "0", "sim://cs-1"), "'--count'"),
-    "dump of an unknown URL scheme": BadInput(("dump", "nope://x"), "protocol 'nope'"),
+    "dump of an unknown URL scheme": BadInput(("dump", "nope://x"), "unknown URL scheme 'nope'"),
     "self-test of an absent device": BadInput(
         ("selftest", "/dev/cardshoe/none"), "no device at", DEVICE_ABSENT
     ),

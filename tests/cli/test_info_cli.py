@@ -10,7 +10,8 @@ from collections.abc import Iterator
 import pytest
 from support.shoectl import ShoectlRunner
 
-from cardshoe.controller.service.device_access import EXIT_DEVICE_UNAVAILABLE, device_user_error
+from cardshoe.controller.errors import EXIT_DEVICE_UNAVAILABLE
+from cardshoe.controller.service.device_access import device_user_error
 from cardshoe.drivers.device import open_device
 from cardshoe.drivers.errors import AccessDenied
 from cardshoe.firmware_sim.attach_pty import PtyAttachment, serve_pty

@@ -11,6 +11,7 @@ import re
 import shutil
 import stat
 import subprocess
+import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -145,8 +146,9 @@ def test_unit_is_hardened(unit):
     assert families == ["AF_UNIX", "AF_NETLINK"]
 
 
-def run_install(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    command = ["bash", str(INSTALL), "--root", str(root), *args]
+def run_install(root: Path, *args: str, venv: str = sys.prefix) -> subprocess.CompletedProcess[str]:
+    """install.sh into a scratch root, with this test run's venv as the installed cardshoe."""
+    command = ["bash", str(INSTALL), "--root", str(root), "--venv", venv, *args]
     return subprocess.run(command, capture_output=True, text=True, timeout=60)
 
 
@@ -203,3 +205,43 @@ def test_install_refuses_a_serial_that_would_break_the_rules(tmp_path, serial):
     assert result.returncode == 2
     assert "must be letters, digits" in result.stderr
     assert not (tmp_path / "etc").exists()
+
+
+@needs_systemd_tools
+def test_install_ships_man_pages_and_shell_completion(tmp_path):
+    result = run_install(tmp_path, "--shoe-serial", SHOE_SERIAL)
+
+    assert result.returncode == 0, result.stderr
+    man_dir = tmp_path / "usr" / "local" / "share" / "man" / "man1"
+    pages = {page.name for page in man_dir.iterdir()}
+    assert {"shoectl.1", "shoectl-demo.1", "shoectl-journal-verify.1"} <= pages
+    bash = tmp_path / "usr" / "share" / "bash-completion" / "completions" / "shoectl"
+    zsh = tmp_path / "usr" / "share" / "zsh" / "vendor-completions" / "_shoectl"
+    assert "complete -o nosort -F _shoectl_completion shoectl" in bash.read_text()
+    assert zsh.read_text().startswith("#compdef shoectl")
+    for installed in [bash, zsh, *man_dir.iterdir()]:
+        assert stat.S_IMODE(installed.stat().st_mode) == 0o644, installed
+
+
+@needs_systemd_tools
+def test_reinstall_drops_the_page_of_a_removed_command(tmp_path):
+    man_dir = tmp_path / "usr" / "local" / "share" / "man" / "man1"
+    man_dir.mkdir(parents=True)
+    (man_dir / "shoectl-retired.1").write_text(".TH SHOECTL-RETIRED 1\n")
+    (man_dir / "other.1").write_text(".TH OTHER 1\n")
+
+    assert run_install(tmp_path, "--shoe-serial", SHOE_SERIAL).returncode == 0
+
+    assert not (man_dir / "shoectl-retired.1").exists()
+    assert (man_dir / "other.1").exists()
+    assert (man_dir / "shoectl.1").exists()
+
+
+def test_install_without_an_installed_cardshoe_changes_nothing(tmp_path):
+    result = run_install(tmp_path, "--shoe-serial", SHOE_SERIAL, venv=str(tmp_path / "no-venv"))
+
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1
+    assert f"no working cardshoe in {tmp_path / 'no-venv'}" in result.stderr
+    assert "--venv DIR" in result.stderr
+    assert [path.name for path in tmp_path.iterdir()] == []

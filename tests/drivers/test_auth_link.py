@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import select
-import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -23,7 +22,6 @@ from support.driver_testing import (
     TRANSPORTS,
     WAIT_S,
     ScriptedPeer,
-    assert_no_driver_threads_left,
     attach_simulator,
     hello,
     next_of,
@@ -63,12 +61,6 @@ from cardshoe.firmware_sim.devices import create_device
 
 SERIAL = "PEER1"
 
-
-@pytest.fixture(autouse=True)
-def no_leaked_threads() -> Iterator[None]:
-    before = set(threading.enumerate())
-    yield
-    assert_no_driver_threads_left(before)
 
 
 def keys_for(serial: str, key: bytes | None) -> Any:

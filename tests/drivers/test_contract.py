@@ -10,7 +10,6 @@ pyserial's loop:// echo port, where a device API makes no sense.
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from typing import Any
@@ -20,7 +19,6 @@ from support.driver_testing import (
     TRANSPORTS,
     WAIT_S,
     Attached,
-    assert_no_driver_threads_left,
     attach_simulator,
     next_of,
 )
@@ -46,18 +44,13 @@ from cardshoe.drivers.protocol.messages import (
     decode_message,
     encode_message,
 )
-from cardshoe.drivers.transports.base import Transport, open_transport
+from cardshoe.drivers.transports.base import Transport
+from cardshoe.drivers.transports.registry import open_transport
 from cardshoe.firmware_sim.devices import create_device
 from cardshoe.firmware_sim.faults import parse_injection
 
 Attach = Callable[..., Attached]
 
-
-@pytest.fixture(autouse=True)
-def no_leaked_threads() -> Iterator[None]:
-    before = set(threading.enumerate())
-    yield
-    assert_no_driver_threads_left(before)
 
 
 @pytest.fixture(params=TRANSPORTS)

@@ -8,15 +8,11 @@ are exactly the shoe order.
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Iterator
-
 import pytest
 from support.driver_testing import (
     TRANSPORTS,
     WAIT_S,
     ScriptedPeer,
-    assert_no_driver_threads_left,
     attach_simulator,
     hello,
     next_of,
@@ -42,12 +38,6 @@ from cardshoe.firmware_sim.faults import parse_injection
 
 CARDS = 24
 
-
-@pytest.fixture(autouse=True)
-def no_leaked_threads() -> Iterator[None]:
-    before = set(threading.enumerate())
-    yield
-    assert_no_driver_threads_left(before)
 
 
 def open_gate_again_after_restore(device: Device, event: object) -> None:

@@ -9,7 +9,6 @@ against the real simulator over every transport.
 from __future__ import annotations
 
 import random
-import threading
 from collections.abc import Iterator
 
 import pytest
@@ -17,7 +16,6 @@ from support.driver_testing import (
     WAIT_S,
     ScriptedPeer,
     ThreadedCall,
-    assert_no_driver_threads_left,
     hello,
 )
 
@@ -59,12 +57,6 @@ from cardshoe.drivers.protocol.messages import (
 
 FAST_RETRY = LinkTiming(reply_timeout_s=0.1, poll_interval_s=60.0, link_down_after_s=120.0)
 
-
-@pytest.fixture(autouse=True)
-def no_leaked_threads() -> Iterator[None]:
-    before = set(threading.enumerate())
-    yield
-    assert_no_driver_threads_left(before)
 
 
 @pytest.fixture

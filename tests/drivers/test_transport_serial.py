@@ -9,13 +9,10 @@ from __future__ import annotations
 
 import errno
 import os
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from pytest_mock import MockerFixture
-from support.driver_testing import assert_no_driver_threads_left
 
 from cardshoe.drivers.device import open_device
 from cardshoe.drivers.errors import (
@@ -25,15 +22,8 @@ from cardshoe.drivers.errors import (
     InvalidUrl,
 )
 from cardshoe.drivers.protocol.link_constants import SERIAL_BAUDRATE
-from cardshoe.drivers.transports.base import open_transport
+from cardshoe.drivers.transports.registry import open_transport
 from cardshoe.drivers.transports.serial_port import SerialTransport
-
-
-@pytest.fixture(autouse=True)
-def no_leaked_threads() -> Iterator[None]:
-    before = set(threading.enumerate())
-    yield
-    assert_no_driver_threads_left(before)
 
 
 def test_the_port_is_set_to_the_protocol_line_settings() -> None:

@@ -3,25 +3,15 @@
 from __future__ import annotations
 
 import errno
-import threading
-from collections.abc import Iterator
 
 import pytest
-from support.driver_testing import assert_no_driver_threads_left
 from usb.core import USBError
 
 from cardshoe.drivers.errors import AccessDenied, DeviceNotFound, InvalidUrl
-from cardshoe.drivers.transports.base import open_transport
+from cardshoe.drivers.transports.registry import open_transport
 from cardshoe.drivers.transports.usb_bulk import UsbAddress, parse_usb_url
 from cardshoe.firmware_sim.devices import create_device
 from cardshoe.firmware_sim.usb_backend import SimUsbBackend, SimUsbDevice, SimUsbHandle
-
-
-@pytest.fixture(autouse=True)
-def no_leaked_threads() -> Iterator[None]:
-    before = set(threading.enumerate())
-    yield
-    assert_no_driver_threads_left(before)
 
 
 class PermissionDeniedBackend(SimUsbBackend):

@@ -5,12 +5,12 @@ from hypothesis import strategies as st
 from cardshoe.controller.rules.cards import (
     MANDATORY_SEVEN,
     Card,
-    CardNotationError,
     ShoeComposition,
     Suit,
     parse_card,
     parse_cards,
 )
+from cardshoe.controller.rules.errors import CardNotationError
 
 
 @pytest.mark.parametrize(

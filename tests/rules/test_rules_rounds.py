@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cardshoe.controller.errors import UserError
 from cardshoe.controller.rules.cards import MANDATORY_SEVEN, Card, Suit, parse_cards
+from cardshoe.controller.rules.errors import RulesError
 from cardshoe.controller.rules.games import GAME_NAMES, commission_names, get_game
 from cardshoe.controller.rules.hands import Hand
 from cardshoe.controller.rules.paytables import SEVEN_UP_SUPER_SEVENS_2_5_17_70_700
@@ -58,9 +58,8 @@ def test_commission_names_default_first() -> None:
 def test_bad_game_or_option_is_one_line_listing_choices(
     name: str, commission: str | None, listed: str
 ) -> None:
-    with pytest.raises(UserError) as caught:
+    with pytest.raises(RulesError) as caught:
         get_game(name, commission)
-    assert caught.value.exit_code == 2
     assert listed in str(caught.value)
     assert "\n" not in str(caught.value)
 

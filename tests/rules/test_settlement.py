@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import pytest
 
-from cardshoe.controller.errors import UserError
+from cardshoe.controller.rules.errors import RulesError
 from cardshoe.controller.rules.games import get_game
 from cardshoe.controller.rules.paytables import SEVEN_UP_SUPER_SEVENS_2_5_17_70_700, Bet
 from cardshoe.controller.rules.rounds import Outcome
@@ -135,13 +135,13 @@ def test_a_casino_super_sevens_table() -> None:
     ],
 )
 def test_a_bet_the_game_does_not_offer(game_name: str, bet: Bet) -> None:
-    with pytest.raises(UserError, match="not offered"):
+    with pytest.raises(RulesError, match="not offered"):
         get_game(game_name).settle(outcome(4, 4), bet, 100)
 
 
 @pytest.mark.parametrize("stake", [0, -5, True, 2.5, Fraction(3, 2)])
 def test_a_stake_is_a_positive_whole_number_of_minor_units(stake: object) -> None:
-    with pytest.raises(UserError, match="minor units"):
+    with pytest.raises(RulesError, match="minor units"):
         get_game("punto-banco").settle(outcome(4, 4), Bet.TIE, stake)  # type: ignore[arg-type]
 
 

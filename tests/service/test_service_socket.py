@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.sim_support import no_new_threads
 
 from cardshoe.controller.config import DeviceConfig
 from cardshoe.controller.errors import UserError
@@ -35,11 +34,6 @@ from cardshoe.controller.service.control_socket import (
 from cardshoe.controller.service.device_choice import configured_url
 from cardshoe.drivers.discovery import Candidate
 from cardshoe.drivers.errors import DeviceNotFound
-
-
-@pytest.fixture(autouse=True)
-def _no_thread_left() -> Iterator[None]:
-    yield from no_new_threads()
 
 
 def echo(request_line: Any) -> dict[str, Any]:

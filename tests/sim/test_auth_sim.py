@@ -6,11 +6,10 @@ so each test sees exactly which frames the device seals, opens and drops.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import pytest
-from support.sim_support import FakeClock, no_new_threads
+from support.sim_support import FakeClock
 
 from cardshoe.drivers.protocol.auth import (
     AuthError,
@@ -44,11 +43,6 @@ from cardshoe.drivers.protocol.messages import (
 )
 from cardshoe.firmware_sim.core import FirmwareCore
 from cardshoe.firmware_sim.devices import create_device
-
-
-@pytest.fixture(autouse=True)
-def _no_thread_left_behind() -> Iterator[None]:
-    yield from no_new_threads()
 
 
 @dataclass

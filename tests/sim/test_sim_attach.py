@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
 
 import pytest
 import serial
-from support.sim_support import StreamHost, no_new_threads
+from support.sim_support import StreamHost
 
 from cardshoe.drivers.protocol.error_codes import ErrorCode
 from cardshoe.drivers.protocol.messages import (
@@ -26,11 +25,6 @@ from cardshoe.drivers.protocol.messages import (
 from cardshoe.firmware_sim.attach_pty import serve_pty
 from cardshoe.firmware_sim.attach_tcp import serve_tcp
 from cardshoe.firmware_sim.devices import create_device
-
-
-@pytest.fixture(autouse=True)
-def _no_thread_left_behind() -> Iterator[None]:
-    yield from no_new_threads()
 
 
 def port_host(port: serial.SerialBase) -> StreamHost:

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.sim_support import FakeClock, WireHost, no_new_threads
+from support.sim_support import FakeClock, WireHost
 
 from cardshoe.drivers.protocol.error_codes import ErrorCode
 from cardshoe.drivers.protocol.messages import (
@@ -34,11 +33,6 @@ from cardshoe.firmware_sim.devices import configure_device, create_device
 from cardshoe.firmware_sim.errors import SimConfigError
 from cardshoe.firmware_sim.faults import Injection, InjectionKind, load_scenario, parse_injection
 from cardshoe.firmware_sim.profiles import get_profile
-
-
-@pytest.fixture(autouse=True)
-def _no_thread_left_behind() -> Iterator[None]:
-    yield from no_new_threads()
 
 
 def connected(profile: str, *injections: str) -> WireHost:

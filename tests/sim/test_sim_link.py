@@ -5,10 +5,9 @@ from __future__ import annotations
 import random
 import secrets
 import struct
-from collections.abc import Iterator
 
 import pytest
-from support.sim_support import FakeClock, WireHost, decoded, no_new_threads
+from support.sim_support import FakeClock, WireHost, decoded
 
 from cardshoe.drivers.protocol.error_codes import ErrorCode
 from cardshoe.drivers.protocol.framing import encode_frame
@@ -49,11 +48,6 @@ from cardshoe.firmware_sim.faults import parse_injection
 from cardshoe.firmware_sim.profiles import get_profile
 from cardshoe.firmware_sim.shoe import DEFAULT_DECK_SET, build_decks, make_rng
 from cardshoe.firmware_sim.timing import Timing
-
-
-@pytest.fixture(autouse=True)
-def _no_thread_left_behind() -> Iterator[None]:
-    yield from no_new_threads()
 
 
 def make_host(profile: str = "cs-1", **options: object) -> WireHost:

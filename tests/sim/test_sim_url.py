@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 import serial
-from support.sim_support import StreamHost, no_new_threads
+from support.sim_support import StreamHost
 
 from cardshoe.drivers.protocol.messages import (
     Ack,
@@ -19,11 +19,6 @@ from cardshoe.drivers.protocol.messages import (
 )
 from cardshoe.firmware_sim import sim_url
 from cardshoe.firmware_sim.devices import create_device
-
-
-@pytest.fixture(autouse=True)
-def _no_thread_left_behind() -> Iterator[None]:
-    yield from no_new_threads()
 
 
 @pytest.fixture

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import errno
-from collections.abc import Iterator
 
 import pytest
 import usb.core
 import usb.util
-from support.sim_support import StreamHost, no_new_threads
+from support.sim_support import StreamHost
 
 from cardshoe.drivers.protocol.link_constants import (
     SIMULATOR_USB_PID,
@@ -19,11 +18,6 @@ from cardshoe.drivers.protocol.link_constants import (
 from cardshoe.drivers.protocol.messages import Ack, GetInfo, Hello, SelfTestResult
 from cardshoe.firmware_sim.devices import create_device
 from cardshoe.firmware_sim.usb_backend import SimUsbBackend
-
-
-@pytest.fixture(autouse=True)
-def _no_thread_left_behind() -> Iterator[None]:
-    yield from no_new_threads()
 
 
 def find(backend: SimUsbBackend, **match: object) -> usb.core.Device:

@@ -139,21 +139,6 @@ class ScriptedPeer:
                 os.close(fd)
 
 
-def assert_no_driver_threads_left(before: set[threading.Thread], grace_s: float = 2.0) -> None:
-    """Fail if a test left a driver thread running: every device must be closed."""
-    deadline = time.monotonic() + grace_s
-    while True:
-        left = [
-            thread.name
-            for thread in threading.enumerate()
-            if thread not in before and thread.name.startswith("cardshoe-")
-        ]
-        if not left or time.monotonic() > deadline:
-            break
-        time.sleep(0.02)
-    assert not left, f"threads left running: {left}"
-
-
 class ThreadedCall:
     """Run a blocking device call on a thread while the test plays the device."""
 

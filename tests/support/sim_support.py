@@ -7,9 +7,8 @@ host drivers are tested by their own contract suite.
 
 from __future__ import annotations
 
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from cardshoe.drivers.protocol.framing import FrameDecoder, encode_frame
@@ -102,11 +101,3 @@ class StreamHost:
             if time.monotonic() > deadline:
                 raise AssertionError(f"no matching message within {timeout} s; got {self.inbox}")
             self.inbox += [decode_message(payload) for payload in self.decoder.feed(self._read())]
-
-
-def no_new_threads() -> Iterator[None]:
-    """For an autouse fixture: fail a test that leaves a thread running."""
-    before = set(threading.enumerate())
-    yield
-    leftover = [thread for thread in threading.enumerate() if thread not in before]
-    assert not leftover, f"threads left running: {leftover}"
