@@ -202,7 +202,9 @@ class Dealing:
         feed.remaining -= 1
         if feed.remaining <= 0:
             shoe.feed = None
-        extra = [code for code in inspection.findings if code is not Irregularity.DOUBLE_FEED]
+        extra: list[Irregularity] = [
+            code for code in inspection.findings if code is not Irregularity.DOUBLE_FEED
+        ]
         if feed.burn is None and self.round is not None:
             self._set_aside(inspection, Irregularity.DOUBLE_FEED, extra)
         else:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from transitions import EventData, MachineError
 
@@ -113,7 +113,7 @@ class TableModel(Dealing):
         """Feed one input and run on; the facts established, in order."""
         self._dispatch(item)
         for _ in range(MAX_AUTOMATIC_STEPS):
-            step = self.machine.first_allowed(self, AUTOMATIC_FROM[self.state])
+            step = self.machine.first_allowed(self, AUTOMATIC_FROM[cast(State, self.state)])
             if step is None:
                 break
             self.trigger(step)

@@ -36,7 +36,7 @@ import structlog
 from cardshoe.controller.config import TableConfig
 from cardshoe.controller.errors import UserError
 from cardshoe.controller.journal.store import Journal
-from cardshoe.controller.procedure.facts import Alarm, RefusedCommand, TableEvent
+from cardshoe.controller.procedure.facts import Alarm, Observer, RefusedCommand, TableEvent
 from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.scoreboard.board import TableBoard
 from cardshoe.controller.service.control_socket import (
@@ -189,7 +189,7 @@ class TableService:
                 self._send(self._notifier.stopping)
                 return
             resources.enter_context(device)
-            observers = [LogObserver(), self._last_alarm, self._refusals]
+            observers: list[Observer] = [LogObserver(), self._last_alarm, self._refusals]
             session = TableSession(self.config, journal, device, observers)
             self._session = session
             feed = EventFeed(open_shoe_board(self.config, journal, session.snapshot().shoe_id))
