@@ -131,7 +131,7 @@ def to_record(item: Any) -> InputRecord:
     """The journal form of one input."""
     if isinstance(item, Event):
         form = message_to_json(item)  # type: ignore[arg-type]
-        return InputRecord(_DEVICE_PREFIX + str(form["type"]).lower(), form["fields"], item.seq)  # type: ignore[arg-type]
+        return InputRecord(_DEVICE_PREFIX + str(form["type"]).lower(), form["fields"], item.seq)
     if isinstance(item, LinkRestored):
         return InputRecord(
             _DRIVER_KINDS[LinkRestored], {"hello": message_to_json(item.hello)}, None
