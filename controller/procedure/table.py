@@ -25,6 +25,7 @@ from cardshoe.controller.procedure.dealing import Dealing
 from cardshoe.controller.procedure.facts import (
     Alarm,
     AlarmKind,
+    BetsCarried,
     BetsClosed,
     BurnReason,
     CardsReturned,
@@ -72,6 +73,8 @@ from cardshoe.controller.procedure.machine import (
 from cardshoe.controller.procedure.operator_input import deck_set_text
 from cardshoe.controller.procedure.refusals import COMMAND_WORDS, clear_hold_text, refusal_text
 from cardshoe.controller.procedure.shoe import CARDS_PER_DECK, Fact, Round, ShoeState
+from cardshoe.controller.rules.hands import Winner
+from cardshoe.controller.rules.ties import TIE_RULES
 from cardshoe.drivers.link_events import (
     LinkLost,
     LinkRestored,
@@ -234,6 +237,7 @@ class TableModel(Dealing):
                 decks,
                 str(self.config.device.kind),
                 self.config.fingerprint,
+                self.config.fingerprint_options(),
                 None if command.deck_set is None else deck_set_text(command.deck_set),
             )
         )
@@ -285,6 +289,8 @@ class TableModel(Dealing):
         outcome = current.deal.outcome()
         settlement = None if current.demo else self.game.net_returns(outcome)
         marks = self.game.marks(outcome)
+        tied = outcome.winner is Winner.TIE and not current.demo
+        tie_bets = self.config.game.effective_tie_bets if tied else None
         self._emit(
             RoundResult(
                 current.number,
@@ -299,8 +305,11 @@ class TableModel(Dealing):
                 marks.banker_pair,
                 marks.sevens,
                 settlement,
+                tie_bets,
             )
         )
+        if tie_bets is not None and TIE_RULES[tie_bets].carried:
+            self._emit(BetsCarried(current.number, current.number + 1, tie_bets))
         self._finish_round()
 
     def void_round(self, event: EventData) -> None:

@@ -291,6 +291,8 @@ class TableService:
             "game": self.config.game.name,
             "decks": self.config.game.decks,
             "journal": str(self.config.service.journal_path),
+            "fingerprint": self.config.fingerprint,
+            "options": self.config.fingerprint_options(),
             **snapshot_to_json(session.snapshot()),
             "device": {**session.device.info.to_json(), "connected": session.device.connected},
             "last_alarm": self._last_alarm.record,
