@@ -20,7 +20,7 @@ from cardshoe.controller.cli.status_cmd import status_text
 @click.command()
 @click.argument("name")
 @click.option("--reason", default=None, help="Why (abandon-shoe); the hold's name (clear-hold).")
-@click.option("--note", default=None, help="Free text for the journal (clear-hold).")
+@click.option("--note", default=None, help="Free text for the journal (void-round, clear-hold).")
 @click.option("--shoe-id", default=None, help="The new shoe's id (new-shoe; default: generated).")
 @click.option(
     "--deck-set",
@@ -44,7 +44,7 @@ def control(
     """Send an operator command NAME to the running `shoectl run`.
 
     NAME is one of new-shoe, shoe-loaded, cut-done, no-more-bets,
-    confirm-face-up, end-shoe, abandon-shoe, clear-hold. The service journals
+    confirm-face-up, end-shoe, abandon-shoe, void-round, clear-hold. The service journals
     every command, accepted or refused, and prints the table's status after
     it. A refused command exits 2 with the service's reason on one line.
     """

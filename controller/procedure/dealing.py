@@ -109,7 +109,10 @@ class Dealing:
         continuing = feed is not None and card_event.feed_group == feed.group
         if feed is not None and not continuing:
             shoe.feed = feed = None
-        starts_group = bool(card_event.flags & SensorFlag.DOUBLE_FEED_SUSPECTED) and not continuing
+        order_unknown = card_event.flags & SensorFlag.DOUBLE_FEED_SUSPECTED and not (
+            card_event.flags & SensorFlag.FEED_IN_ORDER
+        )
+        starts_group = bool(order_unknown) and not continuing
         due = self._due_at(self.position)
         inspection = inspect_card(
             card_event,

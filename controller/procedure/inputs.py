@@ -86,6 +86,15 @@ class ClearHold:
 
 
 @dataclass(frozen=True)
+class VoidRound:
+    """A supervisor voids the round under way for an error only a person sees (Art. 10)."""
+
+    reason: str
+    """A VoidReason (procedure/corrections.py), each citing its rule."""
+    note: str | None = None
+
+
+@dataclass(frozen=True)
 class DeviceCount:
     """The device's own card counts (from STATUS), for the end-of-shoe reconciliation."""
 
@@ -102,6 +111,7 @@ HOST_INPUTS: Mapping[str, type] = {
     "command.end_shoe": EndShoe,
     "command.abandon_shoe": AbandonShoe,
     "command.clear_hold": ClearHold,
+    "command.void_round": VoidRound,
     "host.device_count": DeviceCount,
 }
 _HOST_KINDS = {cls: kind for kind, cls in HOST_INPUTS.items()}

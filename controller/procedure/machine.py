@@ -67,6 +67,7 @@ class Trigger(StrEnum):
     END_SHOE = "end_shoe"
     ABANDON_SHOE = "abandon_shoe"
     CLEAR_HOLD = "clear_hold"
+    VOID_CURRENT_ROUND = "void_current_round"
     RECONCILE = "reconcile"
     # Device and link events
     CARD = "card"
@@ -251,6 +252,13 @@ TRANSITIONS: tuple[Transition, ...] = (
         after=("settle_round",),
     ),
     T(Trigger.RETURNED, State.RETURNING, State.READY, after=("record_return",)),
+    T(
+        Trigger.VOID_CURRENT_ROUND,
+        (*ROUND_STATES, State.HELD),
+        None,
+        ("round_may_be_voided",),
+        after=("void_by_supervisor",),
+    ),
     # Ending a shoe
     T(
         Trigger.SHOE_OVER,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from cardshoe.controller.procedure.corrections import VOID_REASONS
 from cardshoe.controller.procedure.machine import TRANSITIONS, State, Trigger
 
 COMMAND_WORDS: Mapping[Trigger, str] = {
@@ -23,6 +24,7 @@ COMMAND_WORDS: Mapping[Trigger, str] = {
     Trigger.END_SHOE: "end-shoe",
     Trigger.ABANDON_SHOE: "abandon-shoe",
     Trigger.CLEAR_HOLD: "clear-hold",
+    Trigger.VOID_CURRENT_ROUND: "void-round",
 }
 """Each operator command's trigger -> the command as the operator types it."""
 
@@ -76,3 +78,9 @@ def clear_hold_text(named: str, clearable: Sequence[str]) -> str:
         f"clear-hold {named!r} is not possible now: name one of the active holds a person "
         f"clears: {', '.join(clearable)} (free text goes in --note)"
     )
+
+
+def void_reason_text(named: str) -> str:
+    """void-round takes a reason from the table, each citing its rule."""
+    reasons = "; ".join(f"{reason} ({rule.rule})" for reason, rule in VOID_REASONS.items())
+    return f"void-round {named!r} is not a reason of the table: use one of {reasons}"

@@ -21,6 +21,7 @@ from typing import Any, cast
 from transitions import EventData, MachineError
 
 from cardshoe.controller.config import TableConfig
+from cardshoe.controller.procedure.corrections import VOID_REASONS, VoidReason
 from cardshoe.controller.procedure.dealing import Dealing
 from cardshoe.controller.procedure.facts import (
     Alarm,
@@ -58,6 +59,7 @@ from cardshoe.controller.procedure.inputs import (
     EndShoe,
     ShoeLoaded,
     StartShoe,
+    VoidRound,
 )
 from cardshoe.controller.procedure.irregularities import (
     Irregularity,
@@ -71,7 +73,12 @@ from cardshoe.controller.procedure.machine import (
     build_machine,
 )
 from cardshoe.controller.procedure.operator_input import deck_set_text
-from cardshoe.controller.procedure.refusals import COMMAND_WORDS, clear_hold_text, refusal_text
+from cardshoe.controller.procedure.refusals import (
+    COMMAND_WORDS,
+    clear_hold_text,
+    refusal_text,
+    void_reason_text,
+)
 from cardshoe.controller.procedure.shoe import CARDS_PER_DECK, Fact, Round, ShoeState
 from cardshoe.controller.rules.hands import Winner
 from cardshoe.controller.rules.ties import TIE_RULES
@@ -214,6 +221,12 @@ class TableModel(Dealing):
     def no_hold_left(self, event: EventData) -> bool:
         return not self.holds
 
+    def round_may_be_voided(self, event: EventData) -> bool:
+        """A round is open and not yet void, and the reason is one of the table's."""
+        current = self.round
+        open_now = current is not None and current.void_reason is None
+        return open_now and self.position in ROUND_STATES and event.kwargs["reason"] in VOID_REASONS
+
     def was_held_in_destination(self, event: EventData) -> bool:
         """A resume goes back to exactly the state the hold interrupted."""
         transition = event.transition
@@ -316,6 +329,10 @@ class TableModel(Dealing):
         current = self._open_round()
         self._emit(RoundVoided(current.number, current.void_reason or "", tuple(current.cards)))
         self._finish_round()
+
+    def void_by_supervisor(self, event: EventData) -> None:
+        """The round is void from now; the automatic round_void ends it as for any void."""
+        self._open_round().void_reason = str(VoidReason(event.kwargs["reason"]))
 
     def record_return(self, event: EventData) -> None:
         done: OperationDone = event.kwargs["done"]
@@ -523,7 +540,9 @@ class TableModel(Dealing):
             self._violation(f"{trigger} is not allowed in state {self.state}")
             return
         state = State(self.state)
-        if trigger is Trigger.CLEAR_HOLD:
+        if trigger is Trigger.VOID_CURRENT_ROUND and event.kwargs["reason"] not in VOID_REASONS:
+            reason = void_reason_text(str(event.kwargs["reason"]))
+        elif trigger is Trigger.CLEAR_HOLD:
             clearable = [hold for hold in self.holds if hold in OPERATOR_CLEARED_HOLDS]
             reason = clear_hold_text(str(event.kwargs["reason"]), clearable)
         else:
@@ -578,6 +597,7 @@ INPUT_ROUTES: Mapping[type, Route] = {
     EndShoe: lambda model, item: model.trigger(Trigger.END_SHOE),
     AbandonShoe: lambda model, item: model.trigger(Trigger.ABANDON_SHOE, reason=item.reason),
     ClearHold: lambda model, item: model.trigger(Trigger.CLEAR_HOLD, reason=item.reason),
+    VoidRound: lambda model, item: model.trigger(Trigger.VOID_CURRENT_ROUND, reason=item.reason),
     DeviceCount: lambda model, item: model.trigger(Trigger.RECONCILE, count=item),
     # The link's own events
     LinkLost: lambda model, item: model.trigger(Trigger.HOLD, reason=HoldReason.LINK_LOST),

@@ -55,6 +55,7 @@ from cardshoe.controller.procedure.inputs import (
     EndShoe,
     ShoeLoaded,
     StartShoe,
+    VoidRound,
 )
 from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.procedure.operator_input import check_shoe_id, parse_deck_set
@@ -276,6 +277,10 @@ class TableSession:
     def abandon_shoe(self, reason: str) -> None:
         """Close the shoe as it stands, unreconciled, voiding the open round."""
         self._command(AbandonShoe(reason))
+
+    def void_round(self, reason: str, note: str | None = None) -> None:
+        """A supervisor voids the round under way, for a reason of the table (Art. 10)."""
+        self._command(VoidRound(reason, note))
 
     def clear_hold(self, reason: str, note: str | None = None) -> None:
         """Resolve a hold only a person can resolve: a sequence gap or regression, a deck set

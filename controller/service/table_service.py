@@ -109,6 +109,10 @@ SESSION_COMMANDS: Mapping[str, tuple[Callable[..., object], tuple[Parameter, ...
     "confirm-face-up": (TableSession.confirm_face_up, ()),
     "end-shoe": (TableSession.end_shoe, ()),
     "abandon-shoe": (TableSession.abandon_shoe, (Parameter("reason", str, required=True),)),
+    "void-round": (
+        TableSession.void_round,
+        (Parameter("reason", str, required=True), Parameter("note", str)),
+    ),
     "clear-hold": (
         TableSession.clear_hold,
         (Parameter("reason", str, required=True), Parameter("note", str)),

@@ -61,7 +61,7 @@ def test_a_mistyped_deck_set_holds_at_the_first_card_instead_of_voiding_the_shoe
         assert (status["state"], status["held_state"], status["burned"]) == ("held", "burning", 1)
         assert "abandon the shoe" in status["last_alarm"]["detail"]
         assert service.stop() == 0
-    assert not journaled(table.journal_path, "round.voided")
+    assert not journaled(table.journal_path, "round.void")
 
 
 def test_refusals_are_in_the_operators_words_counted_and_never_the_last_alarm(
@@ -129,3 +129,31 @@ def test_clear_hold_names_the_active_holds_and_takes_a_note(
         if r.payload["reason"] == "deck_set_mismatch"
     ]
     assert cleared["note"] == "a foreign card on top, taken out"
+
+
+def test_void_round_takes_a_reason_of_the_table_and_voids_the_round_under_way(
+    tmp_path: Path, shoectl: ShoectlRunner
+) -> None:
+    """Issue 12 item 7: the only way out of an error the sensors cannot see was abandoning
+    the whole shoe."""
+    with simulated_table(tmp_path) as table, running_service(
+        table, "--betting-time", "600"
+    ) as service:
+        service.wait_for_notification("READY=1")
+        socket = table.socket_path
+        request(socket, "new-shoe", shoe_id="V1")
+        request(socket, "shoe-loaded")
+        request(socket, "cut-done")
+        wait_until(lambda: table.status()["state"] == "betting", "round 1 open for bets")
+        code, error = control(shoectl, socket, "void-round", "--reason", "bad luck")
+        assert code == 2 and "is not a reason of the table: use one of misdeal (" in error
+        code, error = control(
+            shoectl, socket, "void-round", "--reason", "misdeal", "--note", "card on the floor"
+        )
+        assert code == 0, error
+        wait_until(lambda: table.status()["round_no"] == 2, "round 2")
+        assert service.stop() == 0
+    (voided,) = [r.payload for r in journaled(table.journal_path, "round.void")]
+    assert (voided["round_no"], voided["reason"]) == (1, "misdeal")
+    commands = [r.payload for r in journaled(table.journal_path, "command.void_round")]
+    assert commands[-1] == {"reason": "misdeal", "note": "card on the floor"}
