@@ -283,6 +283,26 @@ class ServiceConfig:
 
 
 @dataclass(frozen=True)
+class RolesConfig:
+    """The [roles] section: who may command the table, by user name or @group.
+
+    With no [roles] section every user who can open the control socket (its
+    mode 0660 lets the service's group in) may give every command, as before
+    roles existed; with one, a user it does not name may only watch.
+    """
+
+    SECTION: ClassVar[str] = "roles"
+
+    dealer: tuple[str, ...] = ()
+    supervisor: tuple[str, ...] = ()
+    technician: tuple[str, ...] = ()
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.dealer or self.supervisor or self.technician)
+
+
+@dataclass(frozen=True)
 class TableConfig:
     """One table's whole configuration; TableConfig() is a valid Punto Banco table."""
 
@@ -292,6 +312,7 @@ class TableConfig:
     """Used only with a manual shoe; an automatic machine neither cuts nor burns."""
     device: DeviceConfig = field(default_factory=DeviceConfig)
     service: ServiceConfig = field(default_factory=ServiceConfig)
+    roles: RolesConfig = field(default_factory=RolesConfig)
 
     def __post_init__(self) -> None:
         if not SAFE_NAME_PATTERN.match(self.table_id):
@@ -364,7 +385,7 @@ class TableConfig:
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], *, base_dir: Path | None = None) -> TableConfig:
         """Build a configuration from parsed TOML; relative paths are taken from base_dir."""
-        sections = (GameConfig, ShoeProcedure, DeviceConfig, ServiceConfig)
+        sections = (GameConfig, ShoeProcedure, DeviceConfig, ServiceConfig, RolesConfig)
         _reject_unknown_keys("", data, ["table_id", *(section.SECTION for section in sections)])
         table_id = _read(data, "table_id", str, "table_id", 'a name such as "T12"')
         device_data = _section(data, DeviceConfig.SECTION)
@@ -436,6 +457,9 @@ _FIELD_READERS: dict[tuple[str, str], tuple[type, str]] = {
     ("service", "journal_path"): (Path, "a file path"),
     ("service", "control_socket"): (Path, "a file path"),
     ("service", "key_dir"): (Path, "a folder path"),
+    ("roles", "dealer"): (tuple, 'a list of user names and "@group"s'),
+    ("roles", "supervisor"): (tuple, 'a list of user names and "@group"s'),
+    ("roles", "technician"): (tuple, 'a list of user names and "@group"s'),
 }
 
 

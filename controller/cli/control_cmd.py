@@ -43,8 +43,9 @@ def control(
 ) -> None:
     """Send an operator command NAME to the running `shoectl run`.
 
-    NAME is one of new-shoe, shoe-loaded, cut-done, no-more-bets,
-    confirm-face-up, end-shoe, abandon-shoe, void-round, clear-hold. The service journals
+    NAME is one of sign-in, new-shoe, shoe-loaded, cut-done, no-more-bets,
+    confirm-face-up, end-shoe, abandon-shoe, void-round, clear-hold. Who may
+    give which is the table's [roles] (docs/technician-guide.md). The service journals
     every command, accepted or refused, and prints the table's status after
     it. A refused command exits 2 with the service's reason on one line.
     """

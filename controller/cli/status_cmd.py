@@ -44,6 +44,7 @@ def status_text(record: dict[str, Any]) -> str:
         ("options", f"{record['fingerprint'][:12]} ({approved})"),
         ("service", f"pid {record['pid']}, started {record['started_at']}"),
         ("state", state),
+        ("dealer", record["dealer"] or "none signed in"),
         ("shoe", record["shoe_id"] or "none open"),
     ]
     if record["shoe_id"] is not None:

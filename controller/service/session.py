@@ -25,10 +25,11 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterable
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 import structlog
 
@@ -56,6 +57,7 @@ from cardshoe.controller.procedure.inputs import (
     ShoeLoaded,
     StartShoe,
     VoidRound,
+    to_record,
 )
 from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.procedure.operator_input import check_shoe_id, parse_deck_set
@@ -91,6 +93,12 @@ SESSION_STARTED = SESSION_KIND_PREFIX + "started"
 """A record about the controller process itself, which replay skips."""
 DEVICE_REFUSED = SESSION_KIND_PREFIX + "device_refused"
 """Why the controller would not deal with the device; its payload is the alarm's."""
+OPERATOR = SESSION_KIND_PREFIX + "operator"
+"""Who gave the command journaled right after it in the same transaction: uid, user, role."""
+COMMAND_DENIED = SESSION_KIND_PREFIX + "command_denied"
+"""A command refused because of who gave it (their role), before it reached the procedure."""
+DEALER_SIGNED_IN = SESSION_KIND_PREFIX + "dealer_signed_in"
+"""A dealer took the table; relieves names the dealer they took it from."""
 
 _DEVICE_KINDS = {
     DeviceMode.SHOE: DeviceKind.MANUAL_SHOE,
@@ -106,6 +114,14 @@ class DeviceNotApproved(UserError):
     """The device may not deal at this table (software verification); already journaled."""
 
     exit_code = 3
+
+
+def last_dealer(journal: Journal) -> str | None:
+    """The dealer the journal last recorded signing in, so a restart keeps who deals."""
+    signed = None
+    for record in journal.records(kinds=(DEALER_SIGNED_IN,)):
+        signed = record.payload.get("user")
+    return signed
 
 
 def record_device_refusal(
@@ -196,6 +212,9 @@ class TableSession:
         self._replay_upto = device.info.counters["next_seq"] - 1
         """The device's last event at the handshake: everything up to it comes before commands."""
         self._round_opened_at: float | None = None
+        self._operator: dict[str, Any] | None = None
+        self.dealer: str | None = last_dealer(journal)
+        """The dealer signed in at the table, as the journal last recorded."""
         self._record_start()
         self._refuse_unapproved_firmware()
 
@@ -299,6 +318,40 @@ class TableSession:
                 self._last_seq = accepted
                 self.device.set_journaled_seq(accepted)
                 self._gap = None
+
+    @contextmanager
+    def acting_as(self, operator: Mapping[str, Any]) -> Iterator[None]:
+        """Commands given inside are journaled with who gave them (a session.operator record
+        in the command's own transaction)."""
+        with self._lock:
+            self._operator = dict(operator)
+            try:
+                yield
+            finally:
+                self._operator = None
+
+    def record_denied(self, command: str, operator: Mapping[str, Any], needs: str) -> None:
+        """Journal a command refused for its giver's role; it never reaches the procedure."""
+        self._record_session(COMMAND_DENIED, {**operator, "command": command, "needs": needs})
+
+    def sign_in(self) -> str | None:
+        """The dealer giving the command takes the table; returns the dealer relieved."""
+        with self._lock:
+            operator = self._operator or {}
+            relieved = self.dealer
+            self.dealer = str(operator.get("user", "")) or None
+            self._record_session(DEALER_SIGNED_IN, {**operator, "relieves": relieved})
+            return relieved
+
+    def _record_session(self, kind: str, payload: Mapping[str, Any]) -> None:
+        with self._lock, self.journal.transaction() as transaction:
+            transaction.append(
+                kind,
+                dict(payload),
+                shoe_id=self.model.shoe_id,
+                round_no=self.model.round_no,
+                device_serial=self.device_serial,
+            )
 
     def _command(self, command: object) -> None:
         with self._lock, self._log_context():
@@ -422,8 +475,19 @@ class TableSession:
             self._operation_for = None
 
     def _apply(self, item: object) -> list[Fact]:
-        """Journal the input and its facts in one transaction; the facts, once committed."""
+        """Journal the input and its facts in one transaction; the facts, once committed.
+
+        An operator's command is preceded, in the same transaction, by who gave it.
+        """
         with self.journal.transaction() as transaction:
+            if self._operator is not None and not isinstance(item, Event | DeviceCount):
+                transaction.append(
+                    OPERATOR,
+                    {**self._operator, "command": to_record(item).kind},
+                    shoe_id=self.model.shoe_id,
+                    round_no=self.model.round_no,
+                    device_serial=self.device_serial,
+                )
             return journaled_apply(self.model, item, transaction, self.device_serial)
 
     def _log_context(self) -> AbstractContextManager[object]:

@@ -44,11 +44,13 @@ from cardshoe.controller.service.control_socket import (
     EventFeed,
     Handler,
     claim_socket_path,
+    current_peer,
 )
 from cardshoe.controller.service.device_access import device_user_error
 from cardshoe.controller.service.device_choice import configured_url
 from cardshoe.controller.service.logging_setup import LogObserver
 from cardshoe.controller.service.pairing import KeyStore
+from cardshoe.controller.service.roles import COMMAND_ROLES, Role, check_permitted, operator_of
 from cardshoe.controller.service.sdnotify import Notifier
 from cardshoe.controller.service.session import TableSession, TableSnapshot
 from cardshoe.controller.timestamps import utc_timestamp
@@ -103,6 +105,7 @@ SESSION_COMMANDS: Mapping[str, tuple[Callable[..., object], tuple[Parameter, ...
         TableSession.start_shoe,
         (Parameter("shoe_id", str), Parameter("deck_set", (int, str))),
     ),
+    "sign-in": (TableSession.sign_in, ()),
     "shoe-loaded": (TableSession.shoe_loaded, ()),
     "cut-done": (TableSession.cut_done, ()),
     "no-more-bets": (TableSession.close_bets, ()),
@@ -299,6 +302,7 @@ class TableService:
             "options": self.config.fingerprint_options(),
             **snapshot_to_json(session.snapshot()),
             "device": {**session.device.info.to_json(), "connected": session.device.connected},
+            "dealer": session.dealer,
             "last_alarm": self._last_alarm.record,
             "refused_commands": self._refusals.count,
         }
@@ -315,7 +319,16 @@ class TableService:
         def handle(request: Mapping[str, Any]) -> dict[str, Any]:
             session = self._session
             assert session is not None
-            command(session, **command_arguments(name, parameters, request))
+            arguments = command_arguments(name, parameters, request)
+            operator = operator_of(current_peer(), self.config.roles)
+            try:
+                check_permitted(name, operator)
+            except UserError:
+                needs = str(COMMAND_ROLES.get(name, Role.TECHNICIAN))
+                session.record_denied(name, operator.as_json(), needs)
+                raise
+            with session.acting_as(operator.as_json()):
+                command(session, **arguments)
             return self.status()
 
         return handle
