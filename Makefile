@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: venv demo test lint typecheck verify-deploy bench fuzz man completion clean
+.PHONY: venv demo test lint typecheck verify-deploy floor-demo bench fuzz man completion clean
 
 # Set-up runs only when it is out of date: its last successful run leaves $(SETUP_STAMP),
 # and make reruns it only when a file in SETUP_INPUTS is newer. So a second `make demo` or
@@ -24,6 +24,7 @@ $(SETUP_STAMP): $(SETUP_INPUTS)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(QUIET_EDITABLE) $(BIN)/python -m pip install --quiet -e '.[test]'
+	bash .ci/install-floor.sh
 	touch $@
 
 demo: venv

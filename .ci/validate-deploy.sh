@@ -4,7 +4,7 @@
 #   - udev/install.sh lays out a scratch root (system user, config folder, rules, man pages
 #     and shell completion generated from SHOECTL's venv);
 #   - udevadm verify (systemd >= 254) checks the rules installed there;
-#   - systemd-analyze verify and security check the unit.
+#   - systemd-analyze verify and security check the units (the service and the uplink).
 # The validators exit 0 on some problems, so any message they print on stderr fails.
 # A missing tool is installed with apt-get when running as root (never upgrading an
 # installed systemd); without root such a check is skipped with a loud reason.
@@ -113,21 +113,22 @@ check_udev_rules() {
     cat "$work/out"
 }
 
-# The unit's ExecStart names the production venv; verify needs an executable there,
-# so a copy points at this checkout's shoectl instead.
+# A unit's ExecStart names the production venv; verify needs an executable there,
+# so a copy points at this checkout's shoectl instead. Both units must stay at or below
+# an overall exposure of 2.0 (the threshold counts tenths: 20).
 check_systemd_unit() {
+    local name=$1
     [[ -x $shoectl ]] || fail "$shoectl is missing: run 'make venv' first"
     mkdir -p "$work/unit"
-    local unit=$work/unit/cardshoe.service
-    sed "s|^ExecStart=$UNIT_EXEC |ExecStart=$shoectl |" udev/systemd/cardshoe.service >"$unit"
+    local unit=$work/unit/$name
+    sed "s|^ExecStart=$UNIT_EXEC |ExecStart=$shoectl |" "udev/systemd/$name" >"$unit"
     grep -q "^ExecStart=$shoectl " "$unit" ||
-        fail "the unit's ExecStart no longer starts with $UNIT_EXEC: update this script"
-    run_clean "systemd-analyze verify cardshoe.service" systemd-analyze verify "$unit"
-    say "unit: systemd-analyze verify is clean"
-    # The threshold counts tenths: 20 fails once the overall exposure passes 2.0.
-    run_clean "systemd-analyze security: exposure rose above 2.0, see the table above" \
+        fail "$name's ExecStart no longer starts with $UNIT_EXEC: update this script"
+    run_clean "systemd-analyze verify $name" systemd-analyze verify "$unit"
+    say "$name: systemd-analyze verify is clean"
+    run_clean "systemd-analyze security of $name: exposure rose above 2.0, see the table above" \
         systemd-analyze security --offline=yes --threshold=20 "$unit"
-    say "unit: $(grep -o 'Overall exposure level.*' "$work/out")"
+    say "$name: $(grep -o 'Overall exposure level.*' "$work/out")"
 }
 
 if ensure_systemd_tools; then
@@ -138,7 +139,8 @@ if ensure_systemd_tools; then
             { cat "$work/install.log" >&2; fail "udev/install.sh into a scratch root"; }
         say "install.sh: system user, config folder, rules, man pages and completion laid out in a scratch root"
     fi
-    check_systemd_unit
+    check_systemd_unit cardshoe.service
+    check_systemd_unit cardshoe-uplink.service
 else
     skip "systemd-analyze is missing and installing it needs root: the unit is not checked"
 fi

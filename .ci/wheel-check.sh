@@ -67,7 +67,6 @@ venv=$work/venv
 run_logged "a clean venv" python3 -m venv "$venv"
 run_logged "pip install of the wheel into a clean venv" "$venv/bin/pip" install "$wheel"
 
-repo=$(pwd)
 cd "$work"
 "$venv/bin/python" -c 'import cardshoe.controller as c; print(c.__file__)' >"$work/where"
 [[ $(cat "$work/where") == "$venv"/* ]] || fail "cardshoe imported from $(cat "$work/where")"

@@ -16,7 +16,7 @@ import json
 import re
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, ClassVar
@@ -303,6 +303,46 @@ class RolesConfig:
 
 
 @dataclass(frozen=True)
+class UplinkConfig:
+    """The [uplink] section: where shoectl uplink sends the journal (docs/floor.md)."""
+
+    SECTION: ClassVar[str] = "uplink"
+
+    broker: str | None = None
+    """mqtt://HOST:PORT, or mqtts://HOST:PORT with ca, cert and key; None: no uplink."""
+    site: str = "site-1"
+    """The casino or floor, the topic level above the table id."""
+    state_dir: Path = Path("/var/lib/cardshoe-uplink")
+    ca: Path | None = None
+    cert: Path | None = None
+    key: Path | None = None
+    resend_after_s: float = 30.0
+    """Resend from the floor's anchor when it stays behind the broker's acks this long."""
+    prune_after_shoe: bool = False
+    """Prune the shoes the floor has verified each time a shoe ends (shoectl journal prune)."""
+    prune_keep_days: int = 7
+    """Never prune a shoe that ended less than this many days ago."""
+
+    def relative_to(self, base_dir: Path) -> UplinkConfig:
+        """The paths of a configuration file taken from the file's folder."""
+        return replace(
+            self,
+            state_dir=base_dir / self.state_dir,
+            ca=None if self.ca is None else base_dir / self.ca,
+            cert=None if self.cert is None else base_dir / self.cert,
+            key=None if self.key is None else base_dir / self.key,
+        )
+
+    def __post_init__(self) -> None:
+        if self.resend_after_s <= 0:
+            raise ConfigError(f"uplink.resend_after_s = {self.resend_after_s} must be above 0")
+        if self.prune_keep_days < 0:
+            raise ConfigError(f"uplink.prune_keep_days = {self.prune_keep_days} is negative")
+        if not SAFE_NAME_PATTERN.match(self.site):
+            raise ConfigError(f"uplink.site = {self.site!r} is not usable: use {SAFE_NAME_RULE}")
+
+
+@dataclass(frozen=True)
 class TableConfig:
     """One table's whole configuration; TableConfig() is a valid Punto Banco table."""
 
@@ -313,6 +353,7 @@ class TableConfig:
     device: DeviceConfig = field(default_factory=DeviceConfig)
     service: ServiceConfig = field(default_factory=ServiceConfig)
     roles: RolesConfig = field(default_factory=RolesConfig)
+    uplink: UplinkConfig = field(default_factory=UplinkConfig)
 
     def __post_init__(self) -> None:
         if not SAFE_NAME_PATTERN.match(self.table_id):
@@ -385,7 +426,14 @@ class TableConfig:
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], *, base_dir: Path | None = None) -> TableConfig:
         """Build a configuration from parsed TOML; relative paths are taken from base_dir."""
-        sections = (GameConfig, ShoeProcedure, DeviceConfig, ServiceConfig, RolesConfig)
+        sections = (
+            GameConfig,
+            ShoeProcedure,
+            DeviceConfig,
+            ServiceConfig,
+            RolesConfig,
+            UplinkConfig,
+        )
         _reject_unknown_keys("", data, ["table_id", *(section.SECTION for section in sections)])
         table_id = _read(data, "table_id", str, "table_id", 'a name such as "T12"')
         device_data = _section(data, DeviceConfig.SECTION)
@@ -405,6 +453,7 @@ class TableConfig:
                 control_socket=base_dir / service.control_socket,
                 key_dir=base_dir / service.key_dir,
             )
+            arguments["uplink"] = arguments["uplink"].relative_to(base_dir)
         if table_id is not None:
             arguments["table_id"] = table_id
         return cls(**arguments)
@@ -460,6 +509,15 @@ _FIELD_READERS: dict[tuple[str, str], tuple[type, str]] = {
     ("roles", "dealer"): (tuple, 'a list of user names and "@group"s'),
     ("roles", "supervisor"): (tuple, 'a list of user names and "@group"s'),
     ("roles", "technician"): (tuple, 'a list of user names and "@group"s'),
+    ("uplink", "broker"): (str, "a broker URL such as mqtts://floor.example:8883"),
+    ("uplink", "site"): (str, "a site name"),
+    ("uplink", "state_dir"): (Path, "a folder path"),
+    ("uplink", "ca"): (Path, "a file path"),
+    ("uplink", "cert"): (Path, "a file path"),
+    ("uplink", "key"): (Path, "a file path"),
+    ("uplink", "resend_after_s"): (float, "a number of seconds"),
+    ("uplink", "prune_after_shoe"): (bool, "true or false"),
+    ("uplink", "prune_keep_days"): (int, "a whole number of days"),
 }
 
 
@@ -502,6 +560,10 @@ def _read(data: Mapping[str, Any], name: str, kind: Any, key: str, description: 
     if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
         raise ConfigError(f"{key} = {_show(value)} is not {description}")
     if kind in (str, Path) and not isinstance(value, str):
+        raise ConfigError(f"{key} = {_show(value)} is not {description}")
+    if kind is float and (isinstance(value, bool) or not isinstance(value, int | float)):
+        raise ConfigError(f"{key} = {_show(value)} is not {description}")
+    if kind is bool and not isinstance(value, bool):
         raise ConfigError(f"{key} = {_show(value)} is not {description}")
     if kind is tuple:
         if not isinstance(value, list) or not all(isinstance(item, str) for item in value):

@@ -75,9 +75,12 @@ local_rules=$rules_dir/69-cardshoe-local.rules
 
 install -D -m 0644 "$source_dir/70-cardshoe.rules" "$rules_dir/70-cardshoe.rules"
 install -D -m 0644 "$source_dir/systemd/cardshoe.service" "$root/etc/systemd/system/cardshoe.service"
+install -D -m 0644 "$source_dir/systemd/cardshoe-uplink.service" \
+    "$root/etc/systemd/system/cardshoe-uplink.service"
 install -D -m 0644 "$source_dir/systemd/cardshoe.sysusers" "$root/etc/sysusers.d/cardshoe.conf"
 install -D -m 0644 "$source_dir/systemd/cardshoe.tmpfiles" "$root/etc/tmpfiles.d/cardshoe.conf"
 install -D -m 0644 "$repo_dir/docs/deployment.md" "$root/usr/local/share/doc/cardshoe/deployment.md"
+install -D -m 0644 "$repo_dir/docs/floor.md" "$root/usr/local/share/doc/cardshoe/floor.md"
 
 # A command removed since the last install loses its page.
 man_dir=$root/usr/local/share/man/man1
@@ -130,3 +133,4 @@ else
 fi
 echo "install.sh: installed. Next: the config in /etc/cardshoe/table.toml, then"
 echo "           systemctl enable --now cardshoe.service"
+echo "           (and, once [uplink] names the floor's broker, cardshoe-uplink.service)"

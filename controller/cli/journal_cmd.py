@@ -29,7 +29,7 @@ def _filters(command: Callable[..., None]) -> Callable[..., None]:
 
 @click.group()
 def journal() -> None:
-    """Show, export or verify a table's journal; the journal is opened read-only.
+    """Show, export, verify or prune a table's journal; all but prune open it read-only.
 
     Exit codes: 0 success, 1 the journal failed verification, 2 the file is
     missing, unreadable or not a cardshoe journal.
@@ -152,6 +152,62 @@ def verify(path: Path, anchor: str | None, as_json: bool) -> None:
         where = f"record {result.first_bad_id}" if result.first_bad_id else "the journal"
         raise UserError(f"{path}: verification failed at {where}: {result.reason}", exit_code=1)
     click.echo(f"{path}: ok, {result.records} records, anchor {result.anchor or 'none (empty)'}")
+
+
+@journal.command()
+@JOURNAL_PATH
+@click.option(
+    "--anchor",
+    help="ID:HASH the floor verified; default: the floor's anchor in the uplink's state file.",
+)
+@click.option(
+    "--state-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="The uplink's state folder, holding the floor's latest anchor.",
+)
+@click.option(
+    "--keep-days",
+    type=click.FloatRange(min=0),
+    default=7.0,
+    show_default=True,
+    help="Keep shoes that ended less than this many days ago.",
+)
+def prune(path: Path, anchor: str | None, state_dir: Path | None, keep_days: float) -> None:
+    """Delete closed shoes the floor has verified, keeping a checkpoint for verify.
+
+    Never deletes the open shoe or any record after the anchor; refuses
+    (exit 1) when the journal does not match the anchor. Needs the journal's
+    writer lock: run it while the table service is stopped, or let the
+    service run it after each shoe (uplink.prune_after_shoe).
+    """
+    import time
+
+    from cardshoe.controller.errors import UserError
+    from cardshoe.controller.journal.prune import prune_journal
+    from cardshoe.controller.journal.store import ChainAnchor, Journal
+
+    if anchor is not None:
+        floor_anchor = ChainAnchor.parse(anchor)
+    elif state_dir is not None:
+        from cardshoe.controller.floor.state import load_state, state_path
+
+        with Journal.open_readonly(path) as reader:
+            table_id = reader.table_id
+        held = load_state(state_path(state_dir, table_id)).anchor
+        if held.hash is None:
+            raise UserError(f"{state_dir}: the floor has not verified any record of {table_id}")
+        floor_anchor = ChainAnchor(held.record_id, held.hash)
+    else:
+        raise UserError("give --anchor ID:HASH or --state-dir (the uplink's state folder)")
+    result = prune_journal(path, floor_anchor, keep_days=keep_days, now_ns=time.time_ns())
+    if result.cut_id is None:
+        click.echo(f"{path}: nothing pruned: {result.why_not}")
+        return
+    click.echo(
+        f"{path}: pruned {result.deleted} records through {result.cut_id} "
+        f"({len(result.shoes)} shoe(s): {', '.join(result.shoes)}); "
+        "journal verify checks what remains from the checkpoint"
+    )
 
 
 def _matching(

@@ -29,7 +29,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "journal": (
         "cardshoe.controller.cli.journal_cmd",
         "journal",
-        "Show, export or verify a table's journal.",
+        "Show, export, verify or prune a table's journal.",
     ),
     "list": ("cardshoe.controller.cli.list_cmd", "list_command", "Shoes and dealers attached."),
     "info": ("cardshoe.controller.cli.info_cmd", "info", "Identity and counters of a device."),
@@ -46,6 +46,16 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "monitor": ("cardshoe.controller.cli.monitor_cmd", "monitor", "Events live, one line each."),
     "dump": ("cardshoe.controller.cli.dump_cmd", "dump", "Raw link frames in hex, decoded."),
     "selftest": ("cardshoe.controller.cli.selftest_cmd", "selftest", "Run a device's self-test."),
+    "uplink": (
+        "cardshoe.controller.cli.uplink_cmd",
+        "uplink",
+        "Publish the table's journal to the floor (MQTT).",
+    ),
+    "floor": (
+        "cardshoe.controller.cli.floor_cmd",
+        "floor",
+        "The floor database: init-db, ingest, status.",
+    ),
 }
 
 

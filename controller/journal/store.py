@@ -82,6 +82,15 @@ SCHEMA_STEPS: tuple[tuple[str, ...], ...] = (
 
 SCHEMA_VERSION = len(SCHEMA_STEPS)
 
+PRUNE_CHECKPOINT_DDL = """CREATE TABLE IF NOT EXISTS prune_checkpoint (
+    singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+    record_id INTEGER NOT NULL,
+    hash TEXT NOT NULL,
+    pruned_ns INTEGER NOT NULL
+) STRICT"""
+"""Created by the first prune (journal/prune.py): the last record deleted and its hash, where
+verify() starts the chain of what remains. A journal never pruned has no such table."""
+
 _RECORD_COLUMNS = (
     "id, time_ns, table_id, shoe_id, round_no, device_serial, device_seq, kind, payload, "
     "prev_hash, hash"
@@ -174,11 +183,13 @@ class VerifyResult:
     """Hash of the last good record."""
     first_bad_id: int | None = None
     reason: str | None = None
+    last_id: int = 0
+    """The id of the last record (after a prune, more than records)."""
 
     @property
     def anchor(self) -> ChainAnchor | None:
         """The last record and its hash, to write down when the journal verified."""
-        return ChainAnchor(self.records, self.head_hash) if self.ok and self.records else None
+        return ChainAnchor(self.last_id, self.head_hash) if self.ok and self.records else None
 
 
 @dataclass(frozen=True)
@@ -472,6 +483,43 @@ class Journal:
             ).fetchone()
         return None if row is None else row[0]
 
+    def checkpoint(self) -> ChainAnchor | None:
+        """The last record pruned and its hash, or None when nothing was ever pruned."""
+        with self._lock:
+            return self._checkpoint()
+
+    def _checkpoint(self) -> ChainAnchor | None:
+        exists = self._connection.execute(
+            "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'prune_checkpoint'"
+        ).fetchone()
+        if exists is None:
+            return None
+        row = self._connection.execute("SELECT record_id, hash FROM prune_checkpoint").fetchone()
+        return None if row is None else ChainAnchor(row[0], row[1])
+
+    def prune_through(self, record_id: int) -> int:
+        """Delete records 1..record_id, keeping the last one's hash as the checkpoint.
+
+        The caller decides what may go (journal/prune.py: closed shoes the
+        floor has verified); returns how many records were deleted.
+        """
+        with self.transaction() as transaction:
+            row = self._connection.execute(
+                "SELECT hash FROM records WHERE id = ?", (record_id,)
+            ).fetchone()
+            if row is None:
+                raise JournalError(f"{self.path}: record {record_id} is not in the journal")
+            self._connection.execute(PRUNE_CHECKPOINT_DDL)
+            self._connection.execute(
+                "INSERT OR REPLACE INTO prune_checkpoint VALUES (1, ?, ?, ?)",
+                (record_id, row[0], time.time_ns()),
+            )
+            deleted = self._connection.execute(
+                "DELETE FROM records WHERE id <= ?", (record_id,)
+            ).rowcount
+            transaction._count -= deleted  # the head written at commit counts what is left
+        return deleted
+
     def verify(self, *, anchor: ChainAnchor | None = None) -> VerifyResult:
         """Walk the whole chain in one read snapshot and report the first bad record.
 
@@ -487,7 +535,21 @@ class Journal:
                 self._connection.execute("COMMIT")
 
     def _verify_snapshot(self, anchor: ChainAnchor | None) -> VerifyResult:
+        checkpoint = self._checkpoint()
         expected_id, previous_hash, count = 1, GENESIS_HASH, 0
+        if checkpoint is not None:
+            expected_id, previous_hash = checkpoint.record_id + 1, checkpoint.hash
+            if anchor is not None and anchor.record_id == checkpoint.record_id:
+                if anchor.hash != checkpoint.hash:
+                    return VerifyResult(
+                        False,
+                        0,
+                        previous_hash,
+                        anchor.record_id,
+                        "the anchor's hash is not "
+                        "the prune checkpoint's: the journal was rewritten",
+                    )
+                anchor = None
         rows = self._connection.execute(f"SELECT {_RECORD_COLUMNS} FROM records ORDER BY id")
         for row in rows:
             record_id, stored_hash = row[0], row[10]
@@ -541,7 +603,7 @@ class Journal:
                 anchor.record_id,
                 "the anchor's record is no longer in the journal: the end was cut off",
             )
-        return VerifyResult(True, count, previous_hash)
+        return VerifyResult(True, count, previous_hash, last_id=last_id)
 
     def _record_from_row(self, row: tuple[Any, ...]) -> Record:
         try:

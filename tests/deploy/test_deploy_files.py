@@ -207,6 +207,32 @@ def test_install_refuses_a_serial_that_would_break_the_rules(tmp_path, serial):
     assert not (tmp_path / "etc").exists()
 
 
+def test_uplink_unit_reads_the_journal_and_reaches_only_the_network():
+    """The uplink gets TCP and no device; the table service keeps IPAddressDeny=any."""
+    uplink = parse_unit((SYSTEMD / "cardshoe-uplink.service").read_text())["Service"]
+    assert uplink["ExecStart"] == [
+        "/opt/cardshoe/venv/bin/shoectl uplink --config /etc/cardshoe/table.toml"
+    ]
+    assert uplink["User"] == ["cardshoe"] and uplink["StateDirectory"] == ["cardshoe-uplink"]
+    assert uplink["DevicePolicy"] == ["closed"] and "DeviceAllow" not in uplink
+    assert uplink["PrivateDevices"] == ["yes"]
+    families = " ".join(uplink["RestrictAddressFamilies"]).split()
+    assert families == ["AF_UNIX", "AF_INET", "AF_INET6"]
+    for key in ("ProtectSystem", "NoNewPrivileges", "PrivateTmp", "CapabilityBoundingSet"):
+        assert key in uplink, key
+    service = parse_unit((SYSTEMD / "cardshoe.service").read_text())["Service"]
+    assert service["IPAddressDeny"] == ["any"]
+
+
+@needs_systemd_tools
+def test_install_lays_out_the_uplink_unit_and_the_floor_guide(tmp_path):
+    assert run_install(tmp_path, "--shoe-serial", SHOE_SERIAL).returncode == 0
+    unit = tmp_path / "etc" / "systemd" / "system" / "cardshoe-uplink.service"
+    assert unit.read_text() == (SYSTEMD / "cardshoe-uplink.service").read_text()
+    guide = tmp_path / "usr" / "local" / "share" / "doc" / "cardshoe" / "floor.md"
+    assert guide.read_text() == (REPO / "docs" / "floor.md").read_text()
+
+
 @needs_systemd_tools
 def test_install_ships_man_pages_and_shell_completion(tmp_path):
     result = run_install(tmp_path, "--shoe-serial", SHOE_SERIAL)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -280,3 +281,35 @@ def test_file_problems_are_one_line_naming_the_file(tmp_path: Path) -> None:
         assert str(caught.value).startswith(str(path)), path
         assert expected in str(caught.value)
         assert "\n" not in str(caught.value)
+
+
+def test_the_uplink_section_reads_every_key_and_takes_paths_from_the_file(tmp_path):
+    path = tmp_path / "table.toml"
+    path.write_text(
+        '[uplink]\nbroker = "mqtts://floor:8883"\nsite = "east"\nstate_dir = "state"\n'
+        'ca = "ca.crt"\ncert = "T1.crt"\nkey = "T1.key"\nresend_after_s = 5\n'
+        "prune_after_shoe = true\nprune_keep_days = 3\n"
+    )
+    uplink = load_config(path).uplink
+    assert uplink.broker == "mqtts://floor:8883" and uplink.site == "east"
+    assert uplink.state_dir == tmp_path / "state" and uplink.cert == tmp_path / "T1.crt"
+    assert uplink.resend_after_s == 5.0 and uplink.prune_after_shoe is True
+    assert uplink.prune_keep_days == 3
+    assert load_config(path).fingerprint == TableConfig().fingerprint
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("resend_after_s = 0", "uplink.resend_after_s = 0.0 must be above 0"),
+        ('resend_after_s = "soon"', 'uplink.resend_after_s = "soon" is not a number of seconds'),
+        ('prune_after_shoe = "yes"', 'uplink.prune_after_shoe = "yes" is not true or false'),
+        ('site = "a/b"', "uplink.site = 'a/b' is not usable"),
+        ("brokr = 1", "unknown key uplink.brokr"),
+    ],
+)
+def test_a_bad_uplink_key_is_one_line_naming_it(tmp_path, line, message):
+    path = tmp_path / "table.toml"
+    path.write_text(f"[uplink]\n{line}\n")
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        load_config(path)

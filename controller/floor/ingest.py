@@ -1,0 +1,518 @@
+"""shoectl floor ingest: every table's records from the broker into PostgreSQL, verified.
+
+Several ingest processes may run: they share one MQTT 5 shared subscription
+(the broker hands each message to one of them), so the chain is verified
+in the database, not in memory. Each batch is one transaction:
+
+1. the records are inserted with ON CONFLICT DO NOTHING: a repeat is
+   ignored, a repeat with another hash is an alarm and never an overwrite;
+2. each table touched is locked (its floor_tables row, in table order, so
+   two ingests never deadlock) and its chain walked on from the last
+   verified record: each prev_hash must be the stored hash before it;
+3. the messages are acknowledged to the broker only after the commit (paho's
+   manual acks), then the new anchors go out, retained, to the tables.
+
+A record whose own fields do not hash to its hash, or whose prev_hash does
+not link, is kept in floor_alarms, not in journal_records, so the right
+record can still take its place, and the table is flagged.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import paho.mqtt.client as mqtt
+import psycopg
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+from paho.mqtt.reasoncodes import ReasonCode
+from psycopg.types.json import Jsonb
+
+from cardshoe.controller.canonical import canonical_json
+from cardshoe.controller.errors import UserError
+from cardshoe.controller.floor.broker import KEEPALIVE_S, BrokerSettings, new_client
+from cardshoe.controller.floor.messages import (
+    AnchorMessage,
+    EventMessage,
+    MessageError,
+    StatusMessage,
+)
+from cardshoe.controller.floor.schema import connect, require_current
+from cardshoe.controller.floor.topics import Leaf, TopicName, every_table, shared, table_topic
+
+log = logging.getLogger(__name__)
+
+SESSION_EXPIRY_S = 3600
+"""The broker keeps an ingest's subscription and unacknowledged messages this long."""
+
+
+class AlarmKind:
+    HASH_MISMATCH = "hash_mismatch"
+    """The record's fields do not hash to the hash it carries."""
+    CHAIN_MISMATCH = "chain_mismatch"
+    """Its prev_hash is not the stored hash of the record before it."""
+    CONFLICT = "conflict"
+    """The floor already holds this record id with another hash."""
+    WRONG_TABLE = "wrong_table"
+    """A record of one table on another table's topic."""
+    MALFORMED = "malformed"
+    GAP = "gap"
+    """Records missing for longer than gap_report_s."""
+
+
+@dataclass(frozen=True)
+class IngestSettings:
+    broker: BrokerSettings
+    dsn: str
+    client_id: str = "cardshoe-ingest-1"
+    """Stable per process, so the broker keeps its session across restarts."""
+    batch_max: int = 2000
+    batch_wait_s: float = 0.02
+    gap_report_s: float = 30.0
+    retry_s: float = 1.0
+
+
+@dataclass
+class _Incoming:
+    topic: TopicName
+    body: bytes
+    mid: int
+    qos: int
+
+
+@dataclass
+class _Alarm:
+    table_id: str
+    kind: str
+    detail: str
+    record_id: int | None = None
+    message: dict[str, Any] | None = None
+    site: str | None = None
+
+
+@dataclass
+class _Outcome:
+    """What a committed batch tells the tables."""
+
+    anchors: dict[tuple[str, str], AnchorMessage] = field(default_factory=dict)
+    alarms: list[_Alarm] = field(default_factory=list)
+    inserted: int = 0
+
+
+class Ingest:
+    """One ingest process: broker messages in, PostgreSQL rows and anchors out."""
+
+    def __init__(self, settings: IngestSettings) -> None:
+        self.settings = settings
+        self._stop_requested = False
+        self._queue: queue.Queue[_Incoming] = queue.Queue()
+        self._client: mqtt.Client | None = None
+        self._db: psycopg.Connection | None = None
+        self.inserted = 0
+
+    def stop(self) -> None:
+        """Ask the loop to end after the batch under way; safe from a signal handler."""
+        self._stop_requested = True
+
+    def run(self) -> None:
+        self._db = connect(self.settings.dsn)
+        require_current(self._db)
+        self._db.commit()
+        client = self._client = self._connect()
+        next_gap_check = 0.0
+        try:
+            while not self._stop_requested:
+                batch = self._take_batch()
+                if batch:
+                    self._handle(batch)
+                if time.monotonic() >= next_gap_check:
+                    self._publish(self._with_database(self._report_gaps))
+                    next_gap_check = time.monotonic() + 1.0
+        finally:
+            client.disconnect()
+            client.loop_stop()
+            if self._db is not None:
+                self._db.close()
+
+    # --- MQTT ---------------------------------------------------------------------------
+
+    def _connect(self) -> mqtt.Client:
+        broker = self.settings.broker
+        client = new_client(broker, self.settings.client_id)
+        client.manual_ack_set(True)
+        client.reconnect_delay_set(min_delay=1, max_delay=10)
+        client.on_connect = self._on_connect
+        client.on_message = self._on_message
+        client.on_disconnect = self._on_disconnect
+        client.on_subscribe = self._on_subscribe
+        properties = Properties(PacketTypes.CONNECT)
+        properties.SessionExpiryInterval = SESSION_EXPIRY_S
+        client.connect_async(
+            broker.host,
+            broker.port,
+            keepalive=KEEPALIVE_S,
+            clean_start=False,
+            properties=properties,
+        )
+        client.loop_start()
+        return client
+
+    def _on_connect(
+        self, client: mqtt.Client, userdata: Any, flags: Any, reason: ReasonCode, props: Any
+    ) -> None:
+        if reason.is_failure:
+            log.warning("the broker refused ingest: %s", reason)
+            return
+        client.subscribe([(shared(every_table(Leaf.EVENTS)), 1), (every_table(Leaf.STATUS), 1)])
+        log.info("ingest connected to %s", self.settings.broker.url)
+
+    def _on_subscribe(
+        self, client: mqtt.Client, userdata: Any, mid: int, reasons: list[ReasonCode], props: Any
+    ) -> None:
+        refused = [str(reason) for reason in reasons if reason.is_failure]
+        if refused:
+            log.error("the broker refused ingest's subscriptions: %s", ", ".join(refused))
+        else:
+            log.info("ingest subscribed to every table's events and status")
+
+    def _on_disconnect(
+        self, client: mqtt.Client, userdata: Any, flags: Any, reason: ReasonCode, props: Any
+    ) -> None:
+        if not self._stop_requested:
+            log.warning("ingest lost the broker (%s); retrying", reason)
+
+    def _on_message(self, client: mqtt.Client, userdata: Any, message: mqtt.MQTTMessage) -> None:
+        topic = TopicName.parse(message.topic)
+        if topic is None:
+            client.ack(message.mid, message.qos)
+            return
+        self._queue.put(_Incoming(topic, bytes(message.payload), message.mid, message.qos))
+
+    def _take_batch(self) -> list[_Incoming]:
+        try:
+            batch = [self._queue.get(timeout=0.2)]
+        except queue.Empty:
+            return []
+        deadline = time.monotonic() + self.settings.batch_wait_s
+        while len(batch) < self.settings.batch_max:
+            try:
+                batch.append(self._queue.get(timeout=max(0.0, deadline - time.monotonic())))
+            except queue.Empty:
+                break
+        return batch
+
+    def _publish(self, outcome: _Outcome) -> None:
+        assert self._client is not None
+        for (site, table_id), anchor in outcome.anchors.items():
+            topic = table_topic(site, table_id, Leaf.ANCHOR)
+            self._client.publish(topic, anchor.encode(), qos=1, retain=True)
+        for alarm in outcome.alarms:
+            log.error("floor alarm, table %s: %s: %s", alarm.table_id, alarm.kind, alarm.detail)
+            if alarm.site is not None:
+                body = canonical_json(
+                    {"kind": alarm.kind, "detail": alarm.detail, "record_id": alarm.record_id}
+                ).encode()
+                topic = table_topic(alarm.site, alarm.table_id, Leaf.FLOOR_ALARMS)
+                self._client.publish(topic, body, qos=1)
+
+    # --- one batch ----------------------------------------------------------------------
+
+    def _handle(self, batch: list[_Incoming]) -> None:
+        events: list[tuple[str, EventMessage]] = []
+        statuses: dict[tuple[str, str], StatusMessage] = {}
+        early = _Outcome()
+        for incoming in batch:
+            site, table_id = incoming.topic.site, incoming.topic.table_id
+            if incoming.topic.leaf == Leaf.STATUS:
+                try:
+                    statuses[(site, table_id)] = StatusMessage.decode(incoming.body)
+                except MessageError as exc:
+                    log.warning("ignored a status of table %s: %s", table_id, exc)
+                continue
+            event, alarm = _checked_event(site, table_id, incoming.body)
+            if alarm is not None:
+                early.alarms.append(alarm)
+            if event is not None:
+                events.append((site, event))
+        outcome = self._with_database(lambda db: _store(db, events, statuses, early))
+        assert self._client is not None
+        for incoming in batch:
+            self._client.ack(incoming.mid, incoming.qos)
+        self.inserted += outcome.inserted
+        self._publish(outcome)
+
+    def _with_database(self, work: Any) -> _Outcome:
+        """Run one transaction, retrying through a database restart until it commits."""
+        while True:
+            if self._db is None or self._db.closed:
+                try:
+                    self._db = connect(self.settings.dsn)
+                except UserError as exc:
+                    log.warning("floor database unreachable (%s); retrying", exc)
+                    time.sleep(self.settings.retry_s)
+                    continue
+            try:
+                with self._db.transaction():
+                    outcome: _Outcome = work(self._db)
+                return outcome
+            except psycopg.OperationalError as exc:
+                log.warning("floor database failed (%s); retrying the batch", exc)
+                self._db.close()
+                time.sleep(self.settings.retry_s)
+
+    def _report_gaps(self, db: psycopg.Connection) -> _Outcome:
+        outcome = _Outcome()
+        rows = db.execute(
+            "UPDATE floor_tables SET gap_reported = true "
+            "WHERE gap_since < now() - make_interval(secs => %s) AND NOT gap_reported "
+            "RETURNING table_id, site, contiguous_id",
+            (self.settings.gap_report_s,),
+        ).fetchall()
+        for table_id, site, contiguous_id in rows:
+            alarm = _Alarm(
+                table_id,
+                AlarmKind.GAP,
+                f"records after {contiguous_id} have been missing for over "
+                f"{self.settings.gap_report_s:g} s",
+                contiguous_id + 1,
+                site=site,
+            )
+            _insert_alarms(db, [alarm])
+            outcome.alarms.append(alarm)
+        return outcome
+
+
+def _checked_event(
+    site: str, table_id: str, body: bytes
+) -> tuple[EventMessage | None, _Alarm | None]:
+    try:
+        event = EventMessage.decode(body)
+    except MessageError as exc:
+        return None, _Alarm(table_id, AlarmKind.MALFORMED, f"an events message {exc}", site=site)
+    if event.table_id != table_id:
+        detail = f"record {event.record_id} of table {event.table_id} on this table's topic"
+        return None, _Alarm(table_id, AlarmKind.WRONG_TABLE, detail, event.record_id, site=site)
+    if not event.hash_matches():
+        detail = f"record {event.record_id}'s fields do not hash to the hash it carries"
+        message = _as_json(event)
+        return None, _Alarm(
+            table_id, AlarmKind.HASH_MISMATCH, detail, event.record_id, message, site
+        )
+    return event, None
+
+
+def _as_json(event: EventMessage) -> dict[str, Any]:
+    from dataclasses import asdict
+
+    return asdict(event)
+
+
+def _insert_alarms(db: psycopg.Connection, alarms: Iterable[_Alarm]) -> None:
+    rows = [
+        (
+            alarm.table_id,
+            alarm.record_id,
+            alarm.kind,
+            alarm.detail,
+            None if alarm.message is None else Jsonb(alarm.message),
+        )
+        for alarm in alarms
+    ]
+    if not rows:
+        return
+    with db.cursor() as cursor:
+        cursor.executemany(
+            "INSERT INTO floor_alarms (table_id, record_id, kind, detail, message) "
+            "VALUES (%s, %s, %s, %s, %s)",
+            rows,
+        )
+    db.execute(
+        "UPDATE floor_tables SET chain_ok = false WHERE table_id = ANY(%s) AND chain_ok",
+        ([row[0] for row in rows if row[2] != AlarmKind.GAP],),
+    )
+
+
+def _store(
+    db: psycopg.Connection,
+    events: list[tuple[str, EventMessage]],
+    statuses: dict[tuple[str, str], StatusMessage],
+    early: _Outcome,
+) -> _Outcome:
+    outcome = _Outcome(alarms=list(early.alarms))
+    unique: dict[tuple[str, int], tuple[str, EventMessage]] = {}
+    for site, event in events:
+        unique.setdefault((event.table_id, event.record_id), (site, event))
+    tables = sorted(
+        {(event.table_id, site) for site, event in unique.values()}
+        | {(table_id, site) for (site, table_id) in statuses}
+        | {(alarm.table_id, alarm.site) for alarm in early.alarms if alarm.site is not None}
+    )
+    with db.cursor() as cursor:
+        cursor.executemany(
+            "INSERT INTO floor_tables (table_id, site) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+            [(table_id, site) for table_id, site in tables],
+        )
+    _insert_alarms(db, early.alarms)
+    if unique:
+        sites = {event.table_id: site for site, event in unique.values()}
+        outcome.inserted = _insert_records(
+            db, [event for _, event in unique.values()], sites, outcome
+        )
+    touched = sorted({(event.table_id, site) for site, event in unique.values()})
+    for table_id, site in touched:
+        anchor = _advance_chain(db, table_id, site, outcome)
+        if anchor is not None:
+            outcome.anchors[(site, table_id)] = anchor
+    for (_, table_id), status in statuses.items():
+        db.execute(
+            "UPDATE floor_tables SET online = %s, status = %s, status_at = now() "
+            "WHERE table_id = %s",
+            (status.online, Jsonb(_status_json(status)), table_id),
+        )
+    return outcome
+
+
+def _status_json(status: StatusMessage) -> dict[str, Any]:
+    from dataclasses import asdict
+
+    return asdict(status)
+
+
+def _insert_records(
+    db: psycopg.Connection, events: list[EventMessage], sites: dict[str, str], outcome: _Outcome
+) -> int:
+    columns = (
+        "table_id, record_id, time_ns, kind, shoe_id, round_no, device_serial, device_seq, "
+        "payload, hash, prev_hash"
+    )
+    rows = [
+        (
+            event.table_id,
+            event.record_id,
+            event.time_ns,
+            event.kind,
+            event.shoe_id,
+            event.round_no,
+            event.device_serial,
+            event.device_seq,
+            event.payload_json,
+            event.hash,
+            event.prev_hash,
+        )
+        for event in events
+    ]
+    inserted = db.execute(
+        f"INSERT INTO journal_records ({columns}) "
+        "SELECT * FROM unnest(%s::text[], %s::bigint[], %s::bigint[], %s::text[], %s::text[], "
+        "%s::int[], %s::text[], %s::bigint[], %s::jsonb[], %s::text[], %s::text[]) "
+        "ON CONFLICT DO NOTHING RETURNING table_id, record_id",
+        [list(column) for column in zip(*rows, strict=True)],
+    ).fetchall()
+    new = {(table_id, record_id) for table_id, record_id in inserted}
+    repeats = [event for event in events if (event.table_id, event.record_id) not in new]
+    if repeats:
+        stored = dict(
+            ((table_id, record_id), digest)
+            for table_id, record_id, digest in db.execute(
+                "SELECT r.table_id, r.record_id, r.hash FROM journal_records r "
+                "JOIN unnest(%s::text[], %s::bigint[]) AS k(table_id, record_id) "
+                "USING (table_id, record_id)",
+                ([event.table_id for event in repeats], [event.record_id for event in repeats]),
+            ).fetchall()
+        )
+        conflicts = [
+            _Alarm(
+                event.table_id,
+                AlarmKind.CONFLICT,
+                f"record {event.record_id} arrived with hash {event.hash[:16]}…, the floor "
+                f"holds {stored[(event.table_id, event.record_id)][:16]}…: kept the stored one",
+                event.record_id,
+                _as_json(event),
+                sites[event.table_id],
+            )
+            for event in repeats
+            if stored.get((event.table_id, event.record_id), event.hash) != event.hash
+        ]
+        _insert_alarms(db, conflicts)
+        outcome.alarms.extend(conflicts)
+    return len(new)
+
+
+def _advance_chain(
+    db: psycopg.Connection, table_id: str, site: str, outcome: _Outcome
+) -> AnchorMessage | None:
+    """Walk the table's chain on from its last verified record; the new anchor if it moved."""
+    row = db.execute(
+        "SELECT contiguous_id, contiguous_hash FROM floor_tables WHERE table_id = %s FOR UPDATE",
+        (table_id,),
+    ).fetchone()
+    assert row is not None  # inserted by _store before
+    start_id, start_hash = row
+    contiguous_id, contiguous_hash = start_id, start_hash
+    pending = db.execute(
+        "SELECT record_id, hash, prev_hash FROM journal_records "
+        "WHERE table_id = %s AND record_id > %s ORDER BY record_id",
+        (table_id, contiguous_id),
+    ).fetchall()
+    for record_id, digest, prev_hash in pending:
+        if record_id != contiguous_id + 1:
+            break
+        if prev_hash != contiguous_hash:
+            _reject(db, table_id, site, record_id, contiguous_id, outcome)
+            break
+        contiguous_id, contiguous_hash = record_id, digest
+    last_id = pending[-1][0] if pending else contiguous_id
+    waiting = any(record_id > contiguous_id for record_id, _, _ in pending)
+    db.execute(
+        "UPDATE floor_tables SET contiguous_id = %s, contiguous_hash = %s, "
+        "last_record_id = greatest(last_record_id, %s), last_seen = now(), "
+        "gap_since = CASE WHEN NOT %s THEN NULL "
+        "WHEN contiguous_id <> %s THEN now() ELSE coalesce(gap_since, now()) END, "
+        "gap_reported = gap_reported AND %s AND contiguous_id = %s "
+        "WHERE table_id = %s",
+        (
+            contiguous_id,
+            contiguous_hash,
+            last_id,
+            waiting,
+            contiguous_id,
+            waiting,
+            contiguous_id,
+            table_id,
+        ),
+    )
+    if contiguous_id == start_id:
+        return None
+    return AnchorMessage(contiguous_id, contiguous_hash)
+
+
+def _reject(
+    db: psycopg.Connection,
+    table_id: str,
+    site: str,
+    record_id: int,
+    contiguous_id: int,
+    outcome: _Outcome,
+) -> None:
+    """Move a record that does not link out of journal_records and into an alarm."""
+    removed = db.execute(
+        "DELETE FROM journal_records WHERE table_id = %s AND record_id = %s "
+        "RETURNING to_jsonb(journal_records.*) - 'received_at'",
+        (table_id, record_id),
+    ).fetchone()
+    alarm = _Alarm(
+        table_id,
+        AlarmKind.CHAIN_MISMATCH,
+        f"record {record_id}'s prev_hash is not the hash of record {contiguous_id} "
+        "the floor holds: kept out of journal_records",
+        record_id,
+        None if removed is None else removed[0],
+        site,
+    )
+    _insert_alarms(db, [alarm])
+    outcome.alarms.append(alarm)

@@ -1,0 +1,163 @@
+"""The payloads of the floor's MQTT messages: JSON objects, one dataclass each.
+
+An events message carries a journal record whole (every hashed field, its
+hash and the previous record's hash), so the floor can recompute the hash
+with the journal's own recipe and needs nothing else from the table.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from cardshoe.controller.canonical import canonical_json
+from cardshoe.controller.journal.chain import record_hash
+from cardshoe.controller.journal.store import ChainAnchor, Record
+
+
+class MessageError(ValueError):
+    """A message that is not what its topic promises; the floor raises an alarm, never a crash."""
+
+
+def _decode(body: bytes) -> dict[str, Any]:
+    try:
+        value = json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise MessageError(f"not JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise MessageError("not a JSON object")
+    return value
+
+
+def _field(data: dict[str, Any], name: str, kinds: tuple[type, ...]) -> Any:
+    value = data.get(name)
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+        raise MessageError(f"field {name!r} is missing or of the wrong type")
+    return value
+
+
+@dataclass(frozen=True)
+class EventMessage:
+    """One journal record on the wire."""
+
+    table_id: str
+    record_id: int
+    time_ns: int
+    shoe_id: str | None
+    round_no: int | None
+    device_serial: str | None
+    device_seq: int | None
+    kind: str
+    payload: dict[str, Any]
+    prev_hash: str
+    hash: str
+
+    @classmethod
+    def from_record(cls, record: Record) -> EventMessage:
+        return cls(
+            table_id=record.table_id,
+            record_id=record.id,
+            time_ns=record.time_ns,
+            shoe_id=record.shoe_id,
+            round_no=record.round_no,
+            device_serial=record.device_serial,
+            device_seq=record.device_seq,
+            kind=record.kind,
+            payload=record.payload,
+            prev_hash=record.prev_hash,
+            hash=record.hash,
+        )
+
+    def encode(self) -> bytes:
+        return canonical_json(asdict(self)).encode("utf-8")
+
+    @classmethod
+    def decode(cls, body: bytes) -> EventMessage:
+        data = _decode(body)
+        optional_text, optional_int = (str, type(None)), (int, type(None))
+        return cls(
+            table_id=_field(data, "table_id", (str,)),
+            record_id=_field(data, "record_id", (int,)),
+            time_ns=_field(data, "time_ns", (int,)),
+            shoe_id=_field(data, "shoe_id", optional_text),
+            round_no=_field(data, "round_no", optional_int),
+            device_serial=_field(data, "device_serial", optional_text),
+            device_seq=_field(data, "device_seq", optional_int),
+            kind=_field(data, "kind", (str,)),
+            payload=_field(data, "payload", (dict,)),
+            prev_hash=_field(data, "prev_hash", (str,)),
+            hash=_field(data, "hash", (str,)),
+        )
+
+    @property
+    def payload_json(self) -> str:
+        """The payload as the journal stored and hashed it (canonical JSON)."""
+        return canonical_json(self.payload)
+
+    def hash_matches(self) -> bool:
+        """Whether the record's own fields hash, after prev_hash, to the hash it carries."""
+        try:
+            computed = record_hash(
+                self.prev_hash,
+                record_id=self.record_id,
+                time_ns=self.time_ns,
+                table_id=self.table_id,
+                shoe_id=self.shoe_id,
+                round_no=self.round_no,
+                device_serial=self.device_serial,
+                device_seq=self.device_seq,
+                kind=self.kind,
+                payload_json=self.payload_json,
+            )
+        except ValueError:  # a prev_hash that is not hex
+            return False
+        return computed == self.hash
+
+
+@dataclass(frozen=True)
+class AnchorMessage:
+    """The floor's word: every record up to record_id is stored and chain-verified."""
+
+    record_id: int
+    hash: str
+
+    @property
+    def anchor(self) -> ChainAnchor:
+        return ChainAnchor(self.record_id, self.hash)
+
+    def encode(self) -> bytes:
+        return canonical_json(asdict(self)).encode("utf-8")
+
+    @classmethod
+    def decode(cls, body: bytes) -> AnchorMessage:
+        data = _decode(body)
+        return cls(_field(data, "record_id", (int,)), _field(data, "hash", (str,)))
+
+
+@dataclass(frozen=True)
+class StatusMessage:
+    """The table's retained status; the broker publishes the offline one as its last will."""
+
+    online: bool
+    table_id: str
+    version: str | None = None
+    firmware: str | None = None
+    fingerprint: str | None = None
+    head_id: int = 0
+    head_hash: str | None = None
+    head_time_ns: int | None = None
+    acked_id: int = 0
+    anchor_id: int = 0
+
+    def encode(self) -> bytes:
+        return canonical_json(asdict(self)).encode("utf-8")
+
+    @classmethod
+    def decode(cls, body: bytes) -> StatusMessage:
+        data = _decode(body)
+        known = StatusMessage.__dataclass_fields__
+        try:
+            return cls(**{key: value for key, value in data.items() if key in known})
+        except TypeError as exc:
+            raise MessageError(str(exc)) from None

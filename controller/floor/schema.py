@@ -1,0 +1,113 @@
+"""The floor database: its tables, created and migrated by shoectl floor init-db.
+
+MIGRATIONS[i] turns a version-i database into version i + 1; the version
+reached is written in floor_schema, so init-db run again (or by a newer
+cardshoe) applies only the steps that are missing, in one transaction.
+"""
+
+from __future__ import annotations
+
+import psycopg
+
+from cardshoe.controller.errors import UserError
+from cardshoe.controller.journal.chain import GENESIS_HASH
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        """CREATE TABLE floor_schema (
+            version integer NOT NULL,
+            applied_at timestamptz NOT NULL DEFAULT now()
+        )""",
+        """CREATE TABLE journal_records (
+            table_id text NOT NULL,
+            record_id bigint NOT NULL,
+            time_ns bigint NOT NULL,
+            kind text NOT NULL,
+            shoe_id text,
+            round_no integer,
+            device_serial text,
+            device_seq bigint,
+            payload jsonb NOT NULL,
+            hash text NOT NULL,
+            prev_hash text NOT NULL,
+            received_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+            PRIMARY KEY (table_id, record_id)
+        )""",
+        f"""CREATE TABLE floor_tables (
+            table_id text PRIMARY KEY,
+            site text NOT NULL,
+            contiguous_id bigint NOT NULL DEFAULT 0,
+            contiguous_hash text NOT NULL DEFAULT '{GENESIS_HASH}',
+            last_record_id bigint NOT NULL DEFAULT 0,
+            last_seen timestamptz,
+            gap_since timestamptz,
+            gap_reported boolean NOT NULL DEFAULT false,
+            chain_ok boolean NOT NULL DEFAULT true,
+            online boolean,
+            status jsonb,
+            status_at timestamptz
+        )""",
+        """CREATE TABLE floor_alarms (
+            id bigserial PRIMARY KEY,
+            table_id text NOT NULL,
+            record_id bigint,
+            kind text NOT NULL,
+            detail text NOT NULL,
+            message jsonb,
+            raised_at timestamptz NOT NULL DEFAULT now()
+        )""",
+        "CREATE INDEX floor_alarms_by_table ON floor_alarms (table_id, id)",
+    ),
+)
+"""The schema steps, oldest first; never edit a step that has shipped, add one."""
+
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def connect(dsn: str, *, autocommit: bool = False) -> psycopg.Connection:
+    """A connection to the floor database; a refusal is one line naming the cause."""
+    try:
+        return psycopg.connect(dsn, autocommit=autocommit, connect_timeout=10)
+    except psycopg.Error as exc:
+        raise UserError(f"cannot reach the floor database: {_first_line(exc)}", 3) from None
+
+
+def schema_version(connection: psycopg.Connection) -> int:
+    row = connection.execute("SELECT to_regclass('floor_schema') IS NOT NULL").fetchone()
+    if row is None or not row[0]:
+        return 0
+    version = connection.execute("SELECT max(version) FROM floor_schema").fetchone()
+    return 0 if version is None or version[0] is None else int(version[0])
+
+
+def migrate(connection: psycopg.Connection) -> tuple[int, int]:
+    """Bring the schema to SCHEMA_VERSION; returns the versions before and after."""
+    with connection.transaction():
+        connection.execute("SELECT pg_advisory_xact_lock(hashtext('cardshoe-floor-schema'))")
+        before = schema_version(connection)
+        if before > SCHEMA_VERSION:
+            raise UserError(
+                f"the floor database has schema {before}, newer than this cardshoe's "
+                f"{SCHEMA_VERSION}: upgrade cardshoe"
+            )
+        for step in MIGRATIONS[before:]:
+            for statement in step:
+                connection.execute(statement)
+        if before < SCHEMA_VERSION:
+            connection.execute("INSERT INTO floor_schema (version) VALUES (%s)", (SCHEMA_VERSION,))
+    return before, SCHEMA_VERSION
+
+
+def require_current(connection: psycopg.Connection) -> None:
+    """Refuse to ingest into, or report from, a database init-db has not prepared."""
+    found = schema_version(connection)
+    if found != SCHEMA_VERSION:
+        raise UserError(
+            f"the floor database has schema {found}, this cardshoe needs {SCHEMA_VERSION}: "
+            "run 'shoectl floor init-db --dsn ...' first"
+        )
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

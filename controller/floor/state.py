@@ -1,0 +1,69 @@
+"""The uplink's two durable positions, in a small JSON file replaced atomically.
+
+acked is the last record the broker acknowledged (where publishing goes on);
+anchor is the last record the floor verified (where a resend starts). The
+file is written to a temporary name, flushed to disk and renamed over the old
+one, so after a power cut it holds either the old positions or the new ones.
+Losing it costs only duplicates: both positions start again at 0.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from cardshoe.controller.errors import UserError
+
+
+@dataclass(frozen=True)
+class Position:
+    record_id: int = 0
+    hash: str | None = None
+
+
+@dataclass(frozen=True)
+class UplinkState:
+    acked: Position = Position()
+    anchor: Position = Position()
+
+
+def state_path(state_dir: Path, table_id: str) -> Path:
+    return state_dir / f"uplink-{table_id}.json"
+
+
+def load_state(path: Path) -> UplinkState:
+    """The positions written last, or both at 0 for a table never uplinked."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return UplinkState(Position(**data["acked"]), Position(**data["anchor"]))
+    except FileNotFoundError:
+        return UplinkState()
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise UserError(
+            f"{path}: the uplink state cannot be read ({exc}): delete it to resend the "
+            "whole journal (the floor ignores what it already holds)"
+        ) from None
+
+
+def save_state(path: Path, state: UplinkState) -> None:
+    body = json.dumps(
+        {
+            "acked": {"record_id": state.acked.record_id, "hash": state.acked.hash},
+            "anchor": {"record_id": state.anchor.record_id, "hash": state.anchor.hash},
+        }
+    )
+    temporary = path.with_name(path.name + ".tmp")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o640)
+    try:
+        os.write(fd, body.encode("utf-8"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(temporary, path)
+    directory = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)

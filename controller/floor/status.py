@@ -1,0 +1,142 @@
+"""shoectl floor status: where every table's feed stands, from the floor database alone.
+
+Lag is measured against the chain head the table's uplink last announced in
+its retained status: records the journal holds that the floor has not yet
+verified, and how old the first of them is in journal time.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any
+
+import psycopg
+
+from cardshoe.controller.floor.schema import require_current
+from cardshoe.controller.timestamps import utc_timestamp
+
+
+@dataclass(frozen=True)
+class TableStatus:
+    table_id: str
+    site: str
+    last_record_id: int
+    """The highest record id ingested."""
+    contiguous_id: int
+    """Every record up to this one is stored and its chain verified."""
+    gaps: list[tuple[int, int]]
+    """Open gaps after contiguous_id, as (first, last) missing ids."""
+    chain_ok: bool
+    """False once any record of the table failed verification (see floor_alarms)."""
+    alarms: int
+    last_seen: str | None
+    online: bool | None
+    """From the table's retained status; None before any status arrived."""
+    head_id: int
+    lag_records: int
+    lag_s: float
+
+    @property
+    def chain_verified(self) -> bool:
+        return self.chain_ok and not self.gaps
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self) | {"chain_verified": self.chain_verified}
+
+
+def floor_status(connection: psycopg.Connection) -> list[TableStatus]:
+    require_current(connection)
+    rows = connection.execute(
+        "SELECT t.table_id, t.site, t.last_record_id, t.contiguous_id, t.chain_ok, "
+        "t.last_seen, t.online, t.status, "
+        "(SELECT count(*) FROM floor_alarms a WHERE a.table_id = t.table_id), "
+        "(SELECT r.time_ns FROM journal_records r "
+        " WHERE r.table_id = t.table_id AND r.record_id = t.contiguous_id) "
+        "FROM floor_tables t ORDER BY t.table_id"
+    ).fetchall()
+    now_ns = time.time_ns()
+    tables = []
+    for (
+        table_id,
+        site,
+        last_id,
+        contiguous_id,
+        chain_ok,
+        last_seen,
+        online,
+        status,
+        alarms,
+        contiguous_time_ns,
+    ) in rows:
+        head_id = max(int((status or {}).get("head_id") or 0), last_id)
+        lag = max(0, head_id - contiguous_id)
+        lag_s = 0.0
+        if lag:
+            since = contiguous_time_ns or (status or {}).get("head_time_ns") or now_ns
+            lag_s = max(0.0, (now_ns - since) / 1e9)
+        tables.append(
+            TableStatus(
+                table_id=table_id,
+                site=site,
+                last_record_id=last_id,
+                contiguous_id=contiguous_id,
+                gaps=_gaps(connection, table_id, contiguous_id, last_id),
+                chain_ok=chain_ok,
+                alarms=alarms,
+                last_seen=None if last_seen is None else _utc(last_seen),
+                online=online,
+                head_id=head_id,
+                lag_records=lag,
+                lag_s=round(lag_s, 3),
+            )
+        )
+    return tables
+
+
+def _utc(moment: datetime) -> str:
+    return utc_timestamp(moment)
+
+
+def _gaps(
+    connection: psycopg.Connection, table_id: str, contiguous_id: int, last_id: int
+) -> list[tuple[int, int]]:
+    if last_id <= contiguous_id:
+        return []
+    held = [
+        row[0]
+        for row in connection.execute(
+            "SELECT record_id FROM journal_records WHERE table_id = %s AND record_id > %s "
+            "ORDER BY record_id",
+            (table_id, contiguous_id),
+        )
+    ]
+    gaps, expected = [], contiguous_id + 1
+    for record_id in held:
+        if record_id > expected:
+            gaps.append((expected, record_id - 1))
+        expected = record_id + 1
+    return gaps
+
+
+def status_lines(tables: list[TableStatus]) -> list[str]:
+    """A fixed-width table, one line per table, for people."""
+    if not tables:
+        return ["no table has sent anything yet"]
+    header = (
+        f"{'table':<12} {'site':<10} {'ingested':>9} {'verified':>9} {'gaps':<14} "
+        f"{'chain':<7} {'alarms':>6} {'status':<8} {'lag':>7} {'lag s':>7}  last seen"
+    )
+    lines = [header]
+    for table in tables:
+        gaps = ",".join(f"{a}-{b}" if a != b else str(a) for a, b in table.gaps) or "-"
+        state = {True: "online", False: "offline", None: "unknown"}[table.online]
+        lines.append(
+            f"{table.table_id:<12} {table.site:<10} {table.last_record_id:>9} "
+            f"{table.contiguous_id:>9} {gaps:<14} "
+            f"{'ok' if table.chain_verified else 'BROKEN' if not table.chain_ok else 'gap':<7} "
+            f"{table.alarms:>6} {state:<8} {table.lag_records:>7} {table.lag_s:>7.1f}  "
+            f"{table.last_seen or '-'}"
+        )
+    return lines

@@ -1,0 +1,163 @@
+"""Issue 14's fault runs: tables dealing, the floor's parts failing, nothing lost or doubled.
+
+Three tables write their journals steadily, each with its own shoectl uplink,
+into one shoectl floor ingest. One fault strikes mid-run; afterwards every
+journal record must be in PostgreSQL exactly once with its chain verified,
+and only a table that sent a bad record may be flagged.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from support.floor_support import (
+    Floor,
+    FloorProcess,
+    TableWriter,
+    assert_floor_holds,
+    chained_messages,
+    floor_alarms,
+    floor_records,
+    floor_table,
+    journal_records,
+    publish,
+    wait_for_floor,
+)
+from support.service_support import wait_until
+from support.shoectl import ShoectlRunner
+
+from cardshoe.controller.floor.local_servers import Postgres
+
+TABLES = ("T1", "T2", "T3")
+RUN_S = 1.0
+"""How long the tables deal before and after the fault."""
+
+
+class Run:
+    """The multi-table run a fault strikes."""
+
+    def __init__(self, floor: Floor, folder: Path) -> None:
+        self.floor = floor
+        self.journals = {table: folder / f"{table}.sqlite" for table in TABLES}
+        self.writers = {
+            table: TableWriter(path, table).start() for table, path in self.journals.items()
+        }
+        self.ingest = floor.ingest()
+        self.uplinks: dict[str, FloorProcess] = {
+            table: floor.uplink(path) for table, path in self.journals.items()
+        }
+
+    def finish(self) -> None:
+        for writer in self.writers.values():
+            writer.stop()
+        wait_for_floor(self.floor, list(self.journals.values()))
+
+
+def kill_the_broker(run: Run, postgres: Postgres) -> None:
+    """SIGKILL with persistence off: what it had acknowledged and not delivered is gone."""
+    run.floor.broker.kill()
+    time.sleep(0.5)
+    run.floor.broker.start()
+
+
+def restart_postgres(run: Run, postgres: Postgres) -> None:
+    postgres.restart()
+
+
+def kill_an_uplink(run: Run, postgres: Postgres) -> None:
+    run.uplinks["T2"].restart()
+
+
+def kill_the_ingest(run: Run, postgres: Postgres) -> None:
+    run.ingest.restart()
+
+
+FAULTS: dict[str, Callable[[Run, Postgres], None]] = {
+    "broker SIGKILLed": kill_the_broker,
+    "PostgreSQL restarted": restart_postgres,
+    "an uplink SIGKILLed": kill_an_uplink,
+    "the ingest SIGKILLed": kill_the_ingest,
+}
+
+
+@pytest.mark.parametrize("fault", list(FAULTS))
+def test_after_the_fault_every_record_is_in_postgres_once_and_verified(
+    fault: str, floor: Floor, postgres: Postgres, tmp_path: Path
+) -> None:
+    run = Run(floor, tmp_path)
+    try:
+        time.sleep(RUN_S)
+        FAULTS[fault](run, postgres)
+        time.sleep(RUN_S)
+    finally:
+        run.finish()
+    for table, path in run.journals.items():
+        assert_floor_holds(floor.dsn, path)
+        assert floor_table(floor.dsn, table)["chain_ok"]
+    assert floor_alarms(floor.dsn) == []
+
+
+def test_a_journal_pruned_mid_run_stays_whole_on_the_floor(
+    floor: Floor, tmp_path: Path, shoectl: ShoectlRunner
+) -> None:
+    run = Run(floor, tmp_path)
+    try:
+        wait_until(lambda: run.writers["T1"].written > 2 * TableWriter.SHOE_RECORDS, "two shoes")
+        wait_for_floor(floor, [run.journals["T1"]])
+        run.writers["T1"].stop()
+        held = journal_records(run.journals["T1"])
+        wait_until(
+            lambda: floor_table(floor.dsn, "T1")["contiguous_id"] == held[-1][0],
+            "the floor to verify all of T1",
+        )
+        wait_until(
+            lambda: f'"record_id": {held[-1][0]}' in _state(floor, "T1"),
+            "the uplink to keep the floor's anchor",
+        )
+        pruned = shoectl(
+            "journal",
+            "prune",
+            str(run.journals["T1"]),
+            "--state-dir",
+            str(floor.folder / "uplink-state"),
+            "--keep-days",
+            "0",
+        )
+        assert pruned.returncode == 0 and "pruned" in pruned.stdout, pruned.stderr
+        assert journal_records(run.journals["T1"])[0][0] > 1
+        run.writers["T1"] = TableWriter(run.journals["T1"], "T1").start()
+        time.sleep(RUN_S)
+    finally:
+        run.finish()
+    assert_floor_holds(floor.dsn, run.journals["T1"], from_id=held[-1][0] + 1)
+    assert [record_id for record_id, _ in floor_records(floor.dsn, "T1")][:1] == [1]
+    for table in ("T2", "T3"):
+        assert_floor_holds(floor.dsn, run.journals[table])
+    assert floor_alarms(floor.dsn) == []
+
+
+def test_a_table_that_sends_a_record_with_a_wrong_hash_is_flagged_and_the_others_are_not(
+    floor: Floor, tmp_path: Path
+) -> None:
+    run = Run(floor, tmp_path)
+    try:
+        time.sleep(RUN_S)
+        ahead = run.writers["T3"].written + 500
+        forged = replace(chained_messages("T3", 1)[0], record_id=ahead)
+        publish(floor.broker.url, "cardshoe/v1/casino-1/T3/events", [forged.encode()])
+        time.sleep(RUN_S)
+    finally:
+        run.finish()
+    for path in run.journals.values():
+        assert_floor_holds(floor.dsn, path)
+    assert floor_alarms(floor.dsn) == [("T3", "hash_mismatch", ahead)]
+    assert [floor_table(floor.dsn, table)["chain_ok"] for table in TABLES] == [True, True, False]
+
+
+def _state(floor: Floor, table: str) -> str:
+    path = floor.folder / "uplink-state" / f"uplink-{table}.json"
+    return path.read_text(encoding="utf-8") if path.exists() else ""
