@@ -14,19 +14,21 @@ from cardshoe.controller.service.control_socket import request
 def test_a_round_is_recalled_with_its_cards_result_settlement_commands_and_records(
     tmp_path: Path, shoectl: ShoectlRunner
 ) -> None:
-    with simulated_table(tmp_path) as table:
-        with running_service(table, "--betting-time", "600") as service:
-            service.wait_for_notification("READY=1")
-            socket = table.socket_path
-            request(socket, "new-shoe", shoe_id="D1")
-            request(socket, "shoe-loaded")
-            request(socket, "cut-done")
-            wait_until(lambda: table.status()["state"] == "betting", "round 1 open")
-            request(socket, "no-more-bets")
-            wait_until(lambda: table.status()["round_no"] == 2, "round 2 open")
-            request(socket, "void-round", reason="misdeal", note="card flipped")
-            wait_until(lambda: table.status()["round_no"] == 3, "round 3 open")
-            assert service.stop() == 0
+    with (
+        simulated_table(tmp_path) as table,
+        running_service(table, "--betting-time", "600") as service,
+    ):
+        service.wait_for_notification("READY=1")
+        socket = table.socket_path
+        request(socket, "new-shoe", shoe_id="D1")
+        request(socket, "shoe-loaded")
+        request(socket, "cut-done")
+        wait_until(lambda: table.status()["state"] == "betting", "round 1 open")
+        request(socket, "no-more-bets")
+        wait_until(lambda: table.status()["round_no"] == 2, "round 2 open")
+        request(socket, "void-round", reason="misdeal", note="card flipped")
+        wait_until(lambda: table.status()["round_no"] == 3, "round 3 open")
+        assert service.stop() == 0
     journal = str(table.journal_path)
     done = shoectl("journal", "round", journal, "--shoe", "D1", "--round", "1", "--json")
     assert done.returncode == 0, done.stderr
