@@ -102,6 +102,16 @@ class DeviceCount:
     cards_remaining: int | None
 
 
+@dataclass(frozen=True)
+class PackCount:
+    """A manual shoe's own count of its pack, read once when its shoe starts."""
+
+    cards_dealt: int
+    cards_remaining: int | None
+    """None: the device cannot tell. Its own two counts, from one STATUS: their sum is the
+    pack it was loaded with, however many cards are in flight to the host."""
+
+
 HOST_INPUTS: Mapping[str, type] = {
     "command.start_shoe": StartShoe,
     "command.shoe_loaded": ShoeLoaded,
@@ -113,6 +123,7 @@ HOST_INPUTS: Mapping[str, type] = {
     "command.clear_hold": ClearHold,
     "command.void_round": VoidRound,
     "host.device_count": DeviceCount,
+    "host.pack_count": PackCount,
 }
 _HOST_KINDS = {cls: kind for kind, cls in HOST_INPUTS.items()}
 _DEVICE_PREFIX = "device."

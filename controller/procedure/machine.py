@@ -69,6 +69,7 @@ class Trigger(StrEnum):
     CLEAR_HOLD = "clear_hold"
     VOID_CURRENT_ROUND = "void_current_round"
     RECONCILE = "reconcile"
+    PACK_COUNTED = "pack_counted"
     # Device and link events
     CARD = "card"
     CUT_CARD = "cut_card"
@@ -280,6 +281,7 @@ TRANSITIONS: tuple[Transition, ...] = (
         after=("make_round_last",),
     ),
     T(Trigger.RECONCILE, State.SHOE_ENDED, State.IDLE, after=("reconcile_shoe",)),
+    T(Trigger.PACK_COUNTED, (*SHOE_OPEN, State.HELD), None, after=("check_pack_count",)),
     T(Trigger.ABANDON_SHOE, (*SHOE_OPEN, State.FAULT), State.IDLE, after=("close_abandoned_shoe",)),
     T(Trigger.ABANDON_SHOE, State.HELD, None, ("shoe_is_open",), after=("close_abandoned_shoe",)),
     # What the shoe reports at any time

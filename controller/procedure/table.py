@@ -57,6 +57,7 @@ from cardshoe.controller.procedure.inputs import (
     CutDone,
     DeviceCount,
     EndShoe,
+    PackCount,
     ShoeLoaded,
     StartShoe,
     VoidRound,
@@ -163,6 +164,17 @@ class TableModel(Dealing):
         return None
 
     @property
+    def pack_count_wanted(self) -> bool:
+        """A manual shoe has started and its pack has not been counted yet."""
+        shoe = self.shoe
+        return (
+            shoe is not None
+            and not self.automatic
+            and not shoe.pack_checked
+            and self.position in (State.BURNING, State.READY, State.BETTING)
+        )
+
+    @property
     def counts_wanted(self) -> bool:
         """The shoe has ended: the device's counts are needed to reconcile it."""
         return self.state == State.SHOE_ENDED
@@ -265,14 +277,41 @@ class TableModel(Dealing):
         expected = shoe.loaded
         shoe.loaded, shoe.cards_out = done.card_count, 0
         self._emit(ShoeShuffled(done.card_count))
+        shoe.pack_checked = True
         if done.card_count != expected:
             self._emit(
                 Alarm(
                     AlarmKind.CARD_COUNT,
                     f"the machine shuffled {done.card_count} cards; "
-                    f"{self.config.game.decks} decks hold {expected}",
+                    f"{self.config.game.decks} decks hold {expected}: load "
+                    f"{self.config.game.decks} decks, or correct game.decks and start a new shoe",
                 )
             )
+            self.trigger(Trigger.HOLD, reason=HoldReason.PACK_COUNT_MISMATCH)
+
+    def check_pack_count(self, event: EventData) -> None:
+        """Before the deal: the manual shoe must hold decks x 52 cards (issue 12, shoe start).
+
+        A 6-deck table dealt an 8-deck shoe voids round after round for excess
+        copies; the count names the cause before the first round.
+        """
+        count: PackCount = event.kwargs["count"]
+        shoe = self.shoe
+        if shoe is None or shoe.pack_checked or count.cards_remaining is None:
+            return
+        shoe.pack_checked = True
+        held = count.cards_remaining + count.cards_dealt
+        if held == shoe.loaded:
+            return
+        decks = self.config.game.decks
+        self._emit(
+            Alarm(
+                AlarmKind.CARD_COUNT,
+                f"the shoe holds {held} cards; {decks} decks hold {shoe.loaded}: load {decks} "
+                "decks, or correct game.decks and start a new shoe",
+            )
+        )
+        self.trigger(Trigger.HOLD, reason=HoldReason.PACK_COUNT_MISMATCH)
 
     def fail_shuffle(self, event: EventData) -> None:
         done: OperationDone = event.kwargs["done"]
@@ -599,6 +638,7 @@ INPUT_ROUTES: Mapping[type, Route] = {
     ClearHold: lambda model, item: model.trigger(Trigger.CLEAR_HOLD, reason=item.reason),
     VoidRound: lambda model, item: model.trigger(Trigger.VOID_CURRENT_ROUND, reason=item.reason),
     DeviceCount: lambda model, item: model.trigger(Trigger.RECONCILE, count=item),
+    PackCount: lambda model, item: model.trigger(Trigger.PACK_COUNTED, count=item),
     # The link's own events
     LinkLost: lambda model, item: model.trigger(Trigger.HOLD, reason=HoldReason.LINK_LOST),
     LinkRestored: lambda model, item: model.trigger(Trigger.RELEASE, reason=HoldReason.LINK_LOST),

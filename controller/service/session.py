@@ -54,6 +54,7 @@ from cardshoe.controller.procedure.inputs import (
     CutDone,
     DeviceCount,
     EndShoe,
+    PackCount,
     ShoeLoaded,
     StartShoe,
     VoidRound,
@@ -585,6 +586,9 @@ class TableSession:
             if self.model.counts_wanted:
                 status = self.device.get_status()
                 self._publish(self._apply(DeviceCount(status.cards_dealt, status.cards_remaining)))
+            elif self.model.pack_count_wanted:
+                status = self.device.get_status()
+                self._publish(self._apply(PackCount(status.cards_dealt, status.cards_remaining)))
             elif isinstance(self.device, DealerDevice):
                 self._drive_dealer(self.device)
             elif Capability.GATE in self.device.info.capabilities:

@@ -157,3 +157,26 @@ def test_void_round_takes_a_reason_of_the_table_and_voids_the_round_under_way(
     assert (voided["round_no"], voided["reason"]) == (1, "misdeal")
     commands = [r.payload for r in journaled(table.journal_path, "command.void_round")]
     assert commands[-1] == {"reason": "misdeal", "note": "card on the floor"}
+
+
+def test_a_pack_of_other_decks_than_the_table_deals_holds_before_the_first_round(
+    tmp_path: Path,
+) -> None:
+    """Issue 12 item 10: a 6-deck table dealt an 8-deck shoe for 147 rounds, voiding 94, and
+    only the final reconciliation named the cause."""
+    with simulated_table(tmp_path, decks=8) as table:
+        table.config_path.write_text(
+            table.config_path.read_text().replace("decks = 8\n", "decks = 6\n")
+        )
+        with running_service(table) as service:
+            service.wait_for_notification("READY=1")
+            request(table.socket_path, "new-shoe", shoe_id="BIG")
+            request(table.socket_path, "shoe-loaded")
+            request(table.socket_path, "cut-done")
+            wait_until(lambda: table.status()["holds"] == ["pack_count_mismatch"], "the hold")
+            status = table.status()
+            assert status["round_no"] is None and status["held_state"] == "burning"
+            detail = status["last_alarm"]["detail"]
+            assert detail.startswith("the shoe holds 416 cards; 6 decks hold 312: load 6 decks")
+            assert service.stop() == 0
+    assert not journaled(table.journal_path, "round.opened")
