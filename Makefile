@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: venv demo test lint typecheck verify-deploy floor-demo bench fuzz man completion clean
+.PHONY: venv demo test lint typecheck verify-deploy browser floor-demo bench fuzz man completion clean
 
 # Set-up runs only when it is out of date: its last successful run leaves $(SETUP_STAMP),
 # and make reruns it only when a file in SETUP_INPUTS is newer. So a second `make demo` or
@@ -48,7 +48,11 @@ typecheck: venv
 verify-deploy: venv
 	bash .ci/validate-deploy.sh $(BIN)/shoectl
 
-test: venv lint verify-deploy
+# Debian's headless Chromium and a CJK font for the scoreboard's browser tests (tests/web).
+browser:
+	@bash .ci/install-browser.sh
+
+test: venv lint verify-deploy browser
 	$(BIN)/python -m pytest
 
 bench: venv

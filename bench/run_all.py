@@ -31,6 +31,7 @@ BENCHES = (
     "bench_cli",
     "bench_technician",
     "bench_service",
+    "bench_scoreboard",
 )
 
 
@@ -96,7 +97,7 @@ def render(measurements: list[Measurement], load_before: float) -> str:
         "# Performance",
         "",
         "Written by `make bench` (bench/run_all.py); edit the benchmarks, not this file.",
-        "Benchmarks report and tests never assert a time; the targets come from issue 7.",
+        "Benchmarks report and tests never assert a time; the targets come from issues 7 and 13.",
         "",
         *machine_lines(load_before),
         "",

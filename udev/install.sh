@@ -81,6 +81,10 @@ install -D -m 0644 "$source_dir/systemd/cardshoe.sysusers" "$root/etc/sysusers.d
 install -D -m 0644 "$source_dir/systemd/cardshoe.tmpfiles" "$root/etc/tmpfiles.d/cardshoe.conf"
 install -D -m 0644 "$repo_dir/docs/deployment.md" "$root/usr/local/share/doc/cardshoe/deployment.md"
 install -D -m 0644 "$repo_dir/docs/floor.md" "$root/usr/local/share/doc/cardshoe/floor.md"
+# The scoreboard page: its own unit and account, reading the journal only (docs/scoreboard.md).
+install -D -m 0644 "$source_dir/systemd/cardshoe-web.service" "$root/etc/systemd/system/cardshoe-web.service"
+install -D -m 0644 "$source_dir/systemd/cardshoe-web.sysusers" "$root/etc/sysusers.d/cardshoe-web.conf"
+install -D -m 0644 "$repo_dir/docs/scoreboard.md" "$root/usr/local/share/doc/cardshoe/scoreboard.md"
 
 # A command removed since the last install loses its page.
 man_dir=$root/usr/local/share/man/man1
@@ -112,7 +116,8 @@ else
 fi
 
 # The group must exist before udev resolves GROUP="cardshoe" in the rules.
-systemd-sysusers --root="$root" "$root/etc/sysusers.d/cardshoe.conf"
+systemd-sysusers --root="$root" "$root/etc/sysusers.d/cardshoe.conf" \
+    "$root/etc/sysusers.d/cardshoe-web.conf"
 systemd-tmpfiles --root="$root" --create "$root/etc/tmpfiles.d/cardshoe.conf"
 
 if ! $live; then
@@ -132,5 +137,5 @@ else
     echo "install.sh: warning: systemd is not running; the unit loads at the next boot" >&2
 fi
 echo "install.sh: installed. Next: the config in /etc/cardshoe/table.toml, then"
-echo "           systemctl enable --now cardshoe.service"
+echo "           systemctl enable --now cardshoe.service cardshoe-web.service"
 echo "           (and, once [uplink] names the floor's broker, cardshoe-uplink.service)"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -68,6 +69,12 @@ TERMINAL_CARD_INTERVAL_S = 0.12
     type=click.FloatRange(min=0),
     help="Seconds between cards [default: 0.12 on a terminal, else 0]",
 )
+@click.option(
+    "--web",
+    "web_listen",
+    metavar="HOST:PORT",
+    help="Also serve the scoreboard page there (as shoectl web) while the shoe is dealt.",
+)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line per event.")
 def demo(
     game: str | None,
@@ -80,13 +87,15 @@ def demo(
     journal_path: Path | None,
     config_path: Path | None,
     speed: float | None,
+    web_listen: str | None,
     as_json: bool,
 ) -> None:
     """Deal a whole shoe: the firmware simulator, and the real driver, journal and procedure.
 
     A virtual dealer pulls each card the controller lets go. On a terminal the
     table is drawn live; elsewhere it prints one line per event, or with --json
-    one JSON object per line.
+    one JSON object per line. --web serves the scoreboard page from the demo's
+    journal beside it, until the shoe ends.
     """
     from cardshoe.controller.cli.demo_wiring import DemoSettings, DemoTransport
 
@@ -103,12 +112,24 @@ def demo(
         journal_path=journal_path,
         card_interval_s=speed,
     )
+    web = _web_socket(web_listen)
     if as_json:
-        _run_json(settings)
+        _run_json(settings, web)
     elif live:
-        _run_live(settings)
+        _run_live(settings, web)
     else:
-        _run_plain(settings)
+        _run_plain(settings, web)
+
+
+def _web_socket(listen: str | None) -> socket.socket | None:
+    """The scoreboard's socket, bound before the shoe starts so a bad address stops nothing."""
+    if listen is None:
+        return None
+    from cardshoe.controller.web.server import ListenAddress, socket_url
+
+    sock = ListenAddress.parse(listen, "--web").bind()
+    click.echo(f"shoectl demo: scoreboard on {socket_url(sock)}", err=True)
+    return sock
 
 
 def table_config(
@@ -153,17 +174,34 @@ def _run(
     observers: list[Observer],
     lines: _Lines | None = None,
     on_session: Callable[[TableSession], None] | None = None,
+    web: socket.socket | None = None,
 ) -> DemoResult:
-    """Run the demo; a device that cannot be opened is the usual one-line error."""
+    """Run the demo; a device that cannot be opened is the usual one-line error.
+
+    With web, the scoreboard is served from the session's journal once it is open.
+    """
+    from contextlib import ExitStack
+
     from cardshoe.controller.cli.demo_wiring import run_demo
     from cardshoe.controller.service.device_access import device_user_error
     from cardshoe.drivers.errors import DriverError
 
     stop_requested = (lambda: False) if lines is None else lines.stop_requested
-    try:
-        result = run_demo(settings, observers, on_session, stop_requested)
-    except DriverError as exc:
-        raise device_user_error(exc) from exc
+    with ExitStack() as serving:
+
+        def starting(session: TableSession) -> None:
+            if web is not None:
+                from cardshoe.controller.web.server import served_in_thread
+
+                journal = session.journal.path
+                serving.enter_context(served_in_thread(journal, web, settings.config))
+            if on_session is not None:
+                on_session(session)
+
+        try:
+            result = run_demo(settings, observers, starting, stop_requested)
+        except DriverError as exc:
+            raise device_user_error(exc) from exc
     if lines is not None and lines.closed:
         raise BrokenPipeError
     return result
@@ -198,7 +236,7 @@ def _open_shoe_records(session: TableSession) -> list[Record]:
     return [] if shoe_id is None else list(session.journal.records(shoe_id=shoe_id))
 
 
-def _run_json(settings: DemoSettings) -> None:
+def _run_json(settings: DemoSettings, web: socket.socket | None) -> None:
     from cardshoe.controller.scoreboard.demo_events import DemoEventStream
 
     lines = _Lines()
@@ -219,11 +257,11 @@ def _run_json(settings: DemoSettings) -> None:
     config = settings.config
     start = {"table_id": config.table_id, "seed": settings.seed}
     stream = DemoEventStream(config.game.build_game(), emit, start)
-    result = _run(settings, [stream], lines, starting)
+    result = _run(settings, [stream], lines, starting, web)
     emit({"event": "link", "counters": result.link_counters})
 
 
-def _run_plain(settings: DemoSettings) -> None:
+def _run_plain(settings: DemoSettings, web: socket.socket | None) -> None:
     from cardshoe.controller.display.plain import PlainLines
 
     lines = _Lines()
@@ -243,12 +281,12 @@ def _run_plain(settings: DemoSettings) -> None:
             )
 
     _quiet_logging()
-    result = _run(settings, [PlainLines(lines.write)], lines, starting)
+    result = _run(settings, [PlainLines(lines.write)], lines, starting, web)
     for line in _closing_lines(result):
         lines.write(line)
 
 
-def _run_live(settings: DemoSettings) -> None:
+def _run_live(settings: DemoSettings, web: socket.socket | None) -> None:
     from rich.console import Console
     from rich.live import Live
 
@@ -263,7 +301,7 @@ def _run_live(settings: DemoSettings) -> None:
     view = TableView(TableBoard(table_id=settings.config.table_id))
     with Live(view, console=console, refresh_per_second=10, redirect_stderr=True):
         _quiet_logging(stream=sys.stderr, json_lines=False)
-        result = _run(settings, [view], on_session=starting)
+        result = _run(settings, [view], on_session=starting, web=web)
     for line in _closing_lines(result):
         console.print(line, markup=False, highlight=False)
 

@@ -31,6 +31,16 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "journal",
         "Show, export, verify or prune a table's journal.",
     ),
+    "roads": (
+        "cardshoe.controller.cli.roads_cmd",
+        "roads",
+        "A shoe's scoreboard (five roads, statistics) from a journal.",
+    ),
+    "web": (
+        "cardshoe.controller.cli.web_cmd",
+        "web",
+        "Serve the scoreboard page from a journal, read-only.",
+    ),
     "list": ("cardshoe.controller.cli.list_cmd", "list_command", "Shoes and dealers attached."),
     "info": ("cardshoe.controller.cli.info_cmd", "info", "Identity and counters of a device."),
     "pair": ("cardshoe.controller.cli.pair_cmd", "pair", "Give a device its link pairing key."),

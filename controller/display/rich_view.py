@@ -2,7 +2,8 @@
 
 render_board(board) is the whole picture: the round on the layout (cards,
 totals, whose card is next), the shoe's counters and cut card, the last
-results, the bead road and big road, and the holds and alarms. TableView is
+results, the five roads with the statistics and the ask roads (render_roads,
+which `shoectl roads` prints alone), and the holds and alarms. TableView is
 the observer that keeps a board and hands rich the picture whenever
 rich.live.Live refreshes, from its own thread, so the view locks the board.
 rich is imported here: import this module only where a terminal display runs.
@@ -23,7 +24,9 @@ from cardshoe.controller.procedure.facts import TableEvent
 from cardshoe.controller.rules.cards import MANDATORY_SEVEN_TEXT, RANK_SYMBOLS, parse_card
 from cardshoe.controller.rules.hands import Winner, point_total
 from cardshoe.controller.scoreboard.board import BURN, ResultRow, TableBoard
+from cardshoe.controller.scoreboard.derived import Colour, DerivedRoad, ask_roads, derived_road
 from cardshoe.controller.scoreboard.roads import ROAD_ROWS, RoadResult, bead_road, big_road
+from cardshoe.controller.scoreboard.stats import shoe_stats, super_seven_counts
 
 SUITS = {"S": ("♠", "bold"), "H": ("♥", "bold red"), "D": ("♦", "bold red"), "C": ("♣", "bold")}
 RANKS = dict(zip(RANK_SYMBOLS, ["A", *map(str, range(2, 11)), "J", "Q", "K"], strict=True))
@@ -40,6 +43,16 @@ PAIR_MARKS = {
 }
 """(banker_pair, player_pair) -> the mark beside a bead."""
 NATURAL_MARK = ("*", "bold yellow")
+DERIVED_MARKS = {DerivedRoad.BIG_EYE: "○", DerivedRoad.SMALL: "●", DerivedRoad.COCKROACH: "╱"}
+"""Hollow circles, filled dots and slashes, as printed boards draw the three derived roads."""
+DERIVED_TITLES = {
+    DerivedRoad.BIG_EYE: "Big eye boy",
+    DerivedRoad.SMALL: "Small road",
+    DerivedRoad.COCKROACH: "Cockroach pig",
+}
+COLOUR_STYLES = {Colour.RED: "bold red", Colour.BLUE: "bold blue"}
+DERIVED_CELL_WIDTH = 1
+ASK_LABELS = ((Winner.BANKER, "ask B ", "bold red"), (Winner.PLAYER, "ask P ", "bold blue"))
 TIE_STYLE = "bold green"
 BEAD_CELL_WIDTH = 3
 BIG_ROAD_CELL_WIDTH = 2
@@ -74,20 +87,62 @@ def render_board(board: TableBoard) -> RenderableType:
     top.add_column(ratio=2)
     top.add_column(ratio=4)
     top.add_row(_round_panel(board), _shoe_panel(board), _results_panel(board))
-    roads = Table.grid(expand=True, padding=(0, 1))
-    roads.add_column(ratio=1)
-    roads.add_column(ratio=2)
-    results = board.road_results()
-    roads.add_row(
-        Panel(BeadRoad(results), title="Bead road", height=ROAD_ROWS + 2),
-        Panel(BigRoad(results), title="Big road", height=ROAD_ROWS + 2),
-    )
+    roads = render_roads(board)
     return Panel(
         Group(top, roads, _alerts_panel(board)),
         title=_title(board),
         title_align="left",
         border_style="green",
     )
+
+
+def render_roads(board: TableBoard) -> RenderableType:
+    """The five roads, the statistics and the ask roads of the board's shoe."""
+    results = board.road_results()
+    upper = Table.grid(expand=True, padding=(0, 1))
+    upper.add_column(ratio=1)
+    upper.add_column(ratio=2)
+    upper.add_row(
+        Panel(BeadRoad(results), title="Bead road", height=ROAD_ROWS + 2),
+        Panel(BigRoad(results), title="Big road", height=ROAD_ROWS + 2),
+    )
+    lower = Table.grid(expand=True, padding=(0, 1))
+    for _ in range(len(DerivedRoad) + 1):
+        lower.add_column(ratio=1)
+    lower.add_row(
+        *(
+            Panel(DerivedRoadView(results, road), title=DERIVED_TITLES[road], height=ROAD_ROWS + 2)
+            for road in DerivedRoad
+        ),
+        Panel(_stats(board, results), title="Shoe so far", height=ROAD_ROWS + 2),
+    )
+    return Group(upper, lower)
+
+
+def _stats(board: TableBoard, results: Sequence[RoadResult]) -> RenderableType:
+    """Wins, pairs (7 Up: Super 7's) and naturals, then what each road asks for B and P."""
+    stats = shoe_stats(results, super_seven_counts(board.game))
+    wins = Text.assemble(
+        ("B ", "bold red"),
+        f"{stats.banker}  ",
+        ("P ", "bold blue"),
+        f"{stats.player}  ",
+        ("T ", "bold green"),
+        str(stats.tie),
+    )
+    if stats.super_sevens is None:
+        side = f"pairs P {stats.player_pair} B {stats.banker_pair}"
+    else:
+        side = f"Super 7's {stats.super_sevens}"
+    lines: list[RenderableType] = [wins, Text(side), Text(f"natural {stats.natural}")]
+    asked = ask_roads(results)
+    for winner, label, style in ASK_LABELS:
+        marks = [
+            Text(" ") if colour is None else Text(DERIVED_MARKS[road], COLOUR_STYLES[colour])
+            for road, colour in asked[winner].items()
+        ]
+        lines.append(Text.assemble((label, style), Text(" ").join(marks)))
+    return Group(*lines)
 
 
 def _title(board: TableBoard) -> str:
@@ -298,6 +353,18 @@ def _big(winner: Winner, ties: int) -> Text:
     letter, _, style = WINNERS[winner]
     tie_mark = "" if ties == 0 else "/" if ties == 1 else str(min(ties, 9))
     return Text.assemble((letter, style), (tie_mark.ljust(1), TIE_STYLE))
+
+
+class DerivedRoadView(_Road):
+    """Big eye boy ○, small road ●, cockroach pig ╱: red repeats, blue breaks."""
+
+    def __init__(self, results: Sequence[RoadResult], road: DerivedRoad) -> None:
+        mark = DERIVED_MARKS[road]
+        cells = [
+            _Cell(cell.column, cell.row, Text(mark, style=COLOUR_STYLES[cell.colour]))
+            for cell in derived_road(results, road)
+        ]
+        super().__init__(cells, DERIVED_CELL_WIDTH)
 
 
 class TableView:

@@ -41,14 +41,19 @@ class ResultRow:
     natural: bool = False
     player_pair: bool = False
     banker_pair: bool = False
+    sevens: int = 0
+    """7s among the round's cards, the 7 Up mandatory seven included."""
     void: str | None = None
     """The reason code of a void round."""
 
     def road_result(self) -> RoadResult | None:
-        """What the scoreboards show of it; None for a void round, which they leave out."""
-        if self.winner is None:
+        """What the scoreboards show of it; None for a void or a demonstration round, which
+        settle no bet and appear on no road."""
+        if self.winner is None or self.demo:
             return None
-        return RoadResult(Winner(self.winner), self.player_pair, self.banker_pair, self.natural)
+        return RoadResult(
+            Winner(self.winner), self.player_pair, self.banker_pair, self.natural, self.sevens
+        )
 
 
 @dataclass
@@ -81,7 +86,8 @@ class TableBoard:
     results: list[ResultRow] = field(default_factory=list)
     holds: list[str] = field(default_factory=list)
     alarms: list[dict[str, str]] = field(default_factory=list)
-    """The latest alarms, oldest first: {"kind", "detail"}."""
+    """The latest alarms, oldest first: {"kind", "detail", "round"} (the round on the layout
+    when it came, or None)."""
     irregularities: list[dict[str, Any]] = field(default_factory=list)
     """The latest irregularities, oldest first: {"code", "round", "consequence"}."""
     ended: dict[str, Any] | None = None
@@ -181,8 +187,10 @@ class TableBoard:
                 banker_total=payload["banker_total"],
                 winner=payload["winner"],
                 natural=payload["natural"],
-                player_pair=payload["player_pair"],
-                banker_pair=payload["banker_pair"],
+                # A game without the pair bets (7 Up) records null: no pair to show.
+                player_pair=bool(payload["player_pair"]),
+                banker_pair=bool(payload["banker_pair"]),
+                sevens=payload["sevens"],
             )
         )
         self.phase, self.next_card = "round over", None
@@ -210,9 +218,8 @@ class TableBoard:
         self.holds = list(payload["holds_left"])
 
     def _alarm(self, payload: Mapping[str, Any]) -> None:
-        self.alarms = [*self.alarms, {"kind": payload["kind"], "detail": payload["detail"]}][
-            -RECENT_ALARMS:
-        ]
+        alarm = {"kind": payload["kind"], "detail": payload["detail"], "round": self.round_no}
+        self.alarms = [*self.alarms, alarm][-RECENT_ALARMS:]
 
     def _irregularity(self, payload: Mapping[str, Any]) -> None:
         entry = {

@@ -13,12 +13,13 @@ follow the conventions printed scoreboards use:
   dragon tail. The next streak starts in the first column after the previous
   streak's first column whose top cell is free.
 
-Void rounds settle nothing and appear on no road; the caller leaves them out.
+Void rounds settle nothing and demonstration rounds are played for show: they
+appear on no road, and the caller leaves them out.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 from cardshoe.controller.rules.hands import Winner
@@ -35,6 +36,8 @@ class RoadResult:
     player_pair: bool = False
     banker_pair: bool = False
     natural: bool = False
+    sevens: int = 0
+    """7s among the round's cards (7 Up's Super 7's bet counts them)."""
 
 
 @dataclass(frozen=True)
@@ -67,48 +70,55 @@ def bead_road(results: Sequence[RoadResult], rows: int = ROAD_ROWS) -> list[Bead
 
 def big_road(results: Sequence[RoadResult], rows: int = ROAD_ROWS) -> list[BigRoadCell]:
     """The big road's cells in the order they were drawn."""
-    cells: list[BigRoadCell] = []
-    taken: set[tuple[int, int]] = set()
+    entries: list[RoadResult] = []
+    ties: list[int] = []
     leading_ties = 0
+    for result in results:
+        if result.winner is not Winner.TIE:
+            entries.append(result)
+            ties.append(leading_ties if not ties else 0)
+        elif ties:
+            ties[-1] += 1
+        else:
+            leading_ties += 1
+    places = streak_places([entry.winner for entry in entries], rows)
+    return [
+        BigRoadCell(
+            column=column,
+            row=row,
+            winner=entry.winner,
+            ties=tie_count,
+            player_pair=entry.player_pair,
+            banker_pair=entry.banker_pair,
+            natural=entry.natural,
+        )
+        for (column, row), entry, tie_count in zip(places, entries, ties, strict=True)
+    ]
+
+
+def streak_places(marks: Sequence[Hashable], rows: int = ROAD_ROWS) -> list[tuple[int, int]]:
+    """Where each mark is drawn, (column, row) from 0: a column per run of equal marks.
+
+    The big road and the three derived roads share this placement: a run goes
+    down its column while it can and then turns right along the row it reached
+    (the dragon tail); the next run starts in the first column after the
+    previous run's first column whose top cell is free.
+    """
+    places: list[tuple[int, int]] = []
+    taken: set[tuple[int, int]] = set()
     streak_column = -1
     turned = False
-    for result in results:
-        if result.winner is Winner.TIE:
-            if cells:
-                cells[-1] = _with_tie(cells[-1])
-            else:
-                leading_ties += 1
-            continue
-        if not cells or cells[-1].winner is not result.winner:
+    previous: Hashable = None
+    for index, mark in enumerate(marks):
+        if index == 0 or mark != previous:
             streak_column = _next_streak_column(streak_column, taken)
-            column, row, turned = streak_column, 0, False
+            place, turned = (streak_column, 0), False
         else:
-            column, row, turned = _next_in_streak(cells[-1], turned, taken, rows)
-        taken.add((column, row))
-        cells.append(
-            BigRoadCell(
-                column=column,
-                row=row,
-                winner=result.winner,
-                ties=leading_ties if not cells else 0,
-                player_pair=result.player_pair,
-                banker_pair=result.banker_pair,
-                natural=result.natural,
-            )
-        )
-    return cells
-
-
-def _with_tie(cell: BigRoadCell) -> BigRoadCell:
-    return BigRoadCell(
-        cell.column,
-        cell.row,
-        cell.winner,
-        cell.ties + 1,
-        cell.player_pair,
-        cell.banker_pair,
-        cell.natural,
-    )
+            place, turned = _next_in_streak(places[-1], turned, taken, rows)
+        taken.add(place)
+        places.append(place)
+        previous = mark
+    return places
 
 
 def _next_streak_column(previous: int, taken: set[tuple[int, int]]) -> int:
@@ -120,10 +130,11 @@ def _next_streak_column(previous: int, taken: set[tuple[int, int]]) -> int:
 
 
 def _next_in_streak(
-    last: BigRoadCell, turned: bool, taken: set[tuple[int, int]], rows: int
-) -> tuple[int, int, bool]:
+    last: tuple[int, int], turned: bool, taken: set[tuple[int, int]], rows: int
+) -> tuple[tuple[int, int], bool]:
     """Down the column while it can; once it cannot, right along the row (the dragon tail)."""
-    below = (last.column, last.row + 1)
-    if not turned and last.row + 1 < rows and below not in taken:
-        return below[0], below[1], False
-    return last.column + 1, last.row, True
+    column, row = last
+    below = (column, row + 1)
+    if not turned and row + 1 < rows and below not in taken:
+        return below, False
+    return (column + 1, row), True

@@ -148,6 +148,20 @@ CASES: dict[str, BadInput] = {
         exit_code=DEVICE_ABSENT,
         files=(("table.toml", '[device]\nurl = "/dev/cardshoe/none"\n' + SERVICE_FILES),),
     ),
+    "roads of a missing journal": BadInput(("roads", "/nonexistent/j.sqlite"), "no such journal"),
+    "roads of a file that is not a journal": BadInput(("roads", "/etc/hostname"), "not a cardshoe"),
+    "web on an address that is not HOST:PORT": BadInput(
+        ("web", "--journal", "/nonexistent/j.sqlite", "--listen", "8080"), "is not HOST:PORT"
+    ),
+    "web on a host name": BadInput(
+        ("web", "--journal", "/nonexistent/j.sqlite", "--listen", "table-pc:8080"),
+        "does not start with an IP address",
+    ),
+    "web of a missing journal": BadInput(
+        ("web", "--journal", "/nonexistent/j.sqlite", "--listen", "127.0.0.1:0"), "no such journal"
+    ),
+    "web without a journal": BadInput(("web",), "give --journal PATH"),
+    "demo serving the page on a bad address": BadInput(("demo", "--web", "x:y"), "--web 'x:y'"),
 }
 
 

@@ -12,10 +12,10 @@ import shutil
 import stat
 import subprocess
 import sys
-from collections import defaultdict
 from pathlib import Path
 
 import pytest
+from support.systemd_units import parse_unit
 
 REPO = Path(__file__).resolve().parents[2]
 RULES = REPO / "udev" / "70-cardshoe.rules"
@@ -39,22 +39,6 @@ def assignments(lines: list[str], key: str) -> list[str]:
     """Every value given to `key` with = or += (not compared with ==)."""
     pattern = re.compile(rf"(?<![A-Za-z{{}}_]){re.escape(key)}\s*\+?=\s*\"([^\"]*)\"")
     return [value for line in lines for value in pattern.findall(line)]
-
-
-def parse_unit(text: str) -> dict[str, dict[str, list[str]]]:
-    """A systemd unit as section -> key -> values; keys such as DeviceAllow repeat."""
-    sections: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
-    section = ""
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line or line.startswith(("#", ";")):
-            continue
-        if line.startswith("["):
-            section = line.strip("[]")
-            continue
-        key, _, value = line.partition("=")
-        sections[section][key.strip()].append(value.strip())
-    return sections
 
 
 @pytest.fixture(scope="module")

@@ -103,7 +103,9 @@ def test_the_board_follows_a_shoe_card_by_card() -> None:
         (2, None, "foreign_card"),
     ]
     assert [road.winner.value for road in board.road_results()] == ["banker"]
-    assert board.alarms == [{"kind": "foreign_card", "detail": "foreign_card: 8H#00BC614F/1"}]
+    assert board.alarms == [
+        {"kind": "foreign_card", "detail": "foreign_card: 8H#00BC614F/1", "round": 2}
+    ]
 
 
 def test_whose_card_is_next_comes_from_the_game_before_the_first_card() -> None:
@@ -180,6 +182,12 @@ def test_the_rich_view_shows_the_round_counters_roads_and_alerts() -> None:
         "3♦",
         "Bead road",
         "Big road",
+        "Big eye boy",
+        "Small road",
+        "Cockroach pig",
+        "B 1  P 0  T 0",
+        "natural 0",
+        "ask B",
         "VOID foreign_card",
         "HOLD fault.jam",
         "ALARM foreign_card",

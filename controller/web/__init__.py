@@ -1,0 +1,1 @@
+"""The scoreboard as a web page (shoectl web): Starlette, uvicorn, server-sent events."""

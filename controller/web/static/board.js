@@ -1,0 +1,247 @@
+// The scoreboard page: draws the board the server computed, never a road of its own.
+// Every server-sent event is one journal record (its id is the record's id); the last
+// record of each batch carries the whole board. The browser's EventSource resends the last
+// id on reconnecting (Last-Event-ID), so the server sends exactly the records after it.
+"use strict";
+
+const SUITS = { S: "♠", H: "♥", D: "♦", C: "♣" };
+const RED_SUITS = new Set(["H", "D"]);
+const WINNER_CHARS = { banker: "莊", player: "閒", tie: "和" };
+const WINNER_NAMES = { banker: "BANKER 莊", player: "PLAYER 閒", tie: "TIE 和" };
+const DERIVED = ["big_eye", "small", "cockroach"];
+const REOPEN_MS = 1000;
+
+// What the page has seen, for people debugging a screen and for the browser tests.
+const state = { seen: [], renders: 0, lastId: null, board: null, opened: 0 };
+window.cardshoe = state;
+
+function el(id) { return document.getElementById(id); }
+
+function make(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function cardNode(card) {
+  if (card === null) return make("span", "card unknown", "?");
+  if (card === "7*") return make("span", "card", "7");
+  const rank = card.slice(0, -1) === "T" ? "10" : card.slice(0, -1);
+  const suit = card.slice(-1);
+  return make("span", RED_SUITS.has(suit) ? "card red" : "card", rank + (SUITS[suit] || suit));
+}
+
+function handTotal(cards) {
+  let total = 0;
+  for (const card of cards) {
+    if (card === null) return "";
+    const rank = card === "7*" ? "7" : card.slice(0, -1);
+    total += rank === "A" ? 1 : "TJQK".includes(rank) ? 0 : Number(rank);
+  }
+  return cards.length ? String(total % 10) : "";
+}
+
+function placed(road, cell, className) {
+  const node = make("div", "cell " + className);
+  node.style.gridColumn = String(cell.col + 1);
+  node.style.gridRow = String(cell.row + 1);
+  node.dataset.col = cell.col;
+  node.dataset.row = cell.row;
+  return node;
+}
+
+function fitColumns(road, cells) {
+  const least = Number(road.dataset.minCols || 12);
+  const widest = cells.reduce((most, cell) => Math.max(most, cell.col + 1), 0);
+  road.style.setProperty("--cols", String(Math.max(least, widest)));
+}
+
+function marks(node, cell) {
+  node.dataset.playerPair = cell.player_pair;
+  node.dataset.bankerPair = cell.banker_pair;
+  node.dataset.natural = cell.natural;
+  if (cell.banker_pair) node.append(make("span", "pair banker-pair"));
+  if (cell.player_pair) node.append(make("span", "pair player-pair"));
+  if (cell.natural) node.append(make("span", "natural-mark", "★"));
+}
+
+function drawBead(cells) {
+  const road = el("bead");
+  road.classList.add("bead");
+  fitColumns(road, cells);
+  road.replaceChildren(...cells.map((cell) => {
+    const node = placed(road, cell, cell.winner);
+    node.dataset.winner = cell.winner;
+    node.append(make("span", "disc", WINNER_CHARS[cell.winner]));
+    marks(node, cell);
+    return node;
+  }));
+}
+
+function drawBig(cells) {
+  const road = el("big");
+  fitColumns(road, cells);
+  road.replaceChildren(...cells.map((cell) => {
+    const node = placed(road, cell, cell.winner);
+    node.dataset.winner = cell.winner;
+    node.dataset.ties = cell.ties;
+    node.append(make("span", "ring"));
+    if (cell.ties > 0) node.append(make("span", "tie-slash"));
+    if (cell.ties > 1) node.append(make("span", "tie-count", String(cell.ties)));
+    marks(node, cell);
+    return node;
+  }));
+}
+
+function markNode(road, colour) {
+  return make("span", "mark " + road + " " + (colour || "none"));
+}
+
+function drawDerived(name, cells) {
+  const road = el(name);
+  fitColumns(road, cells);
+  road.replaceChildren(...cells.map((cell) => {
+    const node = placed(road, cell, cell.colour);
+    node.dataset.colour = cell.colour;
+    node.append(markNode(name, cell.colour));
+    return node;
+  }));
+}
+
+function drawAsk(ask) {
+  for (const winner of ["banker", "player"]) {
+    el("ask-" + winner).replaceChildren(...DERIVED.map((road) => {
+      const node = markNode(road, ask[winner][road]);
+      node.dataset.road = road;
+      node.dataset.colour = ask[winner][road] || "";
+      return node;
+    }));
+  }
+}
+
+function drawStats(stats, rounds) {
+  for (const key of ["banker", "player", "tie", "player_pair", "banker_pair", "natural"]) {
+    el("stat-" + key.replace("_", "-")).textContent = stats[key];
+  }
+  const sevens = stats.super_sevens !== null && stats.super_sevens !== undefined;
+  el("stat-sevens-row").hidden = !sevens;
+  el("stat-pairs-row").hidden = sevens;
+  if (sevens) el("stat-super-sevens").textContent = stats.super_sevens;
+  el("stat-rounds").textContent = rounds;
+}
+
+function drawHands(table) {
+  const round = table.round;
+  const showing = round.player.length || round.banker.length || !table.last_result
+    ? round : table.last_result;
+  el("round-no").textContent = round.round_no === null ? "—" : round.round_no;
+  el("phase").textContent = table.phase + (round.demo ? " (demonstration)" : "");
+  for (const hand of ["player", "banker"]) {
+    el(hand + "-cards").replaceChildren(...showing[hand].map(cardNode));
+    el(hand + "-total").textContent = handTotal(showing[hand]);
+  }
+}
+
+function drawLastResult(last) {
+  const big = el("last-result");
+  if (!last) {
+    big.textContent = "—";
+    big.className = "last-result";
+    el("last-detail").textContent = "";
+    return;
+  }
+  if (last.void) {
+    big.textContent = "VOID";
+    big.className = "last-result void";
+    el("last-detail").textContent = "round " + last.round + ": " + last.void;
+    return;
+  }
+  big.textContent = WINNER_NAMES[last.winner];
+  big.className = "last-result " + last.winner;
+  const flags = [];
+  if (last.natural) flags.push("natural");
+  if (last.player_pair) flags.push("P pair");
+  if (last.banker_pair) flags.push("B pair");
+  el("last-detail").textContent = "round " + last.round + ": " + last.player_total + " – " +
+    last.banker_total + (flags.length ? " · " + flags.join(" · ") : "");
+}
+
+function drawBanner(table) {
+  // Holds first; then an alarm raised in the round on the layout; then a void round.
+  const banner = el("banner");
+  const lines = table.holds.map((hold) => "HELD 暫停 · " + hold);
+  const alarm = table.alarms[table.alarms.length - 1];
+  const roundNo = table.round.round_no;
+  if (alarm && roundNo !== null && alarm.round === roundNo) {
+    lines.push("ALARM 警報 · " + alarm.kind);
+  }
+  const last = table.last_result;
+  const voided = !lines.length && last && last.void && table.phase === "round void";
+  if (voided) lines.push("ROUND " + last.round + " VOID 無效 · " + last.void);
+  banner.hidden = !lines.length;
+  banner.className = voided ? "banner void" : "banner";
+  banner.textContent = lines.join("   ");
+}
+
+function drawHeader(board) {
+  const table = board.table;
+  el("table-id").textContent = table.table_id ? "· table " + table.table_id : "";
+  el("game").textContent = board.game || "no shoe yet";
+  const parts = [];
+  if (table.decks) parts.push(table.decks + " decks");
+  if (table.device_kind) parts.push(table.device_kind === "shoe" ? "manual shoe" : "shuffler-dealer");
+  if (board.options) {
+    parts.push("commission " + board.options.commission, "paytable " + board.options.paytable);
+  } else if (table.fingerprint) {
+    parts.push("options " + table.fingerprint.slice(0, 12));
+  }
+  el("options").textContent = parts.join(" · ");
+  el("shoe-id").textContent = board.shoe_id || "—";
+  el("cards-left").textContent = board.shoe_id ? table.cards_left : "—";
+}
+
+function render(board) {
+  state.board = board;
+  drawHeader(board);
+  drawBead(board.bead);
+  drawBig(board.big);
+  for (const road of DERIVED) drawDerived(road, board[road]);
+  drawAsk(board.ask);
+  drawStats(board.stats, board.rounds);
+  drawHands(board.table);
+  drawLastResult(board.table.last_result);
+  drawBanner(board.table);
+  state.renders += 1;
+}
+
+function setStatus(text) {
+  const status = el("status");
+  status.textContent = text;
+  status.className = "status " + text;
+}
+
+function onRecord(message) {
+  const data = JSON.parse(message.data);
+  if (data.kind !== "snapshot") state.seen.push(data.id);
+  state.lastId = data.id;
+  if (data.board !== null) render(data.board);
+}
+
+function open() {
+  const url = state.lastId === null ? "/events" : "/events?after=" + state.lastId;
+  const source = new EventSource(url);
+  state.opened += 1;
+  source.addEventListener("open", () => setStatus("live"));
+  source.addEventListener("record", onRecord);
+  source.addEventListener("error", () => {
+    setStatus("reconnecting");
+    // The browser retries by itself (sending Last-Event-ID) unless it gave up on the
+    // stream; then a new one asks for the records after the last one drawn.
+    if (source.readyState === EventSource.CLOSED) {
+      setTimeout(open, REOPEN_MS);
+    }
+  });
+}
+
+open();
