@@ -81,7 +81,13 @@ def test_bash_offers_every_command_of_the_lazy_table(completion_dir) -> None:
 
 
 def test_bash_completes_nested_commands_options_and_choices(completion_dir) -> None:
-    assert bash_complete(completion_dir, "journal", "") == ["export", "show", "verify"]
+    assert bash_complete(completion_dir, "journal", "") == [
+        "export",
+        "prune",
+        "round",
+        "show",
+        "verify",
+    ]
     assert bash_complete(completion_dir, "demo", "--tran") == ["--transport"]
     assert bash_complete(completion_dir, "demo", "--transport", "") == [
         "pty",
@@ -129,4 +135,4 @@ def test_zsh_protocol_completes_subcommands_with_their_help() -> None:
     assert result.returncode == 0, result.stderr
     kind, value, help_text = result.stdout.splitlines()
     assert (kind, value) == ("plain", "journal")
-    assert help_text.startswith("Show, export or verify")
+    assert help_text.startswith("Show, export, verify or prune")
