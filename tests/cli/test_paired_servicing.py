@@ -21,7 +21,11 @@ def test_selftest_info_monitor_and_dump_authenticate_with_the_pairing_key(
         refused = shoectl("info", url)
         assert refused.returncode != 0
         line = refused.stderr.splitlines()[-1]
-        assert line.startswith("shoectl: error: ") and "AUTH_REQUIRED" in line and "give its table's --config" in line
+        assert (
+            line.startswith("shoectl: error: ")
+            and "AUTH_REQUIRED" in line
+            and "give its table's --config" in line
+        )
         assert "--key-dir" in line
         checked = shoectl("selftest", url, "--config", config, "--json")
         assert checked.returncode == 0, checked.stderr
