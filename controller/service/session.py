@@ -94,6 +94,8 @@ SESSION_STARTED = SESSION_KIND_PREFIX + "started"
 """A record about the controller process itself, which replay skips."""
 DEVICE_REFUSED = SESSION_KIND_PREFIX + "device_refused"
 """Why the controller would not deal with the device; its payload is the alarm's."""
+COMMAND_PREFIX = "command."
+"""The journal kinds of operator commands (inputs.HOST_INPUTS)."""
 OPERATOR = SESSION_KIND_PREFIX + "operator"
 """Who gave the command journaled right after it in the same transaction: uid, user, role."""
 COMMAND_DENIED = SESSION_KIND_PREFIX + "command_denied"
@@ -481,10 +483,11 @@ class TableSession:
         An operator's command is preceded, in the same transaction, by who gave it.
         """
         with self.journal.transaction() as transaction:
-            if self._operator is not None and not isinstance(item, Event | DeviceCount):
+            kind = to_record(item).kind
+            if self._operator is not None and kind.startswith(COMMAND_PREFIX):
                 transaction.append(
                     OPERATOR,
-                    {**self._operator, "command": to_record(item).kind},
+                    {**self._operator, "command": kind},
                     shoe_id=self.model.shoe_id,
                     round_no=self.model.round_no,
                     device_serial=self.device_serial,
