@@ -11,10 +11,11 @@ BIN := $(VENV)/bin
 # `make test` installs nothing, needs no network and prints nothing.
 # To add a set-up step (an extra such as '.[test,analysis]', or apt packages installed by a
 # .ci/ script with --no-install-recommends), add its line to the recipe below and the files
-# it reads to SETUP_INPUTS; the stamp is touched only after every step has succeeded.
+# it reads (the script itself included) to SETUP_INPUTS; the stamp is touched only after
+# every step has succeeded.
 # The setuptools notice "Editable installation ... be careful with folders" is filtered by
 # its message, the way setuptools' warnings module says to; every other warning still shows.
-SETUP_INPUTS := pyproject.toml Makefile
+SETUP_INPUTS := pyproject.toml Makefile .ci/install-floor.sh
 SETUP_STAMP := $(VENV)/.setup-done
 QUIET_EDITABLE := PYTHONWARNINGS='ignore:Editable installation.:UserWarning'
 
@@ -23,7 +24,7 @@ venv: $(SETUP_STAMP)
 $(SETUP_STAMP): $(SETUP_INPUTS)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(QUIET_EDITABLE) $(BIN)/python -m pip install --quiet -e '.[test]'
+	$(QUIET_EDITABLE) $(BIN)/python -m pip install --quiet -e '.[test,analysis]'
 	bash .ci/install-floor.sh
 	touch $@
 

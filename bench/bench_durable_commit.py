@@ -26,7 +26,7 @@ RECORDS_PER_CARD = 3
 def measure(events: int = 2000) -> list[Measurement]:
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "journal.sqlite"
-        with Journal.open(path, table_id="BENCH") as journal:
+        with Journal.open(path, table_id="BENCH", create=True) as journal:
             durability = (
                 f"{journal.durability.journal_mode} synchronous={journal.durability.synchronous}"
             )

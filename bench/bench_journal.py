@@ -67,7 +67,7 @@ def main() -> None:
     arguments = parser.parse_args()
     with tempfile.TemporaryDirectory(dir=arguments.dir) as folder:
         path = Path(folder) / "journal.sqlite"
-        with Journal.open(path, table_id="BENCH") as journal:
+        with Journal.open(path, table_id="BENCH", create=True) as journal:
             print(f"journal {path} ({journal.durability})")
             for records_per_event in (1, 3):
                 timings = commit_events(journal, arguments.events, records_per_event)

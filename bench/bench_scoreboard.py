@@ -131,7 +131,7 @@ def measure_latency(folder: Path, records: list[Record]) -> list[Measurement]:
 
     path = folder / "latency.sqlite"
     start = next(index for index, record in enumerate(records) if record.kind == "shoe.started")
-    with Journal.open(path, table_id=records[0].table_id) as journal:
+    with Journal.open(path, table_id=records[0].table_id, create=True) as journal:
         for record in records[: start + 1]:
             append(journal, record)
         web = WebProcess(path)
@@ -202,7 +202,7 @@ async def _hold_clients(port: int, count: int, done: threading.Event) -> int:
 
 def measure_memory(folder: Path, records: list[Record]) -> Measurement:
     path = folder / "memory.sqlite"
-    with Journal.open(path, table_id=records[0].table_id) as journal:
+    with Journal.open(path, table_id=records[0].table_id, create=True) as journal:
         web = WebProcess(path)
         done = threading.Event()
         received: list[int] = []

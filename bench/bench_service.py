@@ -27,6 +27,7 @@ from pathlib import Path
 from results import Measurement, Target, print_measurements
 
 from cardshoe.controller.errors import UserError
+from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.service.control_socket import request
 from cardshoe.firmware_sim.attach_pty import serve_pty
 from cardshoe.firmware_sim.devices import create_device
@@ -107,6 +108,7 @@ def run_service(folder: Path) -> tuple[float, float, float, int]:
             f'[device]\nkind = "shoe"\nurl = "{pty.link}"\n'
             '[service]\njournal_path = "journal.sqlite"\ncontrol_socket = "control.sock"\n'
         )
+        Journal.init(folder / "journal.sqlite", table_id="BENCH")
         listener = NotifyListener(folder / "notify.sock")
         command = [sys.executable, "-m", "cardshoe.controller.cli", "run", "--config", str(config)]
         command += ["--auto-shoe", "--betting-time", "0"]

@@ -112,7 +112,9 @@ def run_shoe(journal_dir: Path, seed: int) -> tuple[list[float], float]:
         try:
             with (
                 tempfile.TemporaryDirectory(dir=journal_dir) as journal_folder,
-                Journal.open(Path(journal_folder) / "journal.sqlite", table_id="BENCH") as journal,
+                Journal.open(
+                    Path(journal_folder) / "journal.sqlite", table_id="BENCH", create=True
+                ) as journal,
                 open_device(str(link)) as device,
             ):
                 session = TableSession(CONFIG, journal, device)

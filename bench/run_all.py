@@ -32,6 +32,7 @@ BENCHES = (
     "bench_technician",
     "bench_service",
     "bench_scoreboard",
+    "bench_protection",
 )
 
 

@@ -280,6 +280,39 @@ class ServiceConfig:
     control_socket: Path = Path("/run/cardshoe/control.sock")
     key_dir: Path = Path("/etc/cardshoe/keys")
     """The devices' pairing keys, one file <serial>.key each (controller/service/pairing.py)."""
+    journal_min_free_mb: int = 64
+    """The table holds (journal_space_low) while less space than this is free for the
+    journal, so it stops before the disk is full rather than when a commit fails."""
+
+    def __post_init__(self) -> None:
+        _check_range(
+            "service.journal_min_free_mb", self.journal_min_free_mb, 0, 1_000_000, "megabytes"
+        )
+
+    @property
+    def journal_min_free_bytes(self) -> int:
+        return self.journal_min_free_mb * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class SurveillanceConfig:
+    """The [surveillance] section: the live game-protection alarms (docs/game-protection.md).
+
+    Not a game option: it changes what surveillance hears, never the game dealt.
+    """
+
+    SECTION: ClassVar[str] = "surveillance"
+
+    advantage_threshold: float = 0.0
+    """The player's expected return per unit staked above which a bet raises the advantage
+    alarm: 0 alarms as soon as any bet of the remaining shoe favours the player."""
+
+    def __post_init__(self) -> None:
+        if not -1 < self.advantage_threshold < 1:
+            raise ConfigError(
+                f"surveillance.advantage_threshold = {self.advantage_threshold} is out of range: "
+                "use a share of the stake between -1 and 1, such as 0 or 0.005"
+            )
 
 
 @dataclass(frozen=True)
@@ -354,6 +387,7 @@ class TableConfig:
     service: ServiceConfig = field(default_factory=ServiceConfig)
     roles: RolesConfig = field(default_factory=RolesConfig)
     uplink: UplinkConfig = field(default_factory=UplinkConfig)
+    surveillance: SurveillanceConfig = field(default_factory=SurveillanceConfig)
 
     def __post_init__(self) -> None:
         if not SAFE_NAME_PATTERN.match(self.table_id):
@@ -433,6 +467,7 @@ class TableConfig:
             ServiceConfig,
             RolesConfig,
             UplinkConfig,
+            SurveillanceConfig,
         )
         _reject_unknown_keys("", data, ["table_id", *(section.SECTION for section in sections)])
         table_id = _read(data, "table_id", str, "table_id", 'a name such as "T12"')
@@ -448,7 +483,8 @@ class TableConfig:
         }
         service: ServiceConfig = arguments["service"]
         if base_dir is not None:
-            arguments["service"] = ServiceConfig(
+            arguments["service"] = replace(
+                service,
                 journal_path=base_dir / service.journal_path,
                 control_socket=base_dir / service.control_socket,
                 key_dir=base_dir / service.key_dir,
@@ -506,6 +542,7 @@ _FIELD_READERS: dict[tuple[str, str], tuple[type, str]] = {
     ("service", "journal_path"): (Path, "a file path"),
     ("service", "control_socket"): (Path, "a file path"),
     ("service", "key_dir"): (Path, "a folder path"),
+    ("service", "journal_min_free_mb"): (int, "a whole number of megabytes"),
     ("roles", "dealer"): (tuple, 'a list of user names and "@group"s'),
     ("roles", "supervisor"): (tuple, 'a list of user names and "@group"s'),
     ("roles", "technician"): (tuple, 'a list of user names and "@group"s'),
@@ -518,6 +555,7 @@ _FIELD_READERS: dict[tuple[str, str], tuple[type, str]] = {
     ("uplink", "resend_after_s"): (float, "a number of seconds"),
     ("uplink", "prune_after_shoe"): (bool, "true or false"),
     ("uplink", "prune_keep_days"): (int, "a whole number of days"),
+    ("surveillance", "advantage_threshold"): (float, "a share of the stake such as 0.005"),
 }
 
 
@@ -559,9 +597,9 @@ def _read(data: Mapping[str, Any], name: str, kind: Any, key: str, description: 
         return kind(value)
     if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
         raise ConfigError(f"{key} = {_show(value)} is not {description}")
-    if kind in (str, Path) and not isinstance(value, str):
-        raise ConfigError(f"{key} = {_show(value)} is not {description}")
     if kind is float and (isinstance(value, bool) or not isinstance(value, int | float)):
+        raise ConfigError(f"{key} = {_show(value)} is not {description}")
+    if kind in (str, Path) and not isinstance(value, str):
         raise ConfigError(f"{key} = {_show(value)} is not {description}")
     if kind is bool and not isinstance(value, bool):
         raise ConfigError(f"{key} = {_show(value)} is not {description}")

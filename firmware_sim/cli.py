@@ -65,6 +65,13 @@ class PortUnavailable(click.ClickException):
     default=None,
     help="TOML file with profile, seed, decks and inject = [...].",
 )
+@click.option(
+    "--shuffle",
+    default="fair",
+    show_default=True,
+    help="How each new shoe is shuffled: fair, riffle:N (N riffles of the last shoe) "
+    "or carry:LEN (a fair shoe keeping LEN cards of the last one in order).",
+)
 @click.option("--realistic", is_flag=True, help="Real-world timing: wire time, pulls, shuffles.")
 @click.option(
     "--auto-dealer", is_flag=True, help="Manual shoe: the virtual dealer pulls when the gate opens."
@@ -85,6 +92,7 @@ def sim(
     decks: int | None,
     inject: tuple[str, ...],
     scenario: Path | None,
+    shuffle: str,
     realistic: bool,
     auto_dealer: bool,
     pairing_mode: bool,
@@ -113,6 +121,7 @@ def sim(
             serial_number=serial_number,
             inject=inject,
             scenario=scenario,
+            shuffle=shuffle,
             realistic=realistic,
             pairing_mode=pairing_mode,
         )

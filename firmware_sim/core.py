@@ -21,7 +21,7 @@ import logging
 import threading
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import Any, ClassVar, ParamSpec, TypeVar
 
@@ -56,7 +56,7 @@ from cardshoe.drivers.protocol.messages import (
     Status,
     StatusFlag,
 )
-from cardshoe.firmware_sim.device_link import Clock, DeviceLink
+from cardshoe.firmware_sim.device_link import Clock, DeviceLink, first_epoch
 from cardshoe.firmware_sim.errors import SimConfigError
 from cardshoe.firmware_sim.faults import DEFAULT_DURATION_S, FaultPlan, Injection, InjectionKind
 from cardshoe.firmware_sim.profiles import DeviceProfile
@@ -68,6 +68,7 @@ from cardshoe.firmware_sim.shoe import (
     build_decks,
     make_rng,
 )
+from cardshoe.firmware_sim.shuffles import FAIR, ShuffleMethod
 from cardshoe.firmware_sim.timing import INSTANT, Timing
 from cardshoe.firmware_sim.virtual_dealer import VirtualDealer
 
@@ -148,6 +149,8 @@ class FirmwareCore(ABC):
         queue_capacity: int = EVENT_QUEUE_MIN_CAPACITY,
         pairing_key: bytes | None = None,
         pairing_mode: bool = False,
+        shuffle: ShuffleMethod = FAIR,
+        previous_order: Sequence[CardId] | None = None,
     ) -> None:
         self._check_settings(profile, decks, deck_set, list(injections))
         self._lock = threading.RLock()
@@ -168,6 +171,7 @@ class FirmwareCore(ABC):
             clock=clock,
             on_output=self._notify,
             queue_capacity=queue_capacity,
+            epoch=first_epoch(profile.serial_number),
         )
         # Non-volatile state: it survives resets, power cycles and re-plugs.
         self.link.pairing_key = pairing_key
@@ -175,7 +179,8 @@ class FirmwareCore(ABC):
         self.firmware_image = profile.firmware_image
         self.active_faults: dict[FaultKind, int] = {}
         """Each active fault and the seq of the FAULT event that raised it."""
-        self.shoe = self._new_shoe(decks)
+        self.shuffle = shuffle
+        self.shoe = self._new_shoe(decks, previous_order)
         self.round = 0
         # Hardware state.
         self.door_open = False
@@ -187,6 +192,8 @@ class FirmwareCore(ABC):
         self._operation_count = 0
         self._cards_in_round = 0
         self._feed_group = 0
+        self.feed_overcount = 0
+        """A faulty reader: each double feed is announced with this many cards more than left."""
         for injection in self.plan.take_at_power_up():
             self._strike(injection)
         self._start_firmware()
@@ -300,6 +307,23 @@ class FirmwareCore(ABC):
         self._notify()
 
     @locked
+    def load_pack(self) -> None:
+        """The dealer takes out the cards left and loads a freshly shuffled pack: STATUS then
+        shows SHOE_LOADED with cards_dealt 0, which a host waits for before a new shoe."""
+        log.info("simulator %s: a new pack loaded", self.serial_number)
+        self.shoe = self._new_shoe(self.decks)
+        self.dealer.locked_since = None
+
+    @locked
+    def wipe_memory(self) -> None:
+        """A repair wiped the non-volatile memory and powered the device back up: its event
+        queue, counter and stream epoch start afresh under the same serial number."""
+        log.info("simulator %s: memory wiped", self.serial_number)
+        self.link.wipe_memory()
+        self._start_firmware()
+        self._notify()
+
+    @locked
     def set_pairing_mode(self, on: bool) -> None:
         """The technician turns the pairing key switch: PAIR is accepted only while it is on."""
         self.link.pairing_mode = on
@@ -339,10 +363,12 @@ class FirmwareCore(ABC):
     def _cards_remaining(self) -> int | None:
         return self.shoe.remaining
 
-    def _new_shoe(self, decks: int) -> CardPack:
+    def _new_shoe(self, decks: int, previous: Sequence[CardId] | None) -> CardPack:
+        """A new shoe shuffled by self.shuffle from the previous shoe's order (None: none)."""
         tagged = self.profile.has(Capability.TAGGED_CARDS)
         cut_depth = self.cut_card_depth if self.HAS_CUT_CARD else None
-        return CardPack.shuffled(build_decks(decks, self.deck_set, tagged), self.rng, cut_depth)
+        cards = build_decks(decks, self.deck_set, tagged)
+        return CardPack(self.shuffle.arrange(cards, previous, self.rng), cut_depth)
 
     def _start_round(self) -> None:
         self.round += 1
@@ -428,7 +454,7 @@ class FirmwareCore(ABC):
                 orientation=orientation,
                 flags=SensorFlag.DOUBLE_FEED_SUSPECTED if detected else SensorFlag(0),
                 feed_group=self._feed_group if detected else 0,
-                feed_size=count if detected else 1,
+                feed_size=min(count + self.feed_overcount, 0xFF) if detected else 1,
             )
             for _ in range(count)
         ]
@@ -605,6 +631,7 @@ class FirmwareCore(ABC):
             model=self.profile.model,
             serial_number=self.profile.serial_number,
             firmware_version=self.profile.firmware_version,
+            epoch=self.link.announced_epoch(),
         )
 
     def _status(self, request_id: int) -> Status:

@@ -46,14 +46,6 @@ class CardPack:
     dealt: list[CardId] = field(default_factory=list)
     cut_card_seen: bool = False
 
-    @classmethod
-    def shuffled(
-        cls, cards: list[CardId], rng: random.Random, cut_card_depth: int | None
-    ) -> CardPack:
-        order = list(cards)
-        rng.shuffle(order)
-        return cls(order, cut_card_depth)
-
     @property
     def remaining(self) -> int:
         return len(self.cards)
@@ -66,6 +58,15 @@ class CardPack:
             and self.cut_card_depth is not None
             and self.remaining <= self.cut_card_depth
         )
+
+    @property
+    def order(self) -> list[CardId]:
+        """The cards that left, in order, then those still in, front first.
+
+        A continuous shuffler takes returned cards back into its stock, so a card may
+        be listed twice; a new shoe's shuffle counts it where it first left.
+        """
+        return [*self.dealt, *self.cards]
 
     def take(self) -> CardId:
         card = self.cards.pop(0)

@@ -116,7 +116,7 @@ class ShufflerDealer(FirmwareCore):
 
     def _finish_shuffle(self, command: Shuffle) -> None:
         self.decks = command.decks
-        self.shoe = self._new_shoe(command.decks)
+        self.shoe = self._new_shoe(command.decks, self.shoe.order)
         self._table_from = 0
         self._round_open = False
         self._deals_pending = 0

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Install cardshoe's udev rules, systemd unit, system user and config folder on the
-# table-side PC, with shoectl's man pages and bash/zsh completion, then make udev and
-# systemd pick them up. Safe to run again: the shipped files are replaced, and the site's
-# shoe list is kept unless new shoes are given.
+# table-side PC, with shoectl's man pages and bash/zsh completion, and the table's journal
+# once its configuration exists; then make udev and systemd pick them up. Safe to run
+# again: the shipped files are replaced, the site's shoe list is kept unless new shoes are
+# given, and an existing journal is never touched.
 set -euo pipefail
 
 usage() {
@@ -120,6 +121,22 @@ systemd-sysusers --root="$root" "$root/etc/sysusers.d/cardshoe.conf" \
     "$root/etc/sysusers.d/cardshoe-web.conf"
 systemd-tmpfiles --root="$root" --create "$root/etc/tmpfiles.d/cardshoe.conf"
 
+# A new table's journal is made here, never by the service: shoectl run refuses a missing
+# journal, so a lost one is restored from its backup rather than silently replaced by an
+# empty one (docs/journal.md). A journal already there is kept as it is.
+config=$root/etc/cardshoe/table.toml
+if [[ -e $config ]]; then
+    init_journal=("$venv/bin/shoectl" journal init --config "$config" --if-missing)
+    if $live; then
+        runuser -u cardshoe -- "${init_journal[@]}"
+    else
+        "${init_journal[@]}"
+    fi
+else
+    echo "install.sh: no $config yet: write it (docs/deployment.md, step 4), then rerun"
+    echo "           this script, which makes the table's journal with shoectl journal init"
+fi
+
 if ! $live; then
     echo "install.sh: installed into $root"
     exit 0
@@ -136,6 +153,7 @@ if [[ -d /run/systemd/system ]]; then
 else
     echo "install.sh: warning: systemd is not running; the unit loads at the next boot" >&2
 fi
-echo "install.sh: installed. Next: the config in /etc/cardshoe/table.toml, then"
+echo "install.sh: installed. Next, if not done yet: the config in /etc/cardshoe/table.toml"
+echo "           and this script again (the journal), then"
 echo "           systemctl enable --now cardshoe.service cardshoe-web.service"
 echo "           (and, once [uplink] names the floor's broker, cardshoe-uplink.service)"

@@ -50,8 +50,14 @@ def control(
     it. A refused command exits 2 with the service's reason on one line.
     """
     from cardshoe.controller.cli.service_access import service_socket
-    from cardshoe.controller.service.control_socket import request
+    from cardshoe.controller.errors import UserError
+    from cardshoe.controller.service.control_socket import SUBSCRIBE, request
 
+    if name == SUBSCRIBE:
+        raise UserError(
+            f"{SUBSCRIBE!r} streams events, it is not an operator command: "
+            "use 'shoectl monitor --service' (or --table) to follow the table"
+        )
     arguments: dict[str, Any] = {
         key: value
         for key, value in (

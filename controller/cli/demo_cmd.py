@@ -76,6 +76,13 @@ so a person can follow it."""
     metavar="HOST:PORT",
     help="Also serve the scoreboard page there (as shoectl web) while the shoe is dealt.",
 )
+@click.option(
+    "--shuffle",
+    default="fair",
+    show_default=True,
+    help="fair, riffle:N (N riffles of the journal's last shoe) or carry:LEN (a fair shoe "
+    "keeping LEN cards of the last one in order); see docs/game-protection.md.",
+)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line per event.")
 def demo(
     game: str | None,
@@ -89,6 +96,7 @@ def demo(
     config_path: Path | None,
     speed: float | None,
     web_listen: str | None,
+    shuffle: str,
     as_json: bool,
 ) -> None:
     """Deal a whole shoe: the firmware simulator, and the real driver, journal and procedure.
@@ -112,6 +120,7 @@ def demo(
         inject=inject,
         journal_path=journal_path,
         card_interval_s=speed,
+        shuffle=shuffle,
     )
     web = _web_socket(web_listen)
     if as_json:

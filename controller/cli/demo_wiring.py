@@ -29,9 +29,11 @@ from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.procedure.facts import Observer, ShoeEnded
 from cardshoe.controller.procedure.holds import HoldReason, fault_hold
 from cardshoe.controller.procedure.machine import State
+from cardshoe.controller.protection.shoe_records import read_shoes
 from cardshoe.controller.service.recovery import recover
 from cardshoe.controller.service.session import TableSession
 from cardshoe.drivers.device import open_device
+from cardshoe.drivers.protocol.cardid import CardId
 from cardshoe.drivers.protocol.messages import FaultKind
 from cardshoe.drivers.transports.usb_bulk import UsbAddress
 from cardshoe.firmware_sim.attach_pty import serve_pty
@@ -40,6 +42,7 @@ from cardshoe.firmware_sim.core import FirmwareCore
 from cardshoe.firmware_sim.devices import create_device
 from cardshoe.firmware_sim.errors import SimConfigError
 from cardshoe.firmware_sim.faults import parse_injection
+from cardshoe.firmware_sim.shuffles import parse_shuffle
 from cardshoe.firmware_sim.sim_url import publish, register_sim_url_handler, release
 from cardshoe.firmware_sim.timing import Timing
 from cardshoe.firmware_sim.usb_backend import SimUsbBackend
@@ -94,6 +97,8 @@ class DemoSettings:
     """Keep the journal here (a rerun resumes its open shoe); None: a temporary journal."""
     card_interval_s: float = 0.0
     """The least time between two cards, so a person can follow the table; 0: no pause."""
+    shuffle: str = "fair"
+    """How the simulator shuffles from the journal's last shoe: fair, riffle:N or carry:LEN."""
 
     @property
     def automatic(self) -> bool:
@@ -116,9 +121,19 @@ class DemoResult:
     """The driver's frame and event counters at the end (bad frames dropped, resends...)."""
 
 
-def simulated_device(settings: DemoSettings) -> FirmwareCore:
-    """The simulated shoe or machine the table's configuration calls for, faults included."""
+def simulated_device(
+    settings: DemoSettings, previous_order: list[CardId] | None = None
+) -> FirmwareCore:
+    """The simulated shoe or machine the table's configuration calls for, faults included.
+
+    previous_order is the last shoe's order as the journal saw it, which a riffle or
+    carry-over shuffle starts from.
+    """
     pace = settings.card_interval_s
+    try:
+        shuffle = parse_shuffle(settings.shuffle)
+    except SimConfigError as exc:
+        raise UserError(f"--shuffle: {exc}") from None
     try:
         core = create_device(
             SIMULATED_PROFILES[settings.config.device.kind],
@@ -127,6 +142,8 @@ def simulated_device(settings: DemoSettings) -> FirmwareCore:
             cut_card_depth=settings.config.shoe.cut_card_depth,
             injections=[parse_injection(text) for text in settings.inject],
             timing=Timing(pull_interval_s=pace, deal_s=pace),
+            shuffle=shuffle,
+            previous_order=previous_order,
         )
     except SimConfigError as exc:
         raise UserError(f"--inject: {exc}") from None
@@ -188,17 +205,30 @@ def continue_from_journal(core: FirmwareCore, journal: Journal, config: TableCon
     return True
 
 
+def previous_shoe_order(journal: Journal) -> list[CardId] | None:
+    """The physical cards of the journal's last finished shoe, in the order they left.
+
+    A shoe left open is the one this run resumes, so the shoe before it counts.
+    """
+    shoes = read_shoes(journal)
+    if shoes and not shoes[-1].ended:
+        shoes.pop()
+    if not shoes:
+        return None
+    return [CardId.parse(seen.tagged_id) for seen in shoes[-1].cards if seen.tagged_id]
+
+
 @contextmanager
 def demo_journal(settings: DemoSettings) -> Iterator[Journal]:
     """The journal at --journal (kept, so a rerun resumes its shoe), or a temporary one."""
     table_id = settings.config.table_id
     if settings.journal_path is not None:
-        with Journal.open(settings.journal_path, table_id=table_id) as journal:
+        with Journal.open(settings.journal_path, table_id=table_id, create=True) as journal:
             yield journal
         return
     with (
         tempfile.TemporaryDirectory(prefix="shoectl-demo-") as folder,
-        Journal.open(Path(folder) / "journal.sqlite", table_id=table_id) as journal,
+        Journal.open(Path(folder) / "journal.sqlite", table_id=table_id, create=True) as journal,
     ):
         yield journal
 
@@ -274,10 +304,10 @@ def run_demo(
     settings the simulator refuses, and the drivers' DriverError when the
     device cannot be opened.
     """
-    core = simulated_device(settings)
     end = _ShoeEnd()
     with ExitStack() as stack:
         journal = stack.enter_context(demo_journal(settings))
+        core = simulated_device(settings, previous_shoe_order(journal))
         took_over = continue_from_journal(core, journal, settings.config)
         url, usb_backend = stack.enter_context(attached(core, settings.transport))
         device = open_device(url, usb_backend=usb_backend)

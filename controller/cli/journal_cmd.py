@@ -1,4 +1,4 @@
-"""shoectl journal: list, export and verify a table's journal, always read-only."""
+"""shoectl journal: make a new table's journal; list, export and verify one, read-only."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
+
+from cardshoe.controller.cli.run_cmd import DEFAULT_CONFIG
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -29,11 +31,45 @@ def _filters(command: Callable[..., None]) -> Callable[..., None]:
 
 @click.group()
 def journal() -> None:
-    """Show, export, verify or prune a table's journal; all but prune open it read-only.
+    """Show, export, verify or prune a table's journal, or make a new table's (init).
 
-    Exit codes: 0 success, 1 the journal failed verification, 2 the file is
-    missing, unreadable or not a cardshoe journal.
+    All but init and prune open the journal read-only.
+
+    Exit codes: 0 success, 1 the journal failed verification or is damaged,
+    2 the file is missing, unreadable or not a cardshoe journal.
     """
+
+
+@journal.command()
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=DEFAULT_CONFIG,
+    show_default=True,
+    help="The table configuration: its table_id and service.journal_path.",
+)
+@click.option(
+    "--if-missing",
+    is_flag=True,
+    help="Leave a journal that is already there as it is (for install scripts run again).",
+)
+def init(config_path: Path, if_missing: bool) -> None:
+    """Make the journal of a new table, where service.journal_path says.
+
+    `shoectl run` never makes a journal: a lost journal must be restored, not
+    silently replaced by an empty one. Refuses (exit 2) where a journal is.
+    """
+    from cardshoe.controller.config import load_config
+    from cardshoe.controller.journal.store import Journal
+
+    config = load_config(config_path)
+    path = config.service.journal_path
+    if if_missing and path.exists():
+        click.echo(f"{path}: kept the journal already there")
+        return
+    Journal.init(path, table_id=config.table_id)
+    click.echo(f"{path}: new journal for table {config.table_id}")
 
 
 @journal.command()

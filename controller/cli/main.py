@@ -26,6 +26,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "odds",
         "Exact odds and house edge by enumeration.",
     ),
+    "analyze": (
+        "cardshoe.controller.cli.analyze_cmd",
+        "analyze",
+        "Shuffle quality across a table's shoes (surveillance).",
+    ),
     "journal": (
         "cardshoe.controller.cli.journal_cmd",
         "journal",

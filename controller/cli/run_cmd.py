@@ -61,8 +61,11 @@ def run(
     `shoectl status` and `shoectl monitor --service`. SIGTERM or Ctrl-C stops
     after the event under way is journaled; the next start resumes the shoe.
     Under systemd it sends READY=1, WATCHDOG=1, STATUS= and STOPPING=1.
-    Exit 0 stopped cleanly, 2 bad configuration, 3 device absent, busy or not
-    permitted or another service running, 1 the service failed (see the log).
+    The journal must exist: `shoectl journal init` makes a new table's.
+    Exit 0 stopped cleanly, 2 bad configuration or no journal, 3 device absent,
+    busy or not permitted or another service running, 1 the journal failed its
+    check or cannot be written (one line naming the path), or the service failed
+    (see the log).
     """
     import sys
 

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from cardshoe.controller.canonical import canonical_json
-from cardshoe.controller.journal.chain import record_hash
+from cardshoe.controller.journal.chain import HASHED_FIELDS, record_hash
 from cardshoe.controller.journal.store import ChainAnchor, Record
 
 
@@ -95,21 +95,15 @@ class EventMessage:
         """The payload as the journal stored and hashed it (canonical JSON)."""
         return canonical_json(self.payload)
 
+    def hashed_values(self) -> tuple[object, ...]:
+        """The record's fields in the journal's hash order (chain.HASHED_FIELDS)."""
+        fields = {**asdict(self), "id": self.record_id, "payload": self.payload_json}
+        return tuple(fields[name] for name in HASHED_FIELDS)
+
     def hash_matches(self) -> bool:
         """Whether the record's own fields hash, after prev_hash, to the hash it carries."""
         try:
-            computed = record_hash(
-                self.prev_hash,
-                record_id=self.record_id,
-                time_ns=self.time_ns,
-                table_id=self.table_id,
-                shoe_id=self.shoe_id,
-                round_no=self.round_no,
-                device_serial=self.device_serial,
-                device_seq=self.device_seq,
-                kind=self.kind,
-                payload_json=self.payload_json,
-            )
+            computed = record_hash(self.prev_hash, self.hashed_values())
         except ValueError:  # a prev_hash that is not hex
             return False
         return computed == self.hash

@@ -16,6 +16,7 @@ the end. docs/journal.md describes the file for auditors.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -23,17 +24,23 @@ import re
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from enum import StrEnum
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from cardshoe.controller.canonical import canonical_json
 from cardshoe.controller.errors import UserError
-from cardshoe.controller.journal.chain import GENESIS_HASH, record_hash
+from cardshoe.controller.journal.chain import (
+    GENESIS_HASH,
+    HASHED_FIELDS,
+    RECORD_COLUMNS,
+    record_hash,
+)
 from cardshoe.controller.timestamps import utc_timestamp
 
 BUSY_TIMEOUT_S = 10.0
@@ -77,6 +84,14 @@ SCHEMA_STEPS: tuple[tuple[str, ...], ...] = (
         ) STRICT""",
         f"INSERT INTO chain_head VALUES (1, 0, 0, '{GENESIS_HASH}')",
     ),
+    (
+        """CREATE TABLE checked_anchor (
+            singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+            record_id INTEGER NOT NULL,
+            hash TEXT NOT NULL
+        ) STRICT""",
+        f"INSERT INTO checked_anchor VALUES (1, 0, '{GENESIS_HASH}')",
+    ),
 )
 """Schema step i turns a version-i journal into version i + 1 (PRAGMA user_version)."""
 
@@ -91,31 +106,56 @@ PRUNE_CHECKPOINT_DDL = """CREATE TABLE IF NOT EXISTS prune_checkpoint (
 """Created by the first prune (journal/prune.py): the last record deleted and its hash, where
 verify() starts the chain of what remains. A journal never pruned has no such table."""
 
-_RECORD_COLUMNS = (
-    "id, time_ns, table_id, shoe_id, round_no, device_serial, device_seq, kind, payload, "
-    "prev_hash, hash"
-)
+CHECKPOINT_EVERY = 256
+"""Commits between the journal's own WAL checkpoints, about as often as SQLite's automatic
+one (1,000 pages) would run; that one is off because it fails silently."""
+WAL_ALARM_FRAMES = 8192
+"""A WAL holding this many frames that cannot be checkpointed (some 32 MB) is reported."""
 
-
-RECORD_FIELDS = (
-    "id",
-    "time_utc",
-    "time_ns",
-    "table_id",
-    "shoe_id",
-    "round_no",
-    "device_serial",
-    "device_seq",
-    "kind",
-    "payload",
-    "prev_hash",
-    "hash",
+_COLUMN_LIST = ", ".join(RECORD_COLUMNS)
+_INSERT_RECORD = (
+    f"INSERT INTO records ({_COLUMN_LIST}) VALUES ({', '.join('?' * len(RECORD_COLUMNS))})"
 )
+_HASHED = len(HASHED_FIELDS)
+_PAYLOAD = RECORD_COLUMNS.index("payload")
+"""Where the payload's JSON text sits in a stored row."""
+
+RECORD_FIELDS = (RECORD_COLUMNS[0], "time_utc", *RECORD_COLUMNS[1:])
 """The fields of an exported record, in order: the columns plus the readable time."""
 
 
 class JournalError(UserError):
     """A journal file that cannot be opened or read; the message names the file."""
+
+
+class JournalCorrupt(JournalError):
+    """The journal's file is damaged: SQLite cannot read it, or its integrity check fails."""
+
+    exit_code = 1
+
+
+class JournalStorageError(JournalError):
+    """The journal cannot be written (disk full, read-only file, I/O error, files removed).
+
+    Nothing uncommitted was acknowledged; the message names the path and what to do.
+    """
+
+    exit_code = 1
+
+
+class StorageProblem(StrEnum):
+    """A storage fault the journal survived, for the session to hold or alarm on."""
+
+    FILES_REPLACED = "files_replaced"
+    """The journal's -wal or main file was removed or replaced under the running writer."""
+    CHECKPOINT_FAILING = "checkpoint_failing"
+    """The WAL cannot be copied into the main file, so it keeps growing."""
+
+
+@dataclass(frozen=True)
+class StorageNotice:
+    problem: StorageProblem
+    detail: str
 
 
 @dataclass(frozen=True)
@@ -228,39 +268,20 @@ class Transaction:
         if not self._open:
             raise RuntimeError("this transaction has ended; open a new one to append")
         _check_record_fields(kind, payload, round_no, device_serial, device_seq)
-        payload_json = canonical_json(payload)
         record_id = self._last_id + 1
-        time_ns = time.time_ns()
-        kind = str(kind)
-        table_id = self._journal.table_id
-        new_hash = record_hash(
-            self._head_hash,
-            record_id=record_id,
-            time_ns=time_ns,
-            table_id=table_id,
-            shoe_id=shoe_id,
-            round_no=round_no,
-            device_serial=device_serial,
-            device_seq=device_seq,
-            kind=kind,
-            payload_json=payload_json,
+        hashed = (
+            record_id,
+            time.time_ns(),
+            self._journal.table_id,
+            shoe_id,
+            round_no,
+            device_serial,
+            device_seq,
+            str(kind),
+            canonical_json(payload),
         )
-        self._journal._connection.execute(
-            f"INSERT INTO records ({_RECORD_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                record_id,
-                time_ns,
-                table_id,
-                shoe_id,
-                round_no,
-                device_serial,
-                device_seq,
-                kind,
-                payload_json,
-                self._head_hash,
-                new_hash,
-            ),
-        )
+        new_hash = record_hash(self._head_hash, hashed)
+        self._journal._connection.execute(_INSERT_RECORD, (*hashed, self._head_hash, new_hash))
         self._last_id, self._head_hash = record_id, new_hash
         self._count += 1
         return record_id
@@ -327,26 +348,67 @@ class Journal:
         self._writer_lock = writer_lock
         self._lock = threading.RLock()
         self._in_transaction = False
+        self._commits = 0
+        self._files = _file_identity(path) if writer_lock is not None else None
+        self._notices: list[StorageNotice] = []
 
     @classmethod
-    def open(cls, path: Path | str, *, table_id: str) -> Journal:
-        """Open the table's journal for writing, creating the file and schema if needed."""
+    def init(cls, path: Path | str, *, table_id: str) -> None:
+        """Make a new table's journal, with its schema and table id in the main file.
+
+        Refuses a path where a journal, or its -wal, already is: a journal is never
+        replaced by a new one, so none of its records can be forgotten that way.
+        """
+        path = Path(path)
+        for part in (path, _wal_path(path)):
+            if part.exists():
+                raise JournalError(
+                    f"{part}: a journal is already there: check it with 'shoectl journal "
+                    "verify'; to start a new one, move the old journal's files elsewhere first"
+                )
+        with cls.open(path, table_id=table_id, create=True) as journal, journal._lock:
+            journal._guarded("writing the new journal", journal._wal_checkpoint, "TRUNCATE")
+
+    @classmethod
+    def open(cls, path: Path | str, *, table_id: str, create: bool = False) -> Journal:
+        """Open the table's journal for writing.
+
+        create makes the file and its schema where there is none (`shoectl journal
+        init`, demos, tests). Without it a missing or empty journal is refused: a
+        service that made a new one by itself would trust the device about every card
+        the lost journal held.
+        """
         path = Path(path)
         if not path.parent.is_dir():
             raise JournalError(f"{path}: cannot create the journal: no folder {path.parent}")
+        if not create and not path.exists():
+            raise JournalError(
+                f"{path}: no journal: make a new table's journal with 'shoectl journal init'; "
+                "if this table had one, restore it from its backup (shoectl run never makes one)"
+            )
         writer_lock = WriterLock.acquire(path)
         try:
-            connection = _connect(path, "rwc")
+            connection = _connect(path, "rwc" if create else "rw")
         except BaseException:
             writer_lock.release()
             raise
         try:
             version = _schema_version(connection, path)
+            if version == 0 and not create:
+                raise JournalError(
+                    f"{path}: the file holds no journal (empty, or its records were only in a "
+                    "lost -wal): restore the journal from its backup, or move this file away "
+                    "and run 'shoectl journal init' for a new table"
+                )
             if version > SCHEMA_VERSION:
                 raise _newer_schema(path, version)
             _set_durable(connection, path)
             _migrate(connection, path, table_id)
             stored_table_id = _stored_table_id(connection, path)
+        except sqlite3.Error as exc:
+            connection.close()
+            writer_lock.release()
+            raise storage_error(path, exc, "opening the journal") from None
         except BaseException:
             connection.close()
             writer_lock.release()
@@ -376,6 +438,9 @@ class Journal:
             if version > SCHEMA_VERSION:
                 raise _newer_schema(path, version)
             table_id = _stored_table_id(connection, path)
+        except sqlite3.Error as exc:
+            connection.close()
+            raise storage_error(path, exc, "reading the journal") from None
         except BaseException:
             connection.close()
             raise
@@ -405,17 +470,30 @@ class Journal:
             level = self._connection.execute("PRAGMA synchronous").fetchone()[0]
         return Durability(journal_mode=mode, synchronous=_SYNCHRONOUS_NAMES.get(level, str(level)))
 
+    def free_bytes(self) -> int:
+        """Space left for the journal to grow on its filesystem (what an unprivileged user may
+        use), for the service's free-space floor."""
+        status = os.statvfs(self.path.parent)
+        return status.f_bavail * status.f_frsize
+
+    def take_notices(self) -> list[StorageNotice]:
+        """Storage faults the journal survived since the last call, oldest first."""
+        with self._lock:
+            notices, self._notices = self._notices, []
+        return notices
+
     @contextmanager
     def transaction(self) -> Iterator[Transaction]:
         """Append records atomically; they are on disk once the with-block exits normally.
 
-        An exception inside the block rolls every record of the block back.
+        An exception inside the block rolls every record of the block back; a
+        storage failure is a JournalStorageError naming the path and what to do.
         Acknowledge a device event only after this block has exited.
         """
         with self._lock:
             if self._in_transaction:
                 raise RuntimeError("journal transactions do not nest")
-            self._connection.execute("BEGIN IMMEDIATE")
+            self._guarded("starting a transaction", self._connection.execute, "BEGIN IMMEDIATE")
             self._in_transaction = True
             transaction: Transaction | None = None
             try:
@@ -426,6 +504,9 @@ class Journal:
                 yield transaction
                 transaction._write_head()
                 self._connection.execute("COMMIT")
+            except sqlite3.Error as exc:
+                _roll_back(self._connection)
+                raise storage_error(self.path, exc, "writing records") from None
             except BaseException:
                 _roll_back(self._connection)
                 raise
@@ -433,6 +514,85 @@ class Journal:
                 if transaction is not None:
                     transaction._open = False
                 self._in_transaction = False
+            assert transaction is not None
+            self._after_commit(last_id=transaction._last_id, head_hash=transaction._head_hash)
+
+    def _after_commit(self, *, last_id: int, head_hash: str) -> None:
+        """Notice within one commit that the files were pulled away; checkpoint now and then."""
+        self._commits += 1
+        if self._files is not None and _file_identity(self.path) != self._files:
+            self._reattach(last_id, head_hash)
+        if self._commits % CHECKPOINT_EVERY == 0:
+            self._checkpoint_passively()
+
+    def _reattach(self, last_id: int, head_hash: str) -> None:
+        """The -wal (or the main file) at the path is no longer the one being written.
+
+        Whatever was committed since lives in an unlinked inode no restart would
+        find. Copy it into the main file, reopen at the path so new records go to
+        files a restart reads, and report it; if the records did not survive the
+        move, raise instead, so nothing more is acknowledged.
+        """
+        detail = f"{self.path}: the journal's files were removed or replaced while the service ran"
+        with contextlib.suppress(sqlite3.Error):
+            self._wal_checkpoint("TRUNCATE")
+        self._connection.close()
+        try:
+            self._connection = _connect(self.path, "rw")
+            _set_durable(self._connection, self.path)
+            head = self._connection.execute("SELECT last_id, head_hash FROM chain_head").fetchone()
+        except (sqlite3.Error, JournalError) as exc:
+            raise JournalStorageError(
+                f"{detail} and cannot be reopened ({exc}): stop the service and restore the "
+                "journal from its backup; unacknowledged cards stay on the device"
+            ) from None
+        if tuple(head) != (last_id, head_hash):
+            raise JournalStorageError(
+                f"{detail}: the journal there ends at record {head[0]}, not {last_id}: stop the "
+                "service and restore the journal; unacknowledged cards stay on the device"
+            )
+        self._files = _file_identity(self.path)
+        self._notices.append(
+            StorageNotice(
+                StorageProblem.FILES_REPLACED,
+                f"{detail}; every record was saved into {self.path.name} and the journal "
+                "reopened: find out who removed them",
+            )
+        )
+
+    def _wal_checkpoint(self, mode: str) -> tuple[int, int, int]:
+        row = self._connection.execute(f"PRAGMA wal_checkpoint({mode})").fetchone()
+        return int(row[0]), int(row[1]), int(row[2])
+
+    def _checkpoint_passively(self) -> None:
+        """Copy the WAL into the main file; a failure or a WAL that cannot shrink is reported.
+
+        SQLite's own automatic checkpoint is off because it fails silently: with the
+        main file unwritable the WAL grew by megabytes a shoe and nobody knew.
+        """
+        try:
+            _busy, frames, copied = self._wal_checkpoint("PASSIVE")
+        except sqlite3.Error as exc:
+            fault = storage_error(self.path, exc, "checkpointing the WAL into the journal")
+            self._notices.append(StorageNotice(StorageProblem.CHECKPOINT_FAILING, str(fault)))
+            return
+        if frames - copied >= WAL_ALARM_FRAMES:
+            detail = (
+                f"{_wal_path(self.path)}: {frames - copied} WAL frames cannot be copied into "
+                "the journal because a reader holds an old snapshot: close long-running "
+                "readers of the journal"
+            )
+            self._notices.append(StorageNotice(StorageProblem.CHECKPOINT_FAILING, detail))
+
+    def _fetch_all(self, query: str, parameters: list[Any]) -> list[tuple[Any, ...]]:
+        return self._connection.execute(query, parameters).fetchall()
+
+    def _guarded(self, doing: str, action: Callable[..., Any], *arguments: Any) -> Any:
+        """Run one SQLite call; a failure becomes the journal's one-line storage error."""
+        try:
+            return action(*arguments)
+        except sqlite3.Error as exc:
+            raise storage_error(self.path, exc, doing) from None
 
     def records(
         self,
@@ -456,13 +616,18 @@ class Journal:
             conditions.append(f"kind IN ({', '.join('?' * len(wanted))})")
             parameters.extend(wanted)
         query = (
-            f"SELECT {_RECORD_COLUMNS} FROM records WHERE {' AND '.join(conditions)} "
+            f"SELECT {_COLUMN_LIST} FROM records WHERE {' AND '.join(conditions)} "
             f"ORDER BY id LIMIT {PAGE_SIZE}"
         )
         last_seen = after_id or 0
         while True:
             with self._lock:
-                rows = self._connection.execute(query, [last_seen, *parameters]).fetchall()
+                rows = self._guarded(
+                    f"reading the records after {last_seen}",
+                    self._fetch_all,
+                    query,
+                    [last_seen, *parameters],
+                )
             for row in rows:
                 yield self._record_from_row(row)
             if len(rows) < PAGE_SIZE:
@@ -476,19 +641,21 @@ class Journal:
         already journaled: acknowledge it again without recording it twice.
         """
         with self._lock:
-            row = self._connection.execute(
+            rows = self._guarded(
+                "reading the device's last event",
+                self._fetch_all,
                 "SELECT device_seq FROM records WHERE device_serial = ? "
                 "AND device_seq IS NOT NULL ORDER BY id DESC LIMIT 1",
-                (device_serial,),
-            ).fetchone()
-        return None if row is None else row[0]
+                [device_serial],
+            )
+        return rows[0][0] if rows else None
 
     def checkpoint(self) -> ChainAnchor | None:
         """The last record pruned and its hash, or None when nothing was ever pruned."""
         with self._lock:
-            return self._checkpoint()
+            return self._prune_checkpoint()
 
-    def _checkpoint(self) -> ChainAnchor | None:
+    def _prune_checkpoint(self) -> ChainAnchor | None:
         exists = self._connection.execute(
             "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'prune_checkpoint'"
         ).fetchone()
@@ -521,38 +688,119 @@ class Journal:
         return deleted
 
     def verify(self, *, anchor: ChainAnchor | None = None) -> VerifyResult:
-        """Walk the whole chain in one read snapshot and report the first bad record.
+        """SQLite's integrity check, then the whole chain in one read snapshot.
 
-        With an anchor, the record it names must still carry the hash it had.
+        Reports the first bad page or record; with an anchor, the record it names
+        must still carry the hash it had.
         """
+        return self._in_snapshot(lambda: self._integrity() or self._walk(None, anchor))
+
+    def check_at_start(self) -> VerifyResult:
+        """What a start-up can afford: SQLite's integrity check and the chain from the
+        anchor the last start-up recorded to the head, never every record again.
+
+        When it passes, the head becomes the anchor for the next start-up.
+        """
+        result = self._in_snapshot(self._check_since_last_start)
+        if result.ok:
+            with self.transaction():
+                self._connection.execute(
+                    "UPDATE checked_anchor SET record_id = ?, hash = ?",
+                    (result.last_id, result.head_hash),
+                )
+        return result
+
+    def _check_since_last_start(self) -> VerifyResult:
+        damaged = self._integrity()
+        if damaged is not None:
+            return damaged
+        checked = self._checked_anchor()
+        pruned = self._prune_checkpoint()
+        if checked is not None and pruned is not None and checked.record_id <= pruned.record_id:
+            checked = None  # pruned since: what remains is walked from the prune checkpoint
+        return self._walk(checked, checked)
+
+    def _in_snapshot(self, check: Callable[[], VerifyResult]) -> VerifyResult:
         with self._lock:
             if self._in_transaction:
                 raise RuntimeError("verify the journal outside a transaction")
-            self._connection.execute("BEGIN")
+            self._connection.text_factory = _lenient_text
             try:
-                return self._verify_snapshot(anchor)
+                self._guarded("reading the journal", self._connection.execute, "BEGIN")
+                try:
+                    return check()
+                except sqlite3.DatabaseError as exc:
+                    return _damaged(None, f"SQLite cannot read the journal: {exc}")
+                finally:
+                    _roll_back(self._connection)
             finally:
-                self._connection.execute("COMMIT")
+                self._connection.text_factory = str
 
-    def _verify_snapshot(self, anchor: ChainAnchor | None) -> VerifyResult:
-        checkpoint = self._checkpoint()
+    def _integrity(self) -> VerifyResult | None:
+        """SQLite's own check of pages and indexes: None when it finds nothing wrong."""
+        try:
+            rows = self._connection.execute("PRAGMA integrity_check(5)").fetchall()
+        except sqlite3.DatabaseError as exc:
+            return _damaged(None, f"SQLite cannot read the database: {exc}")
+        messages = [str(row[0]) for row in rows]
+        if messages == ["ok"]:
+            return None
+        return _damaged(None, f"SQLite's integrity check fails: {'; '.join(messages)}")
+
+    def _checked_anchor(self) -> ChainAnchor | None:
+        try:
+            row = self._connection.execute("SELECT record_id, hash FROM checked_anchor").fetchone()
+        except sqlite3.DatabaseError:
+            return None
+        return None if row is None or row[0] == 0 else ChainAnchor(row[0], row[1])
+
+    def _walk(self, start: ChainAnchor | None, anchor: ChainAnchor | None) -> VerifyResult:
+        """The chain from start (or record 1) to the head, and the head itself.
+
+        The walk begins at start's own record, whose recomputed hash must still be
+        start's (the start-up check passes start as the anchor too).
+        """
         expected_id, previous_hash, count = 1, GENESIS_HASH, 0
-        if checkpoint is not None:
-            expected_id, previous_hash = checkpoint.record_id + 1, checkpoint.hash
-            if anchor is not None and anchor.record_id == checkpoint.record_id:
-                if anchor.hash != checkpoint.hash:
+        pruned = self._prune_checkpoint()
+        if pruned is not None:
+            expected_id, previous_hash = pruned.record_id + 1, pruned.hash
+            if anchor is not None and anchor.record_id == pruned.record_id:
+                if anchor.hash != pruned.hash:
                     return VerifyResult(
                         False,
                         0,
                         previous_hash,
                         anchor.record_id,
-                        "the anchor's hash is not "
-                        "the prune checkpoint's: the journal was rewritten",
+                        "the anchor's hash is not the prune checkpoint's: "
+                        "the journal was rewritten",
                     )
                 anchor = None
-        rows = self._connection.execute(f"SELECT {_RECORD_COLUMNS} FROM records ORDER BY id")
-        for row in rows:
-            record_id, stored_hash = row[0], row[10]
+        if start is not None:
+            row = self._connection.execute(
+                "SELECT prev_hash, (SELECT count(*) FROM records WHERE id < ?) "
+                "FROM records WHERE id = ?",
+                (start.record_id, start.record_id),
+            ).fetchone()
+            if row is None:
+                return VerifyResult(
+                    False,
+                    0,
+                    GENESIS_HASH,
+                    start.record_id,
+                    "the record the last start-up checked is gone: records were deleted",
+                )
+            expected_id, previous_hash, count = start.record_id, row[0], row[1]
+        rows = self._connection.execute(
+            f"SELECT {_COLUMN_LIST} FROM records WHERE id >= ? ORDER BY id", (expected_id,)
+        )
+        while True:
+            try:
+                row = rows.fetchone()
+            except sqlite3.DatabaseError as exc:
+                return _damaged(expected_id, f"SQLite cannot read it: {exc}", count, previous_hash)
+            if row is None:
+                break
+            record_id, stored_hash = row[0], row[-1]
             problem = _chain_problem(row, expected_id, previous_hash)
             if problem is None and _misses_anchor(anchor, record_id, stored_hash):
                 problem = (
@@ -562,13 +810,20 @@ class Journal:
             if problem is not None:
                 return VerifyResult(False, count, previous_hash, record_id, problem)
             expected_id, previous_hash, count = record_id + 1, stored_hash, count + 1
+        last_id = expected_id - 1
+        return self._head_problem(last_id, previous_hash, count, anchor) or VerifyResult(
+            True, count, previous_hash, last_id=last_id
+        )
+
+    def _head_problem(
+        self, last_id: int, previous_hash: str, count: int, anchor: ChainAnchor | None
+    ) -> VerifyResult | None:
         heads = self._connection.execute(
             "SELECT record_count, last_id, head_hash FROM chain_head"
         ).fetchall()
         if len(heads) != 1:
             return VerifyResult(False, count, previous_hash, None, "the chain head is missing")
         head_count, head_last_id, head_hash = heads[0]
-        last_id = expected_id - 1
         if head_last_id > last_id:
             return VerifyResult(
                 False,
@@ -603,22 +858,87 @@ class Journal:
                 anchor.record_id,
                 "the anchor's record is no longer in the journal: the end was cut off",
             )
-        return VerifyResult(True, count, previous_hash, last_id=last_id)
+        return None
 
     def _record_from_row(self, row: tuple[Any, ...]) -> Record:
         try:
-            payload = json.loads(row[8])
+            payload = json.loads(row[_PAYLOAD])
         except json.JSONDecodeError:
-            raise JournalError(
+            raise JournalCorrupt(
                 f"{self.path}: record {row[0]} holds a payload that is not JSON: "
                 "run 'shoectl journal verify'"
             ) from None
-        return Record(*row[:8], payload, *row[9:])
+        values = dict(zip(RECORD_COLUMNS, row, strict=True))
+        values["payload"] = payload
+        return Record(**values)
+
+
+def _damaged(
+    record_id: int | None, reason: str, count: int = 0, head_hash: str = GENESIS_HASH
+) -> VerifyResult:
+    return VerifyResult(False, count, head_hash, record_id, reason)
+
+
+def _lenient_text(data: bytes) -> str:
+    """Text as verify reads it: bytes that are not UTF-8 make the record's hash fail,
+    which names it, instead of an exception that names nothing."""
+    return data.decode("utf-8", "replace")
+
+
+def _wal_path(path: Path) -> Path:
+    return path.with_name(path.name + "-wal")
+
+
+def _file_identity(path: Path) -> tuple[tuple[int, int] | None, ...]:
+    """Which inodes the journal's main file and -wal are at the path, to notice a swap."""
+    identity: list[tuple[int, int] | None] = []
+    for part in (path, _wal_path(path)):
+        try:
+            status = os.stat(part)
+        except FileNotFoundError:
+            identity.append(None)
+        else:
+            identity.append((status.st_dev, status.st_ino))
+    return tuple(identity)
+
+
+_STORAGE_FIXES = (
+    ("disk is full", "free space on the journal's filesystem (df), then restart the service"),
+    (
+        "readonly",
+        "give the service's user write access to the journal, its -wal and -shm files and "
+        "their folder (ls -l), then restart the service",
+    ),
+    (
+        "I/O error",
+        "the disk failed a read or a write (a full disk, a file size limit or a failing "
+        "device): check dmesg and df, then restart the service",
+    ),
+    (
+        "unable to open",
+        "give the service's user access to the journal's folder (ls -ld), then restart",
+    ),
+    ("locked", "another program holds the journal's write lock: stop it"),
+)
+
+
+def storage_error(path: Path, exc: sqlite3.Error, doing: str) -> JournalError:
+    """SQLite's complaint as one line that names the path and what to do about it."""
+    text = str(exc)
+    if "malformed" in text or "not a database" in text:
+        return JournalCorrupt(
+            f"{path}: the journal is damaged ({text}) while {doing}: run 'shoectl journal "
+            f"verify {path}' and restore the journal from its backup"
+        )
+    for marker, fix in _STORAGE_FIXES:
+        if marker in text:
+            return JournalStorageError(f"{path}: {text} while {doing}: {fix}")
+    return JournalStorageError(f"{path}: {text} while {doing}: check the disk and the file")
 
 
 def _chain_problem(row: tuple[Any, ...], expected_id: int, previous_hash: str) -> str | None:
     """Why this row breaks the chain, or None when it carries on from previous_hash."""
-    record_id, time_ns, table_id, shoe_id, round_no, serial, seq, kind, payload, prev, stored = row
+    record_id, prev = row[0], row[_HASHED]
     if record_id != expected_id:
         return f"{_id_span(expected_id, record_id - 1)} missing before it"
     if prev != previous_hash:
@@ -627,21 +947,10 @@ def _chain_problem(row: tuple[Any, ...], expected_id: int, previous_hash: str) -
             "records were moved, inserted or replaced"
         )
     try:
-        computed = record_hash(
-            previous_hash,
-            record_id=record_id,
-            time_ns=time_ns,
-            table_id=table_id,
-            shoe_id=shoe_id,
-            round_no=round_no,
-            device_serial=serial,
-            device_seq=seq,
-            kind=kind,
-            payload_json=payload,
-        )
+        computed = record_hash(previous_hash, row[:_HASHED])
     except (TypeError, ValueError):
         return "a field holds a value of the wrong type: the record was edited"
-    if computed != stored:
+    if computed != row[-1]:
         return "its contents do not match its hash: the record was edited"
     return None
 
@@ -706,12 +1015,26 @@ def _schema_version(connection: sqlite3.Connection, path: Path) -> int:
             for row in connection.execute("SELECT name FROM sqlite_schema WHERE type = 'table'")
         }
     except sqlite3.DatabaseError as exc:
+        if _starts_like_sqlite(path):
+            raise storage_error(path, exc, "reading the journal's schema") from None
         raise JournalError(f"{path}: not a cardshoe journal ({exc})") from None
     if version == 0 and names:
         raise JournalError(f"{path}: not a cardshoe journal (a SQLite file with other tables)")
     if version and not {"journal_info", "records", "chain_head"} <= names:
         raise JournalError(f"{path}: not a cardshoe journal (journal tables are missing)")
     return version
+
+
+def _starts_like_sqlite(path: Path) -> bool:
+    """A file with SQLite's header, made of whole pages, that SQLite cannot read is a damaged
+    journal (random bytes written into it), not some other file given by mistake."""
+    try:
+        with path.open("rb") as file:
+            header = file.read(16)
+        size = path.stat().st_size
+    except OSError:
+        return False
+    return header == b"SQLite format 3\x00" and size >= 512 and size % 512 == 0
 
 
 def _newer_schema(path: Path, version: int) -> JournalError:
@@ -730,6 +1053,7 @@ def _set_durable(connection: sqlite3.Connection, path: Path) -> None:
             "put the journal on a local disk"
         )
     connection.execute("PRAGMA synchronous = FULL")
+    connection.execute("PRAGMA wal_autocheckpoint = 0")
 
 
 def _migrate(connection: sqlite3.Connection, path: Path, table_id: str) -> None:
@@ -751,9 +1075,11 @@ def _migrate(connection: sqlite3.Connection, path: Path, table_id: str) -> None:
 
 
 def _roll_back(connection: sqlite3.Connection) -> None:
-    """Undo the open transaction, unless a failed COMMIT already did."""
+    """Undo the open transaction, unless a failed COMMIT already did; a storage failure
+    while undoing changes nothing: SQLite rolls back on the next open."""
     if connection.in_transaction:
-        connection.execute("ROLLBACK")
+        with contextlib.suppress(sqlite3.Error):
+            connection.execute("ROLLBACK")
 
 
 def _stored_table_id(connection: sqlite3.Connection, path: Path) -> str:

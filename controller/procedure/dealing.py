@@ -33,7 +33,6 @@ from cardshoe.controller.procedure.irregularities import (
     Consequence,
     Irregularity,
     inspect_card,
-    read_card_id,
 )
 from cardshoe.controller.procedure.machine import ROUND_STATES, State, Trigger
 from cardshoe.controller.procedure.operator_input import deck_set_text
@@ -44,6 +43,10 @@ from cardshoe.drivers.protocol.messages import (
     CardRead,
     SensorFlag,
 )
+
+MAX_FEED_SIZE = 6
+"""The most cards one baccarat round takes (three to each hand): a double feed announcing
+more is capped here, and the host's feed watch holds the table when the rest never comes."""
 
 
 class Dealing:
@@ -140,7 +143,9 @@ class Dealing:
             self._hold_for_the_deck_set(shoe, inspection)
         if starts_group:
             group_burn = None if isinstance(due, Hand) else (due or BurnReason.IRREGULAR)
-            shoe.feed = FeedGroup(card_event.feed_group, card_event.feed_size - 1, group_burn)
+            # A round holds at most MAX_FEED_SIZE cards: no feed announces more truthfully.
+            size = min(card_event.feed_size, MAX_FEED_SIZE)
+            shoe.feed = FeedGroup(card_event.feed_group, size - 1, group_burn)
             if shoe.feed.remaining <= 0:
                 shoe.feed = None
 
@@ -176,7 +181,7 @@ class Dealing:
         self.trigger(Trigger.HOLD, reason=HoldReason.DECK_SET_MISMATCH)
 
     def _take_card_without_shoe(self, card_event: CardRead) -> None:
-        card_id = read_card_id(card_event)
+        card_id = card_event.card
         inspection = CardInspection(card_id, ())
         findings = [Irregularity.CARD_OUTSIDE_ROUND]
         if self.state == State.HELD:
@@ -184,7 +189,7 @@ class Dealing:
         self._burn(inspection, BurnReason.IRREGULAR, findings)
 
     def _adopt_deck_set(self, shoe: ShoeState, card_event: CardRead) -> None:
-        card_id = read_card_id(card_event)
+        card_id = card_event.card
         if card_id is not None:
             shoe.deck_set = card_id.deck_set
             self._emit(DeckSetAdopted(deck_set_text(card_id.deck_set)))

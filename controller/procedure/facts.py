@@ -48,9 +48,20 @@ class AlarmKind(StrEnum):
     SHOE_ABANDONED = "shoe_abandoned"
     CUT_CARD = "cut_card"
     """The cut card came out further from its configured depth than the tolerance."""
+    STORAGE = "storage"
+    """The journal's disk is short of space, or its files failed or were tampered with."""
     JOURNAL = "journal"
     """Replaying the journal's inputs does not give the facts it holds: altered, or the
     procedure software changed mid-shoe."""
+    ADVANTAGE = "advantage"
+    """Surveillance: a bet of the remaining shoe favours the player (a card counter's edge)."""
+    STACKED_SHOE = "stacked_shoe"
+    """Surveillance: a run of cards a fair shuffle would almost never deal."""
+
+
+WATCHER_ALARMS = frozenset({AlarmKind.ADVANTAGE, AlarmKind.STACKED_SHOE})
+"""Raised by game protection from facts already committed, never by the procedure, so
+replaying the procedure's inputs does not give them (recovery passes over them)."""
 
 
 class BurnReason(StrEnum):

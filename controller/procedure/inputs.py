@@ -112,6 +112,52 @@ class PackCount:
     pack it was loaded with, however many cards are in flight to the host."""
 
 
+@dataclass(frozen=True)
+class JournalBehindDevice:
+    """At the handshake the device had acknowledgements for events the journal does not hold
+    (a lost or restored-from-old journal): those events are gone from both sides."""
+
+    journaled_seq: int
+    device_acked_seq: int
+    """Journaled as the record's device_seq, so a restart does not find the loss again."""
+
+
+@dataclass(frozen=True)
+class StorageFault:
+    """The journal survived a storage fault that a person must look into (its files were
+    removed or replaced under the running service)."""
+
+    detail: str
+
+
+@dataclass(frozen=True)
+class StorageLow:
+    """Free space for the journal fell below the configured floor (service.journal_min_free_mb)."""
+
+    free_bytes: int
+    floor_bytes: int
+
+
+@dataclass(frozen=True)
+class StorageRecovered:
+    """Free space for the journal is back above the floor."""
+
+    free_bytes: int
+
+
+@dataclass(frozen=True)
+class HostFinding:
+    """The host found the device's reports unable to go on: hold for a person, with why.
+
+    The session raises it where the table would otherwise wait silently, with no
+    card allowed out and nothing awaited from the operator (a double feed whose
+    cards never all come). hold is a HoldReason that an operator clears.
+    """
+
+    hold: str
+    detail: str
+
+
 HOST_INPUTS: Mapping[str, type] = {
     "command.start_shoe": StartShoe,
     "command.shoe_loaded": ShoeLoaded,
@@ -124,6 +170,11 @@ HOST_INPUTS: Mapping[str, type] = {
     "command.void_round": VoidRound,
     "host.device_count": DeviceCount,
     "host.pack_count": PackCount,
+    "host.journal_behind_device": JournalBehindDevice,
+    "host.storage_fault": StorageFault,
+    "host.storage_low": StorageLow,
+    "host.storage_recovered": StorageRecovered,
+    "host.finding": HostFinding,
 }
 _HOST_KINDS = {cls: kind for kind, cls in HOST_INPUTS.items()}
 _DEVICE_PREFIX = "device."
@@ -162,8 +213,16 @@ def to_record(item: Any) -> InputRecord:
     kind = _HOST_KINDS.get(type(item))
     if kind is None:
         raise TypeError(f"{item!r} is not an input of the table procedure")
-    accepted = item.accepted_seq if isinstance(item, ClearHold) else None
-    return InputRecord(kind, asdict(item), accepted)
+    return InputRecord(kind, asdict(item), _device_seq_of(item))
+
+
+def _device_seq_of(item: object) -> int | None:
+    """The device seq a host input vouches for, journaled so last_device_seq counts it."""
+    if isinstance(item, ClearHold):
+        return item.accepted_seq
+    if isinstance(item, JournalBehindDevice):
+        return item.device_acked_seq
+    return None
 
 
 def is_input_kind(kind: str) -> bool:

@@ -18,7 +18,6 @@ from enum import StrEnum
 from cardshoe.controller.procedure.facts import AlarmKind
 from cardshoe.controller.rules.cards import Card, Suit
 from cardshoe.drivers.protocol.cardid import CardId, CardSuit
-from cardshoe.drivers.protocol.errors import CardIdError
 from cardshoe.drivers.protocol.messages import CardRead, Orientation, SensorFlag
 
 
@@ -199,16 +198,6 @@ class CardInspection:
         return self.card_id is not None and not self.is_intruder
 
 
-def read_card_id(event: CardRead) -> CardId | None:
-    """The card's ID, or None when it was unreadable or failed its check value."""
-    if event.flags & SensorFlag.ID_UNREADABLE:
-        return None
-    try:
-        return event.card_id()
-    except CardIdError:
-        return None
-
-
 def inspect_card(
     event: CardRead,
     *,
@@ -227,7 +216,7 @@ def inspect_card(
     starts_feed_group is true for the first card of a double feed; the rest
     of its group is the same irregularity, recorded once.
     """
-    card_id = read_card_id(event)
+    card_id = event.card
     findings: list[Irregularity] = []
     if card_id is None:
         findings.append(Irregularity.MISREAD_CARD)

@@ -57,9 +57,14 @@ from cardshoe.controller.procedure.inputs import (
     CutDone,
     DeviceCount,
     EndShoe,
+    HostFinding,
+    JournalBehindDevice,
     PackCount,
     ShoeLoaded,
     StartShoe,
+    StorageFault,
+    StorageLow,
+    StorageRecovered,
     VoidRound,
 )
 from cardshoe.controller.procedure.irregularities import (
@@ -639,6 +644,7 @@ INPUT_ROUTES: Mapping[type, Route] = {
     VoidRound: lambda model, item: model.trigger(Trigger.VOID_CURRENT_ROUND, reason=item.reason),
     DeviceCount: lambda model, item: model.trigger(Trigger.RECONCILE, count=item),
     PackCount: lambda model, item: model.trigger(Trigger.PACK_COUNTED, count=item),
+    HostFinding: lambda model, item: model.trigger(Trigger.HOLD, reason=item.hold),
     # The link's own events
     LinkLost: lambda model, item: model.trigger(Trigger.HOLD, reason=HoldReason.LINK_LOST),
     LinkRestored: lambda model, item: model.trigger(Trigger.RELEASE, reason=HoldReason.LINK_LOST),
@@ -647,5 +653,18 @@ INPUT_ROUTES: Mapping[type, Route] = {
         Trigger.HOLD, reason=HoldReason.SEQUENCE_REGRESSION
     ),
     ProtocolViolation: _protocol_violation,
+    # The journal's storage, as the session watches it
+    JournalBehindDevice: lambda model, item: model.trigger(
+        Trigger.HOLD, reason=HoldReason.JOURNAL_BEHIND_DEVICE
+    ),
+    StorageFault: lambda model, item: model.trigger(
+        Trigger.HOLD, reason=HoldReason.JOURNAL_STORAGE
+    ),
+    StorageLow: lambda model, item: model.trigger(
+        Trigger.HOLD, reason=HoldReason.JOURNAL_SPACE_LOW
+    ),
+    StorageRecovered: lambda model, item: model.trigger(
+        Trigger.RELEASE, reason=HoldReason.JOURNAL_SPACE_LOW
+    ),
 }
 """Each input's type -> what it does to the procedure: mostly one trigger, with its data."""

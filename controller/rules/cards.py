@@ -9,7 +9,8 @@ input), suit S H D C. Baccarat counts A as 1, 2-9 at face value and
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import Enum
 
@@ -116,6 +117,22 @@ class ShoeComposition:
     def value_counts(self) -> tuple[int, ...]:
         """Cards per baccarat value 0..9: value 0 has the 10s and court cards."""
         return (16 * self.decks,) + (4 * self.decks,) * 9
+
+    def remaining(self, seen: Iterable[Card]) -> dict[Card, int]:
+        """Each distinct card -> copies left once the seen cards (burned or dealt) are out.
+
+        A seen card the shoe cannot hold (a second ace of spades from one deck) is bad
+        input: the list is wrong, or the shoe holds a foreign card.
+        """
+        left = {card: self.copies_per_card for card in ShoeComposition(1).cards()}
+        for card, times in Counter(seen).items():
+            if card.is_mandatory_seven or left.get(card, 0) < times:
+                raise RulesError(
+                    f"{card} seen {times} times, but {self.decks} deck(s) hold "
+                    f"{self.copies_per_card} of it: correct the seen cards or the decks"
+                )
+            left[card] -= times
+        return left
 
     def cards(self) -> Iterator[Card]:
         """Every card of the shoe, deck by deck, in new-deck order."""

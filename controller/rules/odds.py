@@ -1,23 +1,27 @@
-"""Exact odds and house edge of every bet, by full enumeration (no sampling).
+"""Exact odds and house edge of every bet, for a full shoe or whatever is left of one.
 
 A casino submits these figures when it asks the regulator to approve its
-options (Macau Art. 18), so they are exact integers and Fractions.
+options (Macau Art. 18), and surveillance watches them move as a shoe is
+dealt, so they are exact integers and Fractions, never sampled.
 
-Counts are of ordered deals of the first max_shoe_cards cards of a shuffled
-shoe (6 cards, 5 in 7 Up), even when a round uses fewer: the published
-figures count that way. Enumerating card by card would take ~15 s for eight
-decks, so the enumeration works on compositions with integer weights:
+Counts are of ordered deals of the first max_shoe_cards cards of the
+(remaining) shoe (6 cards, 5 in 7 Up), even when a round uses fewer: the
+published figures count that way. Enumerating card by card would take ~15 s
+for eight decks; the enumeration works on value compositions instead:
 
-- The initial deal is enumerated as the multiset of ranks each hand gets.
-  The number of ordered deals behind a multiset is its arrangements times
-  the falling product of each rank's count. Ranks are needed there only for
-  the pair bets; what follows depends on card values alone.
-- From each initial deal, third cards are enumerated by value (10 values
-  with counts), asking Dealing.next_recipient at every step: the same code
-  that deals live rounds, so the Macau lower-hand-first order is followed.
-- Initial deals with the same values share that enumeration, and a round
-  that ends after k cards stands for (size-k)(size-k-1)... orderings of the
-  unused positions.
+- What a round decides for the Player, Banker, Tie and Super 7's bets
+  depends on the card values alone (0-9). For each multiset of values a
+  round can use, a shoe-independent table holds how many value sequences
+  with that multiset end in each (player total, banker total, sevens). It is
+  built once per Dealing by asking Dealing.next_recipient at every step (the
+  same code that deals live rounds, so the Macau lower-hand-first order is
+  followed), and cached.
+- Pricing a shoe is then one pass over that table: a multiset's weight is
+  the falling product of the shoe's count of each value it takes, times the
+  orderings of the unused positions. About 7,000 multisets: a few
+  milliseconds, so the table can price its remaining shoe after every round.
+- The pair bets depend on the ranks of each hand's first two cards only, so
+  they have a closed form: the ways to take two cards of one rank.
 """
 
 from __future__ import annotations
@@ -26,21 +30,23 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import cache
 from itertools import combinations_with_replacement
 from math import factorial, perm, prod
+from operator import mul
 
 from cardshoe.controller.rules.cards import Card, ShoeComposition
 from cardshoe.controller.rules.drawing import Dealing
+from cardshoe.controller.rules.errors import RulesError
 from cardshoe.controller.rules.games import Game
-from cardshoe.controller.rules.hands import Hand, Winner, is_natural, point_total
+from cardshoe.controller.rules.hands import Hand, Winner, point_total, winner_of
 from cardshoe.controller.rules.paytables import Bet
 from cardshoe.controller.rules.rounds import SEVEN, Outcome
 
 HandValues = tuple[int, ...]
 LeafKey = tuple[int, int, int]
 """(player total, banker total, sevens) at the end of a round."""
-OutcomeFields = tuple[int, int, bool, bool, bool, int]
-"""Outcome's fields, in their order."""
+PAIR_BETS = {Bet.PLAYER_PAIR: Hand.PLAYER, Bet.BANKER_PAIR: Hand.BANKER}
 
 
 @dataclass(frozen=True)
@@ -65,6 +71,8 @@ class OddsReport:
 
     game: Game
     decks: int
+    cards_left: int
+    """Cards in the shoe priced: 52 x decks for a full shoe, fewer once cards are seen."""
     total: int
     """Ordered deals of the first game.dealing.max_shoe_cards cards of the shoe."""
     winners: Mapping[Winner, int]
@@ -74,143 +82,180 @@ class OddsReport:
         return Fraction(self.winners[winner], self.total)
 
 
-def compute_odds(game: Game, decks: int) -> OddsReport:
-    """Enumerate every round of `game` from a fresh shoe of `decks` decks."""
-    copies = ShoeComposition(decks).copies_per_card
-    outcomes = outcome_counts(game.dealing, {card: copies for card in ShoeComposition(1).cards()})
-    total = sum(outcomes.values())
-    winners = {winner: 0 for winner in Winner}
-    for outcome, deals in outcomes.items():
-        winners[outcome.winner] += deals
-    bets = {}
-    for bet in game.bets:
-        returns: Counter[Fraction] = Counter()
-        for outcome, deals in outcomes.items():
-            returns[game.net_return(bet, outcome)] += deals
-        bets[bet] = BetOdds(bet, dict(returns), total)
-    return OddsReport(game, decks, total, winners, bets)
+@dataclass(frozen=True)
+class PricingTable:
+    """What every multiset of card values a round can use decides, in the shape pricing reads.
 
-
-def outcome_counts(dealing: Dealing, shoe: Mapping[Card, int]) -> Counter[Outcome]:
-    """How many ordered deals of dealing.max_shoe_cards shoe cards end in each outcome.
-
-    shoe maps each distinct card to the number of copies in the shoe.
+    A multiset's weight for a shoe is a product of entries of one flat list: the falling
+    product (count of value v, n) at v * (most + 1) + n, then the orderings of the unused
+    positions after a round of k cards at 10 * (most + 1) + k. Both loops of a pricing then
+    run inside math.prod and sum, not in Python bytecode.
     """
+
+    most: int
+    """dealing.max_shoe_cards."""
+    factors: tuple[tuple[int, ...], ...]
+    """For each multiset, the indices of its weight's factors in the flat list."""
+    leaves: tuple[tuple[LeafKey, tuple[int, ...], tuple[int, ...]], ...]
+    """(totals and sevens, the multisets that can end there, value sequences of each that do)."""
+
+
+def compute_odds(game: Game, decks: int) -> OddsReport:
+    """Every bet of `game` priced for a fresh shoe of `decks` decks."""
+    return price_shoe(game, decks, ShoeComposition(decks).remaining(()))
+
+
+def price_shoe(game: Game, decks: int, shoe: Mapping[Card, int]) -> OddsReport:
+    """Every bet of `game` priced for the shoe `shoe` (distinct card -> copies left in it).
+
+    Raises RulesError when the shoe holds fewer cards than one round may need.
+    """
+    dealing = game.dealing
+    most = dealing.max_shoe_cards
+    size = sum(shoe.values())
+    if size < most:
+        raise RulesError(
+            f"{size} cards left: a round of {game.name} may need {most}, so there is nothing "
+            "to price; see fewer cards or a shoe of more decks"
+        )
+    value_counts = [0] * 10
     rank_counts: Counter[int] = Counter()
     for card, copies in shoe.items():
+        value_counts[card.value] += copies
         rank_counts[card.rank] += copies
-    value_of_rank = {card.rank: card.value for card in (*dealing.player_starts_with, *shoe)}
-    value_counts = [0] * 10
-    for rank, count in rank_counts.items():
-        value_counts[value_of_rank[rank]] += count
-    size = sum(rank_counts.values())
-    most = dealing.max_shoe_cards
-    tails = [perm(size - used, most - used) for used in range(min(size, most) + 1)]
-    placed = len(dealing.player_starts_with)
-
-    tally: defaultdict[OutcomeFields, int] = defaultdict(int)
-    third_cards: dict[tuple[HandValues, HandValues], dict[LeafKey, int]] = {}
-    for initial, deals in _initial_deals(dealing, rank_counts, value_of_rank).items():
-        player, banker, player_pair, banker_pair = initial
-        leaves = third_cards.get((player, banker))
-        if leaves is None:
-            remaining = list(value_counts)
-            for value in player[placed:] + banker:
-                remaining[value] -= 1
-            used = len(player) - placed + len(banker)
-            found: defaultdict[LeafKey, int] = defaultdict(int)
-            _deal_third_cards(dealing, player, banker, remaining, 1, used, tails, found)
-            leaves = third_cards[(player, banker)] = dict(found)
-        natural = is_natural(player) or is_natural(banker)
-        for (player_total, banker_total, sevens), weight in leaves.items():
-            fields = (player_total, banker_total, natural, player_pair, banker_pair, sevens)
-            tally[fields] += deals * weight
-    return Counter({Outcome(*fields): deals for fields, deals in tally.items()})
+    leaves = _leaf_counts(dealing, value_counts, size)
+    total = perm(size, most)
+    winners = {winner: 0 for winner in Winner}
+    for (player_total, banker_total, _), deals in leaves.items():
+        winners[winner_of(player_total, banker_total)] += deals
+    by_leaf = _leaf_returns(game, leaves)
+    bets = {
+        bet: BetOdds(
+            bet,
+            _pair_returns(game, bet, rank_counts, size) if bet in PAIR_BETS else by_leaf[bet],
+            total,
+        )
+        for bet in game.bets
+    }
+    return OddsReport(game, decks, size, total, winners, bets)
 
 
-def _initial_deals(
-    dealing: Dealing, rank_counts: Mapping[int, int], value_of_rank: Mapping[int, int]
-) -> dict[tuple[HandValues, HandValues, bool, bool], int]:
-    """Ordered deals behind each initial deal, keyed by hand values and pair flags.
+def _leaf_counts(dealing: Dealing, value_counts: list[int], size: int) -> dict[LeafKey, int]:
+    """Ordered deals of the first max_shoe_cards cards ending at each leaf, for these counts."""
+    table = composition_table(dealing)
+    most = table.most
+    flat = [perm(count, n) for count in value_counts for n in range(most + 1)]
+    flat += [perm(size - used, most - used) for used in range(most + 1)]
+    weights = [prod(map(flat.__getitem__, factors)) for factors in table.factors]
+    weight_of = weights.__getitem__
+    return {
+        leaf: deals
+        for leaf, members, sequences in table.leaves
+        if (deals := sum(map(mul, map(weight_of, members), sequences)))
+    }
 
-    Within a hand the values come in rank order, not deal order: no drawing
-    rule looks at the order of a hand's first two cards.
+
+def _leaf_returns(game: Game, leaves: Mapping[LeafKey, int]) -> dict[Bet, dict[Fraction, int]]:
+    """The bets settled on totals and sevens: each one's gain at each leaf, summed.
+
+    Game.net_returns decides every payout, and remembers each outcome's, so a
+    table pricing after every round does the Fraction arithmetic only once.
     """
-    placed_ranks = tuple(card.rank for card in dealing.player_starts_with)
-    ranks = sorted(rank_counts)
+    returns: dict[str, Counter[Fraction]] = {
+        bet.value: Counter() for bet in game.bets if bet not in PAIR_BETS
+    }
+    for (player_total, banker_total, sevens), deals in leaves.items():
+        # No such bet looks at naturals or pairs, so the leaf's outcome leaves them out.
+        gains = game.net_returns(Outcome(player_total, banker_total, False, False, False, sevens))
+        for name, counter in returns.items():
+            counter[gains[name]] += deals
+    return {Bet(name): dict(counter) for name, counter in returns.items()}
+
+
+def _pair_returns(
+    game: Game, bet: Bet, rank_counts: Mapping[int, int], size: int
+) -> dict[Fraction, int]:
+    """A pair bet: ordered deals whose hand's first two cards share a rank, in closed form."""
+    dealing = game.dealing
+    hand = PAIR_BETS[bet]
+    placed = [card.rank for card in dealing.player_starts_with] if hand is Hand.PLAYER else []
+    from_shoe = 2 - len(placed)
+    if from_shoe == 2:
+        ways = sum(count * (count - 1) for count in rank_counts.values())
+    elif from_shoe == 1:
+        ways = rank_counts.get(placed[0], 0)
+    else:
+        ways = int(placed[0] == placed[1])
+    most = dealing.max_shoe_cards
+    pairs = ways * perm(size - from_shoe, most - from_shoe)
+    won = game.net_return(bet, Outcome(0, 0, False, True, True, 0))
+    lost = game.net_return(bet, Outcome(0, 0, False, False, False, 0))
+    outcomes = ((won, pairs), (lost, perm(size, most) - pairs))
+    return {gain: deals for gain, deals in outcomes if deals}
+
+
+@cache
+def composition_table(dealing: Dealing) -> PricingTable:
+    """The shoe-independent table behind every pricing of this dealing (~0.2 s, once).
+
+    Cached for the process; composition_table.cache_clear() makes the next pricing
+    build it again (the benchmark times that build).
+
+    Within a hand the first cards are enumerated as a multiset with its
+    arrangements: no drawing rule looks at the order of a hand's first two cards.
+    """
+    placed = tuple(card.value for card in dealing.player_starts_with)
     player_cards = dealing.initial_order.count(Hand.PLAYER)
     banker_cards = dealing.initial_order.count(Hand.BANKER)
-    initial_deals: defaultdict[tuple[HandValues, HandValues, bool, bool], int] = defaultdict(int)
-    for player_ranks in combinations_with_replacement(ranks, player_cards):
-        for banker_ranks in combinations_with_replacement(ranks, banker_cards):
-            deals = (
-                _arrangements(player_ranks)
-                * _arrangements(banker_ranks)
-                * _falling_product(rank_counts, player_ranks + banker_ranks)
-            )
-            if deals == 0:
-                continue
-            player_hand = placed_ranks + player_ranks
-            key = (
-                tuple(value_of_rank[rank] for rank in player_hand),
-                tuple(value_of_rank[rank] for rank in banker_ranks),
-                player_hand[0] == player_hand[1],
-                banker_ranks[0] == banker_ranks[1],
-            )
-            initial_deals[key] += deals
-    return dict(initial_deals)
+    table: defaultdict[HandValues, defaultdict[LeafKey, int]] = defaultdict(
+        lambda: defaultdict(int)
+    )
+    for player in combinations_with_replacement(range(10), player_cards):
+        for banker in combinations_with_replacement(range(10), banker_cards):
+            sequences = _arrangements(player) * _arrangements(banker)
+            _deal_third_cards(dealing, placed + player, banker, player + banker, sequences, table)
+    most = dealing.max_shoe_cards
+    factors = []
+    by_leaf: defaultdict[LeafKey, list[tuple[int, int]]] = defaultdict(list)
+    for index, (used, leaves) in enumerate(table.items()):
+        takes = Counter(used).items()
+        factors.append(
+            (*(value * (most + 1) + n for value, n in takes), 10 * (most + 1) + len(used))
+        )
+        for leaf, sequences in leaves.items():
+            by_leaf[leaf].append((index, sequences))
+    return PricingTable(
+        most,
+        tuple(factors),
+        tuple(
+            (leaf, tuple(index for index, _ in found), tuple(count for _, count in found))
+            for leaf, found in by_leaf.items()
+        ),
+    )
 
 
 def _deal_third_cards(
     dealing: Dealing,
     player: HandValues,
     banker: HandValues,
-    remaining: list[int],
-    weight: int,
-    used: int,
-    tails: list[int],
-    leaves: defaultdict[LeafKey, int],
+    used: HandValues,
+    sequences: int,
+    table: defaultdict[HandValues, defaultdict[LeafKey, int]],
 ) -> None:
-    """Follow next_recipient from these hands over every value the shoe can still give."""
+    """Follow next_recipient from these hands over every value a card can have."""
     recipient = dealing.next_recipient(player, banker)
     if recipient is None:
         sevens = player.count(SEVEN) + banker.count(SEVEN)
-        leaves[(point_total(player), point_total(banker), sevens)] += weight * tails[used]
+        leaf = (point_total(player), point_total(banker), sevens)
+        table[tuple(sorted(used))][leaf] += sequences
         return
-    for value, count in enumerate(remaining):
-        if count == 0:
-            continue
-        remaining[value] = count - 1
+    for value in range(10):
         if recipient is Hand.PLAYER:
-            _deal_third_cards(
-                dealing,
-                (*player, value),
-                banker,
-                remaining,
-                weight * count,
-                used + 1,
-                tails,
-                leaves,
-            )
+            _deal_third_cards(dealing, (*player, value), banker, (*used, value), sequences, table)
         else:
-            _deal_third_cards(
-                dealing,
-                player,
-                (*banker, value),
-                remaining,
-                weight * count,
-                used + 1,
-                tails,
-                leaves,
-            )
-        remaining[value] = count
+            _deal_third_cards(dealing, player, (*banker, value), (*used, value), sequences, table)
 
 
-def _arrangements(ranks: tuple[int, ...]) -> int:
-    """Distinct orders of a multiset of ranks."""
-    return factorial(len(ranks)) // prod(factorial(n) for n in Counter(ranks).values())
-
-
-def _falling_product(rank_counts: Mapping[int, int], taken: tuple[int, ...]) -> int:
-    """Ways to take these ranks, as distinct physical cards, from the shoe."""
-    return prod(perm(rank_counts[rank], n) for rank, n in Counter(taken).items())
+def _arrangements(values: HandValues) -> int:
+    """Distinct orders of a multiset of values."""
+    return factorial(len(values)) // prod(factorial(n) for n in Counter(values).values())

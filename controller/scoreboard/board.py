@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from cardshoe.controller.procedure.facts import WATCHER_ALARMS
 from cardshoe.controller.rules.cards import ShoeComposition
 from cardshoe.controller.rules.games import get_game
 from cardshoe.controller.rules.hands import Winner
@@ -218,6 +219,8 @@ class TableBoard:
         self.holds = list(payload["holds_left"])
 
     def _alarm(self, payload: Mapping[str, Any]) -> None:
+        if payload["kind"] in WATCHER_ALARMS:
+            return  # surveillance's, read from the journal: never on a display the players see
         alarm = {"kind": payload["kind"], "detail": payload["detail"], "round": self.round_no}
         self.alarms = [*self.alarms, alarm][-RECENT_ALARMS:]
 

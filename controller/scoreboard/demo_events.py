@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cardshoe.controller.journal.store import Record
-from cardshoe.controller.procedure.facts import TableEvent
+from cardshoe.controller.procedure.facts import WATCHER_ALARMS, Alarm, TableEvent
 from cardshoe.controller.rules.cards import ShoeComposition, parse_card
 from cardshoe.controller.rules.games import Game
 from cardshoe.controller.rules.hands import Hand
@@ -96,7 +96,12 @@ class DemoEventStream:
             self._catching_up = False
 
     def take(self, kind: str, payload: Payload) -> None:
-        """One table event in journal form; kinds the stream does not print are passed over."""
+        """One table event in journal form; kinds the stream does not print are passed over.
+
+        So are surveillance's alarms, which a journal holds but the table never shows.
+        """
+        if kind == Alarm.KIND and payload["kind"] in WATCHER_ALARMS:
+            return
         handler = _HANDLERS.get(kind)
         if handler is not None:
             handler(self, payload)

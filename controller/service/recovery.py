@@ -30,6 +30,7 @@ from cardshoe.controller.procedure.facts import ShoeStarted, TableIdle
 from cardshoe.controller.procedure.inputs import from_record, is_input_kind, to_record
 from cardshoe.controller.procedure.shoe import Fact
 from cardshoe.controller.procedure.table import TableModel
+from cardshoe.controller.protection.watcher import is_watcher_record
 
 SESSION_KIND_PREFIX = "session."
 """Records about the controller process itself (start, recovery); not part of any replay."""
@@ -108,7 +109,7 @@ class _Replay:
         self._journaled: list[Record] = []
 
     def take(self, record: Record) -> None:
-        if record.kind.startswith(SESSION_KIND_PREFIX):
+        if record.kind.startswith(SESSION_KIND_PREFIX) or is_watcher_record(record):
             return
         if not is_input_kind(record.kind):
             self._journaled.append(record)

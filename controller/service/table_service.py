@@ -5,7 +5,11 @@ clean up by hand and the next start simply goes on:
 
 1. claim the control socket path: refused while a live service holds it, a
    socket file left by a killed one is replaced (control_socket.py);
-2. open the journal: SQLite rolls back a transaction a kill cut short;
+2. open the journal, which must exist (`shoectl journal init` makes a new
+   table's): SQLite rolls back a transaction a kill cut short; then check
+   its integrity and its chain from where the last start-up checked it, and
+   deal nothing on a journal that fails (one line, a journaled refusal where
+   the journal still takes one, exit 1);
 3. open the device, authenticated with its pairing key when service.key_dir
    holds one, waiting up to device_wait_s for it to be plugged in or let go
    by another program;
@@ -35,8 +39,14 @@ import structlog
 
 from cardshoe.controller.config import TableConfig
 from cardshoe.controller.errors import UserError
-from cardshoe.controller.journal.store import Journal
-from cardshoe.controller.procedure.facts import Alarm, Observer, RefusedCommand, TableEvent
+from cardshoe.controller.journal.store import Journal, JournalCorrupt, JournalError
+from cardshoe.controller.procedure.facts import (
+    Alarm,
+    AlarmKind,
+    Observer,
+    RefusedCommand,
+    TableEvent,
+)
 from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.scoreboard.board import TableBoard
 from cardshoe.controller.service.control_socket import (
@@ -52,11 +62,16 @@ from cardshoe.controller.service.logging_setup import LogObserver
 from cardshoe.controller.service.pairing import KeyStore
 from cardshoe.controller.service.roles import COMMAND_ROLES, Role, check_permitted, operator_of
 from cardshoe.controller.service.sdnotify import Notifier
-from cardshoe.controller.service.session import TableSession, TableSnapshot
+from cardshoe.controller.service.session import (
+    TableSession,
+    TableSnapshot,
+    record_device_refusal,
+)
 from cardshoe.controller.timestamps import utc_timestamp
 from cardshoe.drivers.device import DealerDevice, ShoeDevice, open_device
 from cardshoe.drivers.discovery import Candidate, discover
 from cardshoe.drivers.errors import (
+    AuthenticationFailed,
     DeviceGone,
     DeviceNotFound,
     DeviceTimeout,
@@ -70,8 +85,10 @@ POLL_S = 0.05
 """The longest the loop waits for a device event before its own checks (stop, watchdog)."""
 HANDSHAKE_TIMEOUT_S = 2.0
 DEVICE_RETRY_S = 1.0
-WAIT_ANOTHER_TIME = (DeviceNotFound, PortBusy, DeviceTimeout, DeviceGone)
-"""Device problems that a shoe plugged in late or a technician's tool let go will fix."""
+WAIT_ANOTHER_TIME = (DeviceNotFound, PortBusy, DeviceTimeout, DeviceGone, AuthenticationFailed)
+"""Device problems that a shoe plugged in late or a technician's tool let go will fix, and a
+failed authentication: one replayed or damaged frame at the challenge must not stop the
+service (a reconnect retries it too); a wrong key still fails once device_wait_s is over."""
 
 
 @dataclass(frozen=True)
@@ -191,7 +208,9 @@ class TableService:
             journal = resources.enter_context(
                 Journal.open(service.journal_path, table_id=self.config.table_id)
             )
-            device = self._open_device()
+            self._notify_status("checking the journal")
+            check_journal_at_start(journal)
+            device = self._open_device(journal)
             if device is None:
                 self._send(self._notifier.stopping)
                 return
@@ -210,10 +229,15 @@ class TableService:
 
     # --- start-up -------------------------------------------------------------------
 
-    def _open_device(self) -> ShoeDevice | DealerDevice | None:
-        """The configured device after its handshake; None if asked to stop while waiting."""
+    def _open_device(self, journal: Journal) -> ShoeDevice | DealerDevice | None:
+        """The configured device after its handshake; None if asked to stop while waiting.
+
+        A refusal is journaled (session.device_refused) before it is raised, so
+        the journal explains why the table never opened.
+        """
         deadline = self._clock() + self.options.device_wait_s
         keys = KeyStore(self.config.service.key_dir).lookup
+        warned: str | None = None
         while not self._stop_requested:
             try:
                 url = configured_url(self.config.device, self._candidates())
@@ -221,13 +245,22 @@ class TableService:
                 return open_device(url, timeout=HANDSHAKE_TIMEOUT_S, reconnect=True, keys=keys)
             except WAIT_ANOTHER_TIME as problem:
                 if self._clock() >= deadline:
-                    raise device_user_error(problem) from problem
-                log.warning("waiting for the device", reason=str(problem))
+                    raise self._refused(journal, problem) from problem
+                if str(problem) != warned:
+                    log.warning("waiting for the device", reason=str(problem))
+                    warned = str(problem)
                 self._notify_status(f"waiting for the device: {problem}")
                 self._pause(DEVICE_RETRY_S)
             except DriverError as problem:
-                raise device_user_error(problem) from problem
+                raise self._refused(journal, problem) from problem
         return None
+
+    def _refused(self, journal: Journal, problem: DriverError) -> UserError:
+        """Journal why the device was not taken at start-up; the error to stop with."""
+        alarm = Alarm(AlarmKind.DEVICE_FAULT, f"start-up refused the device: {problem}")
+        record_device_refusal(journal, alarm, device_serial=None)
+        log.error("device refused", reason=alarm.detail)
+        return device_user_error(problem)
 
     def _candidates(self) -> tuple[Candidate, ...]:
         """Discovery only when the configuration names no URL: it lists every port."""
@@ -243,7 +276,9 @@ class TableService:
 
     def _deal(self, session: TableSession) -> None:
         while not self._stop_requested:
-            if session.state is State.IDLE and not self.options.auto_shoe:
+            if session.state is State.IDLE and not (
+                self.options.auto_shoe and session.fresh_pack_loaded()
+            ):
                 session.step(self._poll_s)
                 self._after_step()
                 continue
@@ -332,6 +367,37 @@ class TableService:
             return self.status()
 
         return handle
+
+
+JOURNAL_REFUSED = "session.journal_refused"
+"""Why the service would not deal on its journal; payload is the alarm's."""
+
+
+def check_journal_at_start(journal: Journal) -> None:
+    """Deal nothing on a journal whose database or recent chain is damaged.
+
+    The check is SQLite's integrity check plus the chain since the last start-up
+    (Journal.check_at_start), not a full verify, so a start stays quick. The
+    refusal is journaled when the journal can still take a record.
+    """
+    result = journal.check_at_start()
+    if result.ok:
+        return
+    where = f"record {result.first_bad_id}" if result.first_bad_id else "the database"
+    detail = f"{journal.path}: the journal fails its start-up check at {where}: {result.reason}"
+    log.error("journal refused", reason=detail)
+    with contextlib.suppress(JournalError), journal.transaction() as transaction:
+        transaction.append(
+            JOURNAL_REFUSED,
+            Alarm(AlarmKind.JOURNAL, detail).payload(),
+            shoe_id=None,
+            round_no=None,
+            device_serial=None,
+        )
+    raise JournalCorrupt(
+        f"{detail}: the table deals nothing on it; run 'shoectl journal verify "
+        f"{journal.path}' and restore the journal from its backup"
+    )
 
 
 def open_shoe_board(config: TableConfig, journal: Journal, shoe_id: str | None) -> TableBoard:

@@ -38,6 +38,8 @@ class BadInput:
     exit_code: int = BAD_INPUT
     files: tuple[tuple[str, str], ...] = ()
     """(name, text) of each file to write into {tmp} before running."""
+    journal: bool = False
+    """Make the configured table's journal first (shoectl journal init), as installing does."""
 
 
 CASES: dict[str, BadInput] = {
@@ -147,6 +149,18 @@ CASES: dict[str, BadInput] = {
         "no device at",
         exit_code=DEVICE_ABSENT,
         files=(("table.toml", '[device]\nurl = "/dev/cardshoe/none"\n' + SERVICE_FILES),),
+        journal=True,
+    ),
+    "run before journal init": BadInput(
+        RUN,
+        "no journal: make a new table's journal with 'shoectl journal init'",
+        files=(("table.toml", '[device]\nurl = "/dev/cardshoe/none"\n' + SERVICE_FILES),),
+    ),
+    "journal init twice": BadInput(
+        ("journal", "init", "--config", "{tmp}/table.toml"),
+        "a journal is already there",
+        files=(("table.toml", SERVICE_FILES),),
+        journal=True,
     ),
     "roads of a missing journal": BadInput(("roads", "/nonexistent/j.sqlite"), "no such journal"),
     "roads of a file that is not a journal": BadInput(("roads", "/etc/hostname"), "not a cardshoe"),
@@ -169,6 +183,8 @@ CASES: dict[str, BadInput] = {
 def test_bad_input_is_one_line_with_its_exit_code(shoectl, tmp_path: Path, case: BadInput) -> None:
     for name, text in case.files:
         (tmp_path / name).write_text(text)
+    if case.journal:
+        assert shoectl("journal", "init", "--config", str(tmp_path / "table.toml")).returncode == 0
     result = shoectl(*(arg.replace("{tmp}", str(tmp_path)) for arg in case.args))
     assert result.returncode == case.exit_code, result.stderr
     assert result.stdout == ""

@@ -18,7 +18,7 @@ CARDS = ("AS", "9H", "KD", "3C")
 
 
 def write_shoe(path: Path, shoe_id: str = "S1", rounds: int = 3) -> None:
-    with Journal.open(path, table_id="T1") as journal:
+    with Journal.open(path, table_id="T1", create=True) as journal:
         for round_no in range(1, rounds + 1):
             with journal.transaction() as tx:
                 tx.append(

@@ -112,3 +112,60 @@ def test_bad_input_is_one_line_exit_2(shoectl, args: list[str], message: str) ->
     assert result.stderr.count("\n") == 1
     assert message in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_seen_cards_price_the_remaining_shoe(shoectl) -> None:
+    """Sevens out of a 7 Up shoe make the Super 7's worse; the counts say how many are left."""
+    full = odds_json(shoectl, "--game", "seven-up", "--decks", "4")
+    sevens_out = odds_json(
+        shoectl, "--game", "seven-up", "--decks", "4", "--seen", "7S 7H,7D 7C 7S 2D"
+    )
+    assert (sevens_out["cards_left"], sevens_out["seen"]) == (202, 6)
+    assert sevens_out["total"] == 202 * 201 * 200 * 199 * 198
+    assert sevens_out["house_edge"]["super_sevens"] > full["house_edge"]["super_sevens"]
+
+
+def test_journal_gives_the_seen_cards_game_and_decks(shoectl, tmp_path) -> None:
+    journal = tmp_path / "journal.sqlite"
+    dealt = shoectl(
+        "demo", "--journal", str(journal), "--transport", "inproc", "--seed", "3",
+        "--game", "seven-up", "--decks", "4", "--rounds", "6", "--json",
+    )  # fmt: skip
+    assert dealt.returncode == 0, dealt.stderr
+    events = [json.loads(line) for line in dealt.stdout.splitlines()]
+    seen: list[str] = []
+    seen_by_round: dict[int, list[str]] = {}
+    for event in events:
+        if event["event"] == "burn":
+            seen += event["cards"]
+        if event["event"] == "round":
+            seen += [dealt["card"] for dealt in event["dealt"]] + event["set_aside"]
+            seen_by_round[event["round"]] = list(seen)
+    seen_by_3 = seen_by_round[3]
+    from_journal = odds_json(shoectl, "--journal", str(journal), "--after-round", "3")
+    by_hand = odds_json(
+        shoectl, "--game", "seven-up", "--decks", "4", "--seen", " ".join(seen_by_3)
+    )
+    assert from_journal == by_hand
+    assert odds_json(shoectl, "--journal", str(journal))["seen"] == len(seen)
+    refused = shoectl("odds", "--journal", str(journal), "--decks", "8")
+    assert refused.returncode == 2
+    assert "--decks 8 disagrees with shoe" in refused.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--game", "punto-banco", "--decks", "1", "--seen", "AS KD AS"], "AS seen 2 times"),
+        (["--game", "punto-banco", "--decks", "1", "--seen", "AS 7*"], "mandatory seven"),
+        (["--game", "punto-banco", "--decks", "1", "--seen", "AS XX"], "bad card 'XX'"),
+        (["--game", "punto-banco", "--decks", "8", "--shoe", "S1"], "--shoe and --after-round"),
+        (["--journal", "/nonexistent/j.sqlite"], "no such journal file"),
+        (["--journal", "/dev/null", "--seen", "AS"], "not both"),
+    ],
+)
+def test_bad_seen_cards_are_one_line_exit_2(shoectl, args: list[str], message: str) -> None:
+    result = shoectl("odds", *args)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.count("\n") == 1
+    assert message in result.stderr

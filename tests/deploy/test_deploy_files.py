@@ -90,7 +90,8 @@ def test_config_folder_is_readable_by_the_group_only():
     tmpfiles = rule_lines((SYSTEMD / "cardshoe.tmpfiles").read_text())
 
     assert [line.split() for line in tmpfiles] == [
-        ["d", "/etc/cardshoe", "0750", "root", "cardshoe", "-"]
+        ["d", "/etc/cardshoe", "0750", "root", "cardshoe", "-"],
+        ["d", "/var/lib/cardshoe", "0750", "cardshoe", "cardshoe", "-"],
     ]
 
 
@@ -167,6 +168,26 @@ def test_install_lays_out_a_working_root(tmp_path):
     config_dir = (tmp_path / "etc" / "cardshoe").stat()
     assert stat.S_IMODE(config_dir.st_mode) == 0o750
     assert config_dir.st_gid == int(group_line.split(":")[2])
+
+
+@needs_systemd_tools
+def test_install_makes_the_journal_once_the_config_exists_and_keeps_it(tmp_path):
+    """Issue 11 case 1: the journal comes from `shoectl journal init`, never from the service."""
+    first = run_install(tmp_path, "--shoe-serial", SHOE_SERIAL)
+    assert first.returncode == 0, first.stderr
+    assert "shoectl journal init" in first.stdout
+    config = tmp_path / "etc" / "cardshoe" / "table.toml"
+    config.write_text('table_id = "T9"\n[service]\njournal_path = "journal.sqlite"\n')
+    journal = config.parent / "journal.sqlite"
+
+    second = run_install(tmp_path)
+    assert second.returncode == 0, second.stderr
+    assert f"{journal}: new journal for table T9" in second.stdout
+    made = journal.read_bytes()
+    third = run_install(tmp_path)
+    assert third.returncode == 0, third.stderr
+    assert "kept the journal already there" in third.stdout
+    assert journal.read_bytes() == made
 
 
 @needs_systemd_tools

@@ -1,5 +1,6 @@
-"""The Makefile's set-up stamp: `make demo` installs only when pyproject.toml or the Makefile is
-newer than the last successful set-up. Real make, in dry-run mode, on a copy of both files."""
+"""The Makefile's set-up stamp: `make demo` installs only when one of SETUP_INPUTS
+(pyproject.toml, the Makefile, the set-up scripts its recipe runs) is newer than the last
+successful set-up. Real make, in dry-run mode, on a copy of those files."""
 
 from __future__ import annotations
 
@@ -11,14 +12,20 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
+SETUP_INPUTS = next(
+    line.split(":=")[1].split()
+    for line in (REPO / "Makefile").read_text().splitlines()
+    if line.startswith("SETUP_INPUTS :=")
+)
 
 pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
 
 
 @pytest.fixture
 def checkout(tmp_path: Path) -> Path:
-    """The Makefile and pyproject.toml, with a .venv whose set-up finished after both."""
-    for name in ("Makefile", "pyproject.toml"):
+    """The Makefile's set-up inputs, with a .venv whose set-up finished after all of them."""
+    for name in SETUP_INPUTS:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(REPO / name, tmp_path / name)
         os.utime(tmp_path / name, (1_000_000, 1_000_000))
     (tmp_path / ".venv").mkdir()
@@ -45,7 +52,11 @@ def test_an_up_to_date_venv_makes_demo_run_the_demo_alone(checkout) -> None:
     ]
 
 
-@pytest.mark.parametrize("changed", ["pyproject.toml", "Makefile"])
+def test_the_inputs_are_the_project_file_and_the_makefile() -> None:
+    assert {"pyproject.toml", "Makefile"} <= set(SETUP_INPUTS)
+
+
+@pytest.mark.parametrize("changed", SETUP_INPUTS)
 def test_a_changed_input_reinstalls_before_the_demo(checkout, changed) -> None:
     (checkout / changed).touch()
 

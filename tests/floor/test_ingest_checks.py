@@ -54,18 +54,7 @@ def test_repeats_are_ignored_and_a_repeat_with_another_hash_is_an_alarm_not_an_o
 def _rehash(message: EventMessage) -> str:
     from cardshoe.controller.journal.chain import record_hash
 
-    return record_hash(
-        message.prev_hash,
-        record_id=message.record_id,
-        time_ns=message.time_ns,
-        table_id=message.table_id,
-        shoe_id=message.shoe_id,
-        round_no=message.round_no,
-        device_serial=message.device_serial,
-        device_seq=message.device_seq,
-        kind=message.kind,
-        payload_json=message.payload_json,
-    )
+    return record_hash(message.prev_hash, message.hashed_values())
 
 
 def test_a_record_whose_fields_do_not_match_its_hash_is_kept_out_and_the_table_flagged(

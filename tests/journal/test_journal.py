@@ -13,7 +13,14 @@ from pathlib import Path
 import pytest
 
 from cardshoe.controller.journal.chain import record_hash
-from cardshoe.controller.journal.store import Journal, JournalError, Record, VerifyResult
+from cardshoe.controller.journal.store import (
+    SCHEMA_VERSION,
+    Journal,
+    JournalError,
+    JournalStorageError,
+    Record,
+    VerifyResult,
+)
 
 
 class Kind(StrEnum):
@@ -28,7 +35,7 @@ def journal_path(tmp_path: Path) -> Path:
 
 def write_rounds(path: Path, rounds: int, cards_per_round: int = 4) -> None:
     """A small shoe: each round one transaction of an opening record and its cards."""
-    with Journal.open(path, table_id="T1") as journal:
+    with Journal.open(path, table_id="T1", create=True) as journal:
         seq = 0
         for round_no in range(1, rounds + 1):
             with journal.transaction() as tx:
@@ -65,17 +72,17 @@ def verify(path: Path) -> VerifyResult:
 
 
 def test_durability_settings_are_read_back(journal_path: Path) -> None:
-    with Journal.open(journal_path, table_id="T1") as journal:
+    with Journal.open(journal_path, table_id="T1", create=True) as journal:
         assert journal.durability.journal_mode == "wal"
         assert journal.durability.synchronous == "FULL"
     connection = sqlite3.connect(journal_path)
     assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert connection.execute("PRAGMA user_version").fetchone()[0] == 1
+    assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     connection.close()
 
 
 def test_records_read_back_with_every_field(journal_path: Path) -> None:
-    with Journal.open(journal_path, table_id="T1") as journal:
+    with Journal.open(journal_path, table_id="T1", create=True) as journal:
         with journal.transaction() as tx:
             first = tx.append(
                 Kind.CARD_READ,
@@ -107,7 +114,7 @@ def test_records_read_back_with_every_field(journal_path: Path) -> None:
 
 
 def test_exception_inside_transaction_rolls_back_every_record(journal_path: Path) -> None:
-    with Journal.open(journal_path, table_id="T1") as journal:
+    with Journal.open(journal_path, table_id="T1", create=True) as journal:
         with journal.transaction() as tx:
             tx.append("kept", {}, shoe_id=None, round_no=None, device_serial=None)
         with pytest.raises(RuntimeError, match="power cut"), journal.transaction() as tx:
@@ -138,7 +145,7 @@ def test_exception_inside_transaction_rolls_back_every_record(journal_path: Path
 def test_bad_appends_roll_back_the_transaction(
     journal_path: Path, kind: str, payload: object, error: type[Exception]
 ) -> None:
-    with Journal.open(journal_path, table_id="T1") as journal:
+    with Journal.open(journal_path, table_id="T1", create=True) as journal:
         with pytest.raises(error), journal.transaction() as tx:
             tx.append("good", {}, shoe_id=None, round_no=None, device_serial=None)
             tx.append(kind, payload, shoe_id=None, round_no=None, device_serial=None)
@@ -146,14 +153,14 @@ def test_bad_appends_roll_back_the_transaction(
 
 
 def test_device_seq_needs_its_device(journal_path: Path) -> None:
-    with Journal.open(journal_path, table_id="T1") as journal:
+    with Journal.open(journal_path, table_id="T1", create=True) as journal:
         with pytest.raises(ValueError, match="device_serial"), journal.transaction() as tx:
             tx.append("card_read", {}, shoe_id="S1", round_no=1, device_serial=None, device_seq=3)
         assert list(journal.records()) == []
 
 
 def test_transactions_do_not_nest_and_end_for_good(journal_path: Path) -> None:
-    with Journal.open(journal_path, table_id="T1") as journal:
+    with Journal.open(journal_path, table_id="T1", create=True) as journal:
         with (
             journal.transaction() as tx,
             pytest.raises(RuntimeError, match="nest"),
@@ -180,7 +187,7 @@ def test_filters_and_pages(journal_path: Path) -> None:
 
 def test_last_device_seq_is_the_latest_from_that_device(journal_path: Path) -> None:
     write_rounds(journal_path, rounds=3)
-    with Journal.open(journal_path, table_id="T1") as journal:
+    with Journal.open(journal_path, table_id="T1", create=True) as journal:
         assert journal.last_device_seq("SN1") == 12
         assert journal.last_device_seq("SN2") is None
         with journal.transaction() as tx:
@@ -198,7 +205,7 @@ def test_reopen_continues_the_chain(journal_path: Path) -> None:
 
 
 def test_threads_share_one_journal(journal_path: Path) -> None:
-    with Journal.open(journal_path, table_id="T1") as journal:
+    with Journal.open(journal_path, table_id="T1", create=True) as journal:
 
         def writer(name: str) -> None:
             for number in range(25):
@@ -215,7 +222,7 @@ def test_threads_share_one_journal(journal_path: Path) -> None:
 
 
 def test_second_process_reads_while_writer_is_open(journal_path: Path) -> None:
-    with Journal.open(journal_path, table_id="T1") as writer:
+    with Journal.open(journal_path, table_id="T1", create=True) as writer:
         with writer.transaction() as tx:
             tx.append("one", {}, shoe_id=None, round_no=None, device_serial=None)
         with Journal.open_readonly(journal_path) as reader:
@@ -224,7 +231,7 @@ def test_second_process_reads_while_writer_is_open(journal_path: Path) -> None:
                 tx.append("two", {}, shoe_id=None, round_no=None, device_serial=None)
             assert [record.kind for record in reader.records()] == ["one", "two"]
             assert reader.verify().ok
-            with pytest.raises(sqlite3.OperationalError, match="readonly"), reader.transaction():
+            with pytest.raises(JournalStorageError, match="readonly"), reader.transaction():
                 pass
 
 
@@ -235,7 +242,7 @@ def test_one_writer_per_journal_across_processes(journal_path: Path) -> None:
             "-c",
             "import sys, time\n"
             "from cardshoe.controller.journal.store import Journal\n"
-            f"journal = Journal.open({str(journal_path)!r}, table_id='T1')\n"
+            f"journal = Journal.open({str(journal_path)!r}, table_id='T1', create=True)\n"
             "print('open', flush=True)\n"
             "time.sleep(60)\n",
         ],
@@ -245,20 +252,23 @@ def test_one_writer_per_journal_across_processes(journal_path: Path) -> None:
     try:
         assert holder.stdout is not None and holder.stdout.readline() == "open\n"
         with pytest.raises(JournalError, match=f"pid {holder.pid}\\) is writing this journal"):
-            Journal.open(journal_path, table_id="T1")
+            Journal.open(journal_path, table_id="T1", create=True)
         with Journal.open_readonly(journal_path) as reader:
             assert reader.verify().ok
     finally:
         holder.send_signal(signal.SIGKILL)
         holder.wait()
-    with Journal.open(journal_path, table_id="T1") as writer, writer.transaction() as tx:
+    with (
+        Journal.open(journal_path, table_id="T1", create=True) as writer,
+        writer.transaction() as tx,
+    ):
         tx.append("after", {}, shoe_id=None, round_no=None, device_serial=None)
 
 
 def test_journal_refuses_another_table(journal_path: Path) -> None:
     write_rounds(journal_path, rounds=1)
     with pytest.raises(JournalError, match="belongs to table T1, not T2"):
-        Journal.open(journal_path, table_id="T2")
+        Journal.open(journal_path, table_id="T2", create=True)
 
 
 @pytest.mark.parametrize(
@@ -278,7 +288,7 @@ def test_unusable_files_are_one_line_errors(
 def test_other_sqlite_database_is_left_alone(journal_path: Path) -> None:
     tamper(journal_path, "CREATE TABLE invoices (amount INTEGER)")
     with pytest.raises(JournalError, match="other tables"):
-        Journal.open(journal_path, table_id="T1")
+        Journal.open(journal_path, table_id="T1", create=True)
     with pytest.raises(JournalError, match="not a cardshoe journal"):
         Journal.open_readonly(journal_path)
     connection = sqlite3.connect(journal_path)
@@ -290,12 +300,12 @@ def test_newer_schema_is_refused(journal_path: Path) -> None:
     write_rounds(journal_path, rounds=1)
     tamper(journal_path, "PRAGMA user_version = 7")
     with pytest.raises(JournalError, match="newer cardshoe"):
-        Journal.open(journal_path, table_id="T1")
+        Journal.open(journal_path, table_id="T1", create=True)
 
 
 def test_missing_folder_is_named(tmp_path: Path) -> None:
     with pytest.raises(JournalError, match="no folder"):
-        Journal.open(tmp_path / "absent" / "journal.sqlite", table_id="T1")
+        Journal.open(tmp_path / "absent" / "journal.sqlite", table_id="T1", create=True)
 
 
 def test_intact_journal_verifies(journal_path: Path) -> None:
@@ -307,7 +317,7 @@ def test_intact_journal_verifies(journal_path: Path) -> None:
 
 
 def test_empty_journal_verifies(journal_path: Path) -> None:
-    Journal.open(journal_path, table_id="T1").close()
+    Journal.open(journal_path, table_id="T1", create=True).close()
     assert verify(journal_path).ok
 
 
@@ -367,16 +377,7 @@ def test_verify_catches_a_record_added_outside_the_journal(journal_path: Path) -
     with Journal.open_readonly(journal_path) as journal:
         last: Record = list(journal.records())[-1]
     forged_hash = record_hash(
-        last.hash,
-        record_id=6,
-        time_ns=last.time_ns + 1,
-        table_id="T1",
-        shoe_id="S1",
-        round_no=1,
-        device_serial=None,
-        device_seq=None,
-        kind="payout",
-        payload_json="{}",
+        last.hash, (6, last.time_ns + 1, "T1", "S1", 1, None, None, "payout", "{}")
     )
     tamper(
         journal_path,

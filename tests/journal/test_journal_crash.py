@@ -23,7 +23,7 @@ import sys, time
 from cardshoe.controller.journal.store import Journal
 
 path, mode = sys.argv[1], sys.argv[2]
-with Journal.open(path, table_id="T1") as journal:
+with Journal.open(path, table_id="T1", create=True) as journal:
     for group in range(100_000):
         with journal.transaction() as tx:
             for part in range({PARTS}):
@@ -92,7 +92,7 @@ def test_kill_while_writing_fast_keeps_every_committed_transaction(
 def test_writer_resumes_after_a_kill(tmp_path: Path) -> None:
     path = tmp_path / "journal.sqlite"
     run_and_kill(path, "hang", "mid-transaction")
-    with Journal.open(path, table_id="T1") as journal:
+    with Journal.open(path, table_id="T1", create=True) as journal:
         assert journal.last_device_seq("SN1") == 5 * PARTS - 1
         with journal.transaction() as tx:
             tx.append("resumed", {}, shoe_id="S1", round_no=5, device_serial=None)

@@ -1,4 +1,4 @@
-"""Exact odds: the published figures, and the fast enumeration against brute force."""
+"""Exact odds: the published figures, and the pricing of any shoe against brute force."""
 
 from __future__ import annotations
 
@@ -9,12 +9,13 @@ from math import perm
 
 import pytest
 
-from cardshoe.controller.rules.cards import parse_cards
-from cardshoe.controller.rules.games import GAME_NAMES, get_game
+from cardshoe.controller.rules.cards import Card, ShoeComposition, parse_cards
+from cardshoe.controller.rules.errors import RulesError
+from cardshoe.controller.rules.games import GAME_NAMES, Game, get_game
 from cardshoe.controller.rules.hands import Winner
-from cardshoe.controller.rules.odds import OddsReport, compute_odds, outcome_counts
+from cardshoe.controller.rules.odds import OddsReport, compute_odds, price_shoe
 from cardshoe.controller.rules.paytables import Bet
-from cardshoe.controller.rules.rounds import Outcome
+from cardshoe.controller.rules.rounds import SEVEN
 
 # Wizard of Odds, 8-deck Punto Banco.
 PB8_TOTAL = 4_998_398_275_503_360
@@ -86,18 +87,59 @@ def test_half_on_6_changes_only_the_banker_bet(punto_banco_8: OddsReport) -> Non
 
 # Two 7s, a same-rank pair of kings counted twice over, a queen (value 0, other rank).
 SMALL_SHOE = "7S 7H KD KD QS 3C 5H"
+# What is left of one deck once these 44 cards are seen: 7C 7D KS KH 2S 9D 8H 4C.
+LEFT_OF_ONE_DECK = {"7C", "7D", "KS", "KH", "2S", "9D", "8H", "4C"}
 
 
-@pytest.mark.parametrize("name", GAME_NAMES)
-def test_enumeration_matches_dealing_every_ordered_deal(name: str) -> None:
-    game = get_game(name)
-    cards = parse_cards(SMALL_SHOE)
-    brute_force: Counter[Outcome] = Counter()
+def card_by_card(game: Game, cards: list[Card]) -> dict[Bet, Counter[Fraction]]:
+    """Every bet's gains over every ordered deal of the shoe's first cards, one by one."""
+    returns: dict[Bet, Counter[Fraction]] = {bet: Counter() for bet in game.bets}
     for order in permutations(cards, game.dealing.max_shoe_cards):
         current = game.new_round()
         for card in order:
             if current.is_complete:
                 break
             current.deal(card)
-        brute_force[current.outcome()] += 1
-    assert outcome_counts(game.dealing, Counter(cards)) == brute_force
+        for bet in game.bets:
+            returns[bet][game.net_return(bet, current.outcome())] += 1
+    return returns
+
+
+@pytest.mark.parametrize("name", GAME_NAMES)
+def test_pricing_matches_dealing_every_ordered_deal(name: str) -> None:
+    game = get_game(name)
+    cards = parse_cards(SMALL_SHOE)
+    report = price_shoe(game, 1, Counter(cards))
+    assert {bet: odds.returns for bet, odds in report.bets.items()} == card_by_card(game, cards)
+    assert report.total == perm(len(cards), game.dealing.max_shoe_cards)
+
+
+@pytest.mark.parametrize("name", GAME_NAMES)
+def test_remaining_shoe_matches_dealing_every_ordered_deal(name: str) -> None:
+    """The remaining-shoe path: a deck with 44 cards seen, priced against the 8 left."""
+    game = get_game(name)
+    deck = list(ShoeComposition(1).cards())
+    seen = [card for card in deck if str(card) not in LEFT_OF_ONE_DECK]
+    left = [card for card in deck if str(card) in LEFT_OF_ONE_DECK]
+    report = price_shoe(game, 1, ShoeComposition(1).remaining(seen))
+    assert report.cards_left == 8
+    assert {bet: odds.returns for bet, odds in report.bets.items()} == card_by_card(game, left)
+
+
+def test_a_card_the_shoe_cannot_hold_is_bad_input() -> None:
+    with pytest.raises(RulesError, match=r"AS seen 2 times, but 1 deck\(s\) hold 1"):
+        ShoeComposition(1).remaining(parse_cards("AS KD AS"))
+
+
+def test_too_few_cards_to_price_a_round_is_bad_input() -> None:
+    with pytest.raises(RulesError, match="5 cards left"):
+        price_shoe(get_game("punto-banco"), 1, Counter(parse_cards("AS KD 2C 3H 4S")))
+
+
+def test_seen_cards_move_the_super_sevens_edge() -> None:
+    """Sevens left in the shoe are what a Super 7's counter waits for."""
+    game = get_game("seven-up")
+    full = price_shoe(game, 6, ShoeComposition(6).remaining(()))
+    no_sevens_seen = [card for card in ShoeComposition(6).cards() if card.rank != SEVEN][:150]
+    rich = price_shoe(game, 6, ShoeComposition(6).remaining(no_sevens_seen))
+    assert rich.bets[Bet.SUPER_SEVENS].house_edge < 0 < full.bets[Bet.SUPER_SEVENS].house_edge

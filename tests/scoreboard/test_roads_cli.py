@@ -87,7 +87,7 @@ def test_roads_of_a_journal_without_a_shoe_or_of_no_journal_is_one_line(
     tmp_path: Path, shoectl: ShoectlRunner
 ) -> None:
     empty = tmp_path / "empty.sqlite"
-    Journal.open(empty, table_id="T1").close()
+    Journal.open(empty, table_id="T1", create=True).close()
     for path, message in ((empty, "no shoe has started"), (tmp_path / "x", "no such journal")):
         result = shoectl("roads", str(path), "--json")
         assert result.returncode == 2

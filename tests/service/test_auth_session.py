@@ -58,7 +58,7 @@ def authenticated_session(core: FirmwareCore, journal_path: Path) -> Iterator[Ta
     keys = {core.serial_number: KEY}.get
     try:
         with (
-            Journal.open(journal_path, table_id=CONFIG.table_id) as journal,
+            Journal.open(journal_path, table_id=CONFIG.table_id, create=True) as journal,
             open_device(url, timing=FAST_LINK, keys=keys) as device,
         ):
             assert device.info.authenticated

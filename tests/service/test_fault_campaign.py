@@ -30,6 +30,7 @@ from support.session_support import (
     ConfirmsFaceUp,
     assert_every_event_journaled_once,
     journaled,
+    procedure_alarms,
     rounds_as_the_rules_engine_plays_them,
     session_on,
     simulated_device,
@@ -347,7 +348,7 @@ def read_summary(path: Path) -> JournalSummary:
     return JournalSummary(
         voids=dict(payloads("round.void", "reason")),  # type: ignore[arg-type]
         irregularities=payloads("irregularity", "code", "consequence"),
-        alarms={kind for _, kind in payloads("alarm", "kind")},
+        alarms={record.payload["kind"] for record in procedure_alarms(path)},
         holds_started=payloads("hold.started", "reason"),
         holds_ended=payloads("hold.ended", "reason"),
         results=[round_no for (round_no,) in payloads("round.result")],

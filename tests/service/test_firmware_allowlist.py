@@ -127,6 +127,7 @@ def test_shoectl_run_refuses_to_deal_with_one_line_and_exit_3(
 ) -> None:
     with serve_pty(shoe(tampered=True)) as pty:
         config = write_table(tmp_path, str(pty.link), APPROVED)
+        assert shoectl("journal", "init", "--config", str(config)).returncode == 0
         result = shoectl("run", "--config", str(config), "--device-wait", "5")
     assert result.returncode == 3, result.stderr
     (line,) = result.stderr.splitlines()

@@ -71,7 +71,7 @@ def auto_inputs() -> list[object]:
 def journal_inputs(path: Path, config: TableConfig, items: list[object]) -> TableModel:
     """Journal and apply inputs as the session does: one transaction per input."""
     model = TableModel(config)
-    with Journal.open(path, table_id=config.table_id) as journal:
+    with Journal.open(path, table_id=config.table_id, create=True) as journal:
         for item in items:
             with journal.transaction() as transaction:
                 journaled_apply(model, item, transaction, SERIAL)
@@ -99,7 +99,7 @@ def test_recovery_after_any_input_continues_exactly_as_if_nothing_happened(
     for stop in range(len(items) + 1):
         path = tmp_path / f"journal-{stop}.sqlite"
         interrupted = journal_inputs(path, config, items[:stop])
-        with Journal.open(path, table_id=config.table_id) as journal:
+        with Journal.open(path, table_id=config.table_id, create=True) as journal:
             recovered = recover(config, journal)
         assert recovered.mismatches == ()
         assert state_of(recovered.model) == state_of(interrupted)
@@ -112,7 +112,7 @@ def test_replay_starts_after_the_latest_idle_table(tmp_path: Path) -> None:
     path = tmp_path / "journal.sqlite"
     items = auto_inputs()
     journal_inputs(path, AUTOMATIC, [*items, StartShoe("A2", DECK_SET)])
-    with Journal.open(path, table_id="T1") as journal:
+    with Journal.open(path, table_id="T1", create=True) as journal:
         idle = [record.id for record in journal.records(kinds=[TableIdle.KIND])]
         assert replay_start(journal) == idle[-1]
         recovered = recover(AUTOMATIC, journal)
@@ -123,7 +123,7 @@ def test_replay_starts_after_the_latest_idle_table(tmp_path: Path) -> None:
 def test_a_fact_the_inputs_do_not_cause_is_reported(tmp_path: Path) -> None:
     path = tmp_path / "journal.sqlite"
     journal_inputs(path, MANUAL, manual_inputs()[:5])
-    with Journal.open(path, table_id="T1") as journal:
+    with Journal.open(path, table_id="T1", create=True) as journal:
         with journal.transaction() as transaction:
             alarm = Alarm(AlarmKind.TAMPER, "written by hand")
             transaction.append(
@@ -138,14 +138,17 @@ def test_an_open_shoe_refuses_other_game_options(tmp_path: Path) -> None:
     path = tmp_path / "journal.sqlite"
     journal_inputs(path, MANUAL, manual_inputs()[:5])
     changed = TableConfig(table_id="T1", shoe=ShoeProcedure(burn=BurnPolicy.FIRST_CARD))
-    with Journal.open(path, table_id="T1") as journal, pytest.raises(ConfigError, match="S1"):
+    with (
+        Journal.open(path, table_id="T1", create=True) as journal,
+        pytest.raises(ConfigError, match="S1"),
+    ):
         recover(changed, journal)
 
 
 def test_every_record_carries_table_shoe_round_and_device(tmp_path: Path) -> None:
     path = tmp_path / "journal.sqlite"
     journal_inputs(path, MANUAL, manual_inputs())
-    with Journal.open(path, table_id="T1") as journal:
+    with Journal.open(path, table_id="T1", create=True) as journal:
         records = list(journal.records())
     assert {record.table_id for record in records} == {"T1"}
     assert {record.device_serial for record in records} == {SERIAL}

@@ -244,7 +244,7 @@ def run_until(path: Path, url: str, core: FirmwareCore, round_no: int) -> TableS
     """Open the journal and the device, run the shoe into the deal of round `round_no`."""
     stopper = StopsInRound(round_no)
     with (
-        Journal.open(path, table_id="T1") as journal,
+        Journal.open(path, table_id="T1", create=True) as journal,
         open_device(url, timing=FAST_LINK) as device,
     ):
         session = TableSession(MANUAL, journal, device, [stopper, DealerButton(core)])
@@ -261,11 +261,11 @@ def published() -> Iterator[tuple[FirmwareCore, str]]:
     release("published-table-device")
 
 
-def test_a_journal_restored_from_an_old_copy_sees_a_sequence_gap(
+def test_a_journal_restored_from_an_old_copy_holds_journal_behind_device(
     tmp_path: Path, published: tuple[FirmwareCore, str]
 ) -> None:
     """The device's acknowledged events are not all in the journal: the round under way is
-    void, the table holds until a person clears it, then the shoe goes on."""
+    void, the table holds with an alarm until a person clears it, then the shoe goes on."""
     core, url = published
     path, copy = tmp_path / "journal.sqlite", tmp_path / "restored.sqlite"
     run_until(path, url, core, round_no=2)
@@ -276,22 +276,22 @@ def test_a_journal_restored_from_an_old_copy_sees_a_sequence_gap(
         open_device(url, timing=FAST_LINK) as device,
     ):
         session = TableSession(MANUAL, journal, device, [DealerButton(core)])
-        while HoldReason.SEQUENCE_GAP not in session.snapshot().holds:
-            session.step(0.05)
+        assert HoldReason.JOURNAL_BEHIND_DEVICE in session.snapshot().holds
         assert session.snapshot().held_state is State.DEALING
-        session.clear_hold(HoldReason.SEQUENCE_GAP)
+        session.clear_hold(HoldReason.JOURNAL_BEHIND_DEVICE)
         ended = session.run_shoe()
     assert ended is not None
     assert "sequence_gap" in alarm_kinds(copy)
-    assert voids(copy) == {2: "sequence_gap"}
-    cleared = journaled(copy, "command.clear_hold")[0]
+    assert voids(copy) == {2: "journal_behind_device"}
+    (behind,) = journaled(copy, "host.journal_behind_device")
+    assert behind.payload["device_acked_seq"] == behind.device_seq > behind.payload["journaled_seq"]
     with Journal.open_readonly(copy) as journal:
         later = [
             r.device_seq
-            for r in journal.records(after_id=cleared.id)
+            for r in journal.records(after_id=behind.id)
             if r.kind.startswith("device.")
         ]
-    assert later == list(range(cleared.device_seq + 1, cleared.device_seq + 1 + len(later)))
+    assert later == list(range(behind.device_seq + 1, behind.device_seq + 1 + len(later)))
 
 
 def test_a_restarted_session_resumes_the_open_shoe_from_the_journal(
@@ -302,7 +302,7 @@ def test_a_restarted_session_resumes_the_open_shoe_from_the_journal(
     first = run_until(path, url, core, round_no=2)
     assert first.state is State.DEALING
     with (
-        Journal.open(path, table_id="T1") as journal,
+        Journal.open(path, table_id="T1", create=True) as journal,
         open_device(url, timing=FAST_LINK) as device,
     ):
         second = TableSession(MANUAL, journal, device, [DealerButton(core)])

@@ -101,7 +101,7 @@ def test_sigkill_at_many_points_loses_no_card_and_counts_none_twice(
     assert len(crashes) + 1 - timers <= started <= len(crashes) + 1
     config = config_for(game, kind, decks)
     rounds_as_the_rules_engine_plays_them(journal, config)
-    with Journal.open(journal, table_id="T1") as writer:
+    with Journal.open(journal, table_id="T1", create=True) as writer:
         rebuilt = recover(config, writer)
     assert rebuilt.mismatches == ()
     assert rebuilt.model.state == "idle"

@@ -69,7 +69,7 @@ def main(argv: list[str]) -> int:
     config = config_for(game, kind, int(decks))
     configure_logging(stream=sys.stderr)
     with (
-        Journal.open(journal_path, table_id="T1") as journal,
+        Journal.open(journal_path, table_id="T1", create=True) as journal,
         open_device(device_path) as device,
     ):
         if point == "append":

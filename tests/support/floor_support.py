@@ -13,14 +13,13 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import paho.mqtt.client as mqtt
 import psycopg
 
-from cardshoe.controller.canonical import canonical_json
 from cardshoe.controller.floor.local_servers import Mosquitto
 from cardshoe.controller.floor.messages import EventMessage
 from cardshoe.controller.journal.chain import GENESIS_HASH, record_hash
@@ -214,7 +213,7 @@ class TableWriter:
         self.path = path
         self.table_id = table_id
         self.interval_s = interval_s
-        with Journal.open(path, table_id=table_id) as journal:
+        with Journal.open(path, table_id=table_id, create=True) as journal:
             ids = [record.id for record in journal.records()]
             checkpoint = journal.checkpoint()
         self.written = ids[-1] if ids else (checkpoint.record_id if checkpoint else 0)
@@ -275,34 +274,21 @@ def chained_messages(table_id: str, count: int, *, first_id: int = 1) -> list[Ev
     """Records 1..count of a table as its uplink would send them, hashed by the journal's recipe."""
     messages, previous = [], GENESIS_HASH
     for record_id in range(1, first_id + count):
-        payload = {"n": record_id}
-        digest = record_hash(
-            previous,
+        unhashed = EventMessage(
+            table_id=table_id,
             record_id=record_id,
             time_ns=1_700_000_000_000_000_000 + record_id,
-            table_id=table_id,
             shoe_id="S1",
             round_no=None,
             device_serial=None,
             device_seq=None,
             kind="test.tick",
-            payload_json=canonical_json(payload),
+            payload={"n": record_id},
+            prev_hash=previous,
+            hash="",
         )
-        messages.append(
-            EventMessage(
-                table_id=table_id,
-                record_id=record_id,
-                time_ns=1_700_000_000_000_000_000 + record_id,
-                shoe_id="S1",
-                round_no=None,
-                device_serial=None,
-                device_seq=None,
-                kind="test.tick",
-                payload=payload,
-                prev_hash=previous,
-                hash=digest,
-            )
-        )
+        digest = record_hash(previous, unhashed.hashed_values())
+        messages.append(replace(unhashed, hash=digest))
         previous = digest
     return messages[first_id - 1 :]
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from cardshoe.controller.config import TableConfig, load_config
+from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.service.control_socket import request
 from cardshoe.firmware_sim.attach_pty import PtyAttachment, serve_pty
 from cardshoe.firmware_sim.core import FirmwareCore
@@ -49,6 +50,8 @@ class Table:
     folder: Path
     core: FirmwareCore
     pty: PtyAttachment
+    journal_dir: Path | None = None
+    """Where the journal lives when not beside the configuration (a small filesystem)."""
 
     @property
     def config_path(self) -> Path:
@@ -60,7 +63,7 @@ class Table:
 
     @property
     def journal_path(self) -> Path:
-        return self.folder / "journal.sqlite"
+        return (self.journal_dir or self.folder) / "journal.sqlite"
 
     def config(self) -> TableConfig:
         return load_config(self.config_path)
@@ -81,25 +84,34 @@ def simulated_table(
     timing: Timing = INSTANT,
     pairing_mode: bool = False,
     device_lines: str = "",
+    service_lines: str = "",
+    journal: bool = True,
+    journal_dir: Path | None = None,
 ) -> Iterator[Table]:
     """A configuration in folder naming a simulated device on a pty, dealer pulling by itself.
 
     game defaults to Punto Banco on a manual shoe and Macau method 1 on the machine.
-    device_lines: more [device] keys, as TOML lines. Pairing keys live in folder/keys.
+    device_lines, service_lines: more [device] and [service] keys, as TOML lines.
+    journal_dir: keep the journal there instead of in folder.
+    Pairing keys live in folder/keys. journal: make the table's journal, as
+    `shoectl journal init` does at installation (the service never makes one).
     """
     profile = "cs-1" if kind == "shoe" else "cs-auto"
     core = create_device(profile, seed=seed, decks=decks, timing=timing, pairing_mode=pairing_mode)
     core.dealer.auto = True
     core.dealer.pull_interval_s = pull_interval_s
     with serve_pty(core) as pty:
-        table = Table(folder, core, pty)
+        table = Table(folder, core, pty, journal_dir)
         game = game or ("punto-banco" if kind == "shoe" else "macau-1")
+        journal_file = "journal.sqlite" if journal_dir is None else table.journal_path
         table.config_path.write_text(
             f'table_id = "T1"\n[game]\nname = "{game}"\ndecks = {decks}\n'
             f'[device]\nkind = "{kind}"\nurl = "{pty.link}"\n{device_lines}'
-            '[service]\njournal_path = "journal.sqlite"\ncontrol_socket = "control.sock"\n'
-            'key_dir = "keys"\n'
+            f'[service]\njournal_path = "{journal_file}"\ncontrol_socket = "control.sock"\n'
+            f'key_dir = "keys"\n{service_lines}'
         )
+        if journal:
+            Journal.init(table.journal_path, table_id="T1")
         yield table
 
 
@@ -187,11 +199,15 @@ class ServiceProcess:
 
 @contextmanager
 def running_service(
-    table: Table, *extra: str, watchdog_usec: int | None = WATCHDOG_USEC
+    table: Table,
+    *extra: str,
+    watchdog_usec: int | None = WATCHDOG_USEC,
+    betting_time: str | None = "0",
 ) -> Iterator[ServiceProcess]:
     """`shoectl run --config table.toml --betting-time 0 EXTRA...` with NOTIFY_SOCKET set.
 
-    The child is killed on the way out if the test did not stop it.
+    betting_time None leaves closing bets to the no-more-bets command. The child
+    is killed on the way out if the test did not stop it.
     """
     systemd = FakeSystemd(table.folder / f"notify-{time.monotonic_ns()}.sock")
     environment = {**os.environ, "NOTIFY_SOCKET": str(systemd.path)}
@@ -204,8 +220,7 @@ def running_service(
         "run",
         "--config",
         str(table.config_path),
-        "--betting-time",
-        "0",
+        *(() if betting_time is None else ("--betting-time", betting_time)),
         *extra,
     ]
     log_path = table.folder / f"service-{time.monotonic_ns()}.log"

@@ -23,7 +23,13 @@ from cardshoe.controller.config import (
     TableConfig,
 )
 from cardshoe.controller.journal.store import Journal, Record
-from cardshoe.controller.procedure.facts import HoldStarted, RoundOpened, TableEvent
+from cardshoe.controller.procedure.facts import (
+    WATCHER_ALARMS,
+    Alarm,
+    HoldStarted,
+    RoundOpened,
+    TableEvent,
+)
 from cardshoe.controller.procedure.holds import HoldReason
 from cardshoe.controller.rules.cards import Card, parse_card
 from cardshoe.controller.rules.shoe_order import play_shoe_order
@@ -106,7 +112,7 @@ def session_on(
     if over_pty:
         with (
             serve_pty(core) as pty,
-            Journal.open(journal_path, table_id=config.table_id) as journal,
+            Journal.open(journal_path, table_id=config.table_id, create=True) as journal,
             open_device(str(pty.link), timing=FAST_LINK) as device,
         ):
             yield TableSession(config, journal, device, [dealer]), dealer
@@ -116,7 +122,7 @@ def session_on(
     url = publish(core, name)
     try:
         with (
-            Journal.open(journal_path, table_id=config.table_id) as journal,
+            Journal.open(journal_path, table_id=config.table_id, create=True) as journal,
             open_device(url, timing=FAST_LINK) as device,
         ):
             yield TableSession(config, journal, device, [dealer]), dealer
@@ -127,6 +133,16 @@ def session_on(
 def journaled(path: Path, kind: str) -> list[Record]:
     with Journal.open_readonly(path) as journal:
         return list(journal.records(kinds=[kind]))
+
+
+def procedure_alarms(path: Path) -> list[Record]:
+    """The journal's alarms but game protection's, which surveillance hears from any fair shoe
+    (an advantage near the end of a shoe): the ones the procedure itself raised."""
+    return [
+        record
+        for record in journaled(path, Alarm.KIND)
+        if record.payload["kind"] not in WATCHER_ALARMS
+    ]
 
 
 def assert_every_event_journaled_once(path: Path) -> None:

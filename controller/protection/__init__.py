@@ -1,0 +1,1 @@
+"""Game protection: shuffle quality, stacked-shoe and advantage alarms, for surveillance only."""

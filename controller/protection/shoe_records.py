@@ -1,0 +1,115 @@
+"""The cards each shoe of a journal let out, in order: what every protection check reads.
+
+A reading shoe sees every card that leaves it, burned, dealt or set aside,
+and the journal holds them in that order with each card's physical id (its
+deck set and copy). The journal is the truth, so the analyses, the odds of a
+remaining shoe and the live watcher after a restart all read it, never a
+display's copy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from cardshoe.controller.errors import UserError
+from cardshoe.controller.journal.store import Journal
+from cardshoe.controller.procedure.facts import (
+    Burned,
+    CardAssigned,
+    CardSetAside,
+    RoundResult,
+    RoundVoided,
+    ShoeEnded,
+    ShoeStarted,
+)
+from cardshoe.controller.rules.cards import Card, parse_card
+
+CARD_KINDS = (Burned.KIND, CardAssigned.KIND, CardSetAside.KIND)
+ROUND_END_KINDS = (RoundResult.KIND, RoundVoided.KIND)
+SHOE_KINDS = (ShoeStarted.KIND, ShoeEnded.KIND, *CARD_KINDS, *ROUND_END_KINDS)
+
+
+@dataclass(frozen=True)
+class SeenCard:
+    """One card that left the shoe; card and physical_id are None when it could not be read."""
+
+    card: Card | None
+    physical_id: str | None
+
+    @property
+    def tagged_id(self) -> str | None:
+        """The physical id when it names one physical card (deck set and copy), else None."""
+        return self.physical_id if self.physical_id and "#" in self.physical_id else None
+
+
+@dataclass
+class JournaledShoe:
+    """One shoe as its journal records it."""
+
+    shoe_id: str
+    game: str
+    decks: int
+    cards: list[SeenCard] = field(default_factory=list)
+    seen_at_round_end: dict[int, int] = field(default_factory=dict)
+    """Round number -> how many cards had left the shoe when that round ended."""
+    ended: bool = False
+
+    @property
+    def size(self) -> int:
+        return 52 * self.decks
+
+    def known_cards(self, upto: int | None = None) -> list[Card]:
+        """The readable cards among the first `upto` that left (all of them by default)."""
+        return [seen.card for seen in self.cards[:upto] if seen.card is not None]
+
+    def cards_after_round(self, round_no: int) -> list[Card]:
+        """The readable cards out of the shoe when round `round_no` ended."""
+        if round_no not in self.seen_at_round_end:
+            rounds = sorted(self.seen_at_round_end)
+            known = f"rounds {rounds[0]}-{rounds[-1]}" if rounds else "no round yet"
+            raise UserError(
+                f"shoe {self.shoe_id} has no round {round_no} that ended: it has {known}"
+            )
+        return self.known_cards(self.seen_at_round_end[round_no])
+
+
+def read_shoes(journal: Journal) -> list[JournaledShoe]:
+    """Every shoe of the journal in the order it started, with its cards in the order seen."""
+    shoes: dict[str, JournaledShoe] = {}
+    for record in journal.records(kinds=SHOE_KINDS):
+        if record.kind == ShoeStarted.KIND:
+            payload = record.payload
+            shoes[payload["shoe_id"]] = JournaledShoe(
+                payload["shoe_id"], payload["game"], int(payload["decks"])
+            )
+            continue
+        shoe = shoes.get(record.shoe_id or "")
+        if shoe is None:
+            continue
+        if record.kind in CARD_KINDS:
+            text = record.payload.get("card")
+            shoe.cards.append(
+                SeenCard(None if text is None else parse_card(text), record.payload["physical_id"])
+            )
+        elif record.kind in ROUND_END_KINDS:
+            shoe.seen_at_round_end[int(record.payload["round_no"])] = len(shoe.cards)
+        else:
+            shoe.ended = True
+    return list(shoes.values())
+
+
+def choose_shoe(shoes: Iterable[JournaledShoe], shoe_id: str | None, source: str) -> JournaledShoe:
+    """The shoe named, or the latest one; bad input when there is none."""
+    found = list(shoes)
+    if not found:
+        raise UserError(f"{source} holds no shoe: deal one first, or give another journal")
+    if shoe_id is None:
+        return found[-1]
+    for shoe in found:
+        if shoe.shoe_id == shoe_id:
+            return shoe
+    raise UserError(
+        f"{source} holds no shoe {shoe_id!r}; its latest shoes are "
+        + ", ".join(shoe.shoe_id for shoe in found[-3:])
+    )

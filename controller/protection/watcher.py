@@ -1,0 +1,181 @@
+"""The live game-protection watcher: after every card and round, for surveillance only.
+
+The session hands it every committed fact. It follows the shoe's cards and
+
+- after each round prices every bet of the game for the shoe that is left
+  (exactly, in milliseconds: rules/odds.py); when a bet's expected return to
+  the player rises above surveillance.advantage_threshold it journals an
+  `advantage` record and a surveillance alarm, once each time the bet turns;
+- after each card asks the stacked-shoe detector, and journals a
+  surveillance alarm for a run a fair shuffle would almost never deal.
+
+Its alarms are ordinary `alarm` records, so the floor copies them like any
+other, but they go to the journal and the log only: never to the session's
+observers, so no table display or scoreboard shows them to the players.
+After a restart it rebuilds its shoe from the journal, alarms included.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import structlog
+
+from cardshoe.controller.config import TableConfig
+from cardshoe.controller.journal.store import Journal, Record
+from cardshoe.controller.procedure.facts import (
+    WATCHER_ALARMS,
+    Alarm,
+    AlarmKind,
+    Burned,
+    CardAssigned,
+    CardSetAside,
+    RoundResult,
+    RoundVoided,
+    ShoeEnded,
+    ShoeStarted,
+    TableEvent,
+)
+from cardshoe.controller.protection.advantage import ShoeEdges, player_edges
+from cardshoe.controller.protection.shoe_records import JournaledShoe, SeenCard, read_shoes
+from cardshoe.controller.protection.stacked_shoe import StackedShoeDetector
+from cardshoe.controller.rules.games import Game
+from cardshoe.controller.rules.paytables import Bet
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass(frozen=True)
+class Advantage(TableEvent):
+    """A bet of the remaining shoe turned in the player's favour (journal record only)."""
+
+    KIND: ClassVar[str] = "advantage"
+    bet: Bet
+    player_edge: float
+    """The player's expected return per unit staked on the remaining shoe."""
+    player_edge_exact: str
+    round_no: int
+    """The round after which the remaining shoe was priced."""
+    cards_left: int
+
+
+def is_watcher_record(record: Record) -> bool:
+    """A record the watcher wrote, which no replay of the procedure gives."""
+    if record.kind == Advantage.KIND:
+        return True
+    return record.kind == Alarm.KIND and record.payload.get("kind") in WATCHER_ALARMS
+
+
+@dataclass
+class _Shoe:
+    """The shoe being dealt, as the watcher follows it."""
+
+    shoe_id: str
+    decks: int
+    detector: StackedShoeDetector
+    cards: list[SeenCard] = field(default_factory=list)
+    favoured: set[Bet] = field(default_factory=set)
+    """Bets whose last pricing was above the threshold: they alarmed when they turned."""
+
+
+class ProtectionWatcher:
+    """An observer of the session that journals the surveillance alarms (see module docstring)."""
+
+    def __init__(self, config: TableConfig, journal: Journal, device_serial: str | None) -> None:
+        self._game: Game = config.game.build_game()
+        self._threshold = config.surveillance.advantage_threshold
+        self._journal = journal
+        self._device_serial = device_serial
+        self._previous_order: list[str] = []
+        self._shoe: _Shoe | None = None
+        self._recover(read_shoes(journal))
+        # Build the pricing table now (~0.2 s once), not after the first round.
+        player_edges(self._game, config.game.decks, ())
+
+    def notify(self, event: TableEvent) -> None:
+        if isinstance(event, ShoeStarted):
+            self._start(event.shoe_id, event.decks)
+        elif isinstance(event, ShoeEnded):
+            if self._shoe is not None:
+                self._previous_order = _tagged_order(self._shoe.cards)
+            self._shoe = None
+        elif self._shoe is not None:
+            if isinstance(event, Burned | CardAssigned | CardSetAside):
+                self._take(self._shoe, SeenCard(event.card, event.physical_id), event)
+            elif isinstance(event, RoundResult | RoundVoided):
+                self._price(self._shoe, event.round_no)
+
+    def _start(self, shoe_id: str, decks: int) -> _Shoe:
+        self._shoe = _Shoe(shoe_id, decks, StackedShoeDetector(decks, self._previous_order))
+        return self._shoe
+
+    def _take(self, shoe: _Shoe, seen: SeenCard, event: TableEvent) -> None:
+        shoe.cards.append(seen)
+        round_no = getattr(event, "round_no", None)
+        for run in shoe.detector.take(seen):
+            self._raise(shoe, round_no, AlarmKind.STACKED_SHOE, run.detail, None)
+
+    def _edges(self, shoe: _Shoe) -> ShoeEdges:
+        known = (seen.card for seen in shoe.cards if seen.card is not None)
+        return player_edges(self._game, shoe.decks, known)
+
+    def _price(self, shoe: _Shoe, round_no: int) -> None:
+        priced = self._edges(shoe)
+        favoured = priced.above(self._threshold)
+        shoe.favoured &= set(favoured)
+        for bet, edge in favoured.items():
+            if bet in shoe.favoured:
+                continue
+            shoe.favoured.add(bet)
+            advantage = Advantage(bet, float(edge), str(edge), round_no, priced.cards_left)
+            detail = (
+                f"{bet.value} returns {float(edge):+.2%} to the player after round {round_no}, "
+                f"{priced.cards_left} cards left"
+            )
+            self._raise(shoe, round_no, AlarmKind.ADVANTAGE, detail, advantage)
+
+    def _raise(
+        self,
+        shoe: _Shoe,
+        round_no: int | None,
+        kind: AlarmKind,
+        detail: str,
+        record: TableEvent | None,
+    ) -> None:
+        """Journal the record and its alarm together, and log it: surveillance only."""
+        alarm = Alarm(kind, detail)
+        with self._journal.transaction() as transaction:
+            for event in (record, alarm):
+                if event is not None:
+                    transaction.append(
+                        event.KIND,
+                        event.payload(),
+                        shoe_id=shoe.shoe_id,
+                        round_no=round_no,
+                        device_serial=self._device_serial,
+                    )
+        log.warning("surveillance alarm", kind=str(kind), detail=detail, shoe_id=shoe.shoe_id)
+
+    def _recover(self, shoes: list[JournaledShoe]) -> None:
+        """Stand where the journal leaves the table: the last shoe's order, an open shoe's runs."""
+        if shoes and not shoes[-1].ended:
+            *finished, open_shoe = shoes
+        else:
+            finished, open_shoe = shoes, None
+        if finished:
+            self._previous_order = _tagged_order(finished[-1].cards)
+        if open_shoe is None:
+            return
+        shoe = self._start(open_shoe.shoe_id, open_shoe.decks)
+        for seen in open_shoe.cards:
+            shoe.cards.append(seen)
+            shoe.detector.take(seen)  # a run it reports now had its alarm before the restart
+        alarmed = self._journal.records(shoe_id=open_shoe.shoe_id, kinds=[Advantage.KIND])
+        favoured_now = self._edges(shoe).above(self._threshold)
+        shoe.favoured = {Bet(record.payload["bet"]) for record in alarmed} & set(favoured_now)
+
+
+def _tagged_order(cards: Iterable[SeenCard]) -> list[str]:
+    return [seen.tagged_id for seen in cards if seen.tagged_id is not None]

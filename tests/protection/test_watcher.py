@@ -1,0 +1,119 @@
+"""The live alarms at a running table: the real session, driver, journal and simulator."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from support.session_support import (
+    SIM_DECK_SET,
+    journaled,
+    procedure_alarms,
+    session_on,
+    simulated_device,
+    table_config,
+)
+
+from cardshoe.controller.cli.demo_wiring import continue_from_journal
+from cardshoe.controller.config import SurveillanceConfig, TableConfig
+from cardshoe.controller.journal.store import Journal
+from cardshoe.controller.procedure.facts import AlarmKind
+from cardshoe.controller.protection.advantage import player_edges
+from cardshoe.controller.rules.games import GAME_NAMES, deck_range, get_game
+from cardshoe.controller.scoreboard.board import TableBoard
+from cardshoe.controller.service.recovery import recover
+from cardshoe.firmware_sim.shoe import CardPack
+
+SEVEN = 7
+
+
+def deal(config: TableConfig, path: Path, order_of=None, rounds: int = 30, seed: int = 4) -> None:
+    """Deal one shoe of `config` on the simulated shoe, its cards arranged by order_of."""
+    core = simulated_device(config, seed=seed)
+    with Journal.open(path, table_id=config.table_id, create=True) as journal:
+        continue_from_journal(core, journal, config)  # the same shoe device, its next shoe
+    if order_of is not None:
+        core.shoe = CardPack(order_of(core.shoe.cards), config.shoe.cut_card_depth)
+    with session_on(config, core, path) as (session, _):
+        assert session.run_shoe(deck_set=SIM_DECK_SET, rounds=rounds) is not None
+
+
+def sevens_last(cards: list) -> list:
+    """A 7 Up shoe whose sevens all wait behind the rest: it turns rich in sevens as it goes."""
+    rest = [card for card in cards if card.rank != SEVEN]
+    random.Random(1).shuffle(rest)
+    return rest + [card for card in cards if card.rank == SEVEN]
+
+
+def alarms_of(path: Path, kind: AlarmKind) -> list[dict]:
+    return [r.payload for r in journaled(path, "alarm") if r.payload["kind"] == kind]
+
+
+def test_a_shoe_rich_in_sevens_raises_the_super_sevens_advantage(tmp_path: Path) -> None:
+    path = tmp_path / "journal.sqlite"
+    deal(table_config("seven-up", decks=6), path, sevens_last, rounds=40)
+    advantages = [record.payload for record in journaled(path, "advantage")]
+    super_sevens = [item for item in advantages if item["bet"] == "super_sevens"]
+    assert super_sevens, advantages
+    first = super_sevens[0]
+    assert first["player_edge"] > 0 and first["cards_left"] < 312
+    assert any("super_sevens returns +" in alarm["detail"] for alarm in alarms_of(
+        path, AlarmKind.ADVANTAGE))  # fmt: skip
+    assert procedure_alarms(path) == []
+
+
+@pytest.mark.parametrize("name", GAME_NAMES)
+def test_a_full_shoe_favours_no_bet(name: str) -> None:
+    allowed = deck_range(name)
+    for decks in (allowed.fewest, allowed.most):
+        edges = player_edges(get_game(name), decks, ())
+        assert edges.above(0) == {}
+        assert edges.cards_left == 52 * decks
+
+
+def test_the_first_rounds_of_a_fair_punto_banco_shoe_raise_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "journal.sqlite"
+    deal(table_config("punto-banco", decks=8), path, rounds=3)
+    assert journaled(path, "advantage") == []
+    assert journaled(path, "alarm") == []
+
+
+def test_the_threshold_is_configurable(tmp_path: Path) -> None:
+    path = tmp_path / "journal.sqlite"
+    config = replace(
+        table_config("seven-up", decks=6), surveillance=SurveillanceConfig(advantage_threshold=0.5)
+    )
+    deal(config, path, sevens_last, rounds=40)
+    edges = [record.payload["player_edge"] for record in journaled(path, "advantage")]
+    assert edges and min(edges) > 0.5
+
+
+def test_a_carried_over_slug_raises_the_stacked_shoe_alarm_and_recovery_passes_over_it(
+    tmp_path: Path,
+) -> None:
+    """Two shoes at one table; the second keeps 12 cards of the first in order."""
+    path = tmp_path / "journal.sqlite"
+    config = table_config("punto-banco", decks=8)
+    deal(config, path, rounds=60, seed=8)
+    first = [record.payload["physical_id"] for record in journaled(path, "card.assigned")]
+    slug = first[100:112]
+
+    def with_slug(cards: list) -> list:
+        kept = [card for card in cards if str(card) in slug]
+        kept.sort(key=lambda card: slug.index(str(card)))
+        rest = [card for card in cards if str(card) not in slug]
+        return rest[:150] + kept + rest[150:]
+
+    deal(config, path, with_slug, rounds=60, seed=9)
+    (alarm,) = alarms_of(path, AlarmKind.STACKED_SHOE)
+    assert "in the order of the previous shoe (by physical card)" in alarm["detail"]
+    with Journal.open_readonly(path) as journal:
+        assert recover(config, journal).mismatches == ()
+        board = TableBoard()
+        for record in journal.records():
+            board.apply(record.kind, record.payload)
+    assert board.alarms == []  # a display fed from the journal never shows it
+    board.apply("alarm", {"kind": "foreign_card", "detail": "a card of set 7"})
+    assert [alarm["kind"] for alarm in board.alarms] == ["foreign_card"]

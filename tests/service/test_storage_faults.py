@@ -1,0 +1,328 @@
+"""Issue 11, the journal half, through the real service: `shoectl run` on a simulated shoe
+behind a real pty, the journal a real SQLite file, on a small tmpfs where a disk must fill.
+
+Each test is named after the case it reproduces (cases 1, 2, 4, 5, 6) and shows the fixed
+behaviour: a hold with an alarm, or one line and a non-zero exit, and never an acknowledged
+event lost or one invented.
+"""
+
+from __future__ import annotations
+
+import signal
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+from support.service_support import (
+    Table,
+    open_manual_shoe,
+    running_service,
+    simulated_table,
+    wait_until,
+)
+from support.session_support import (
+    FAST_LINK,
+    assert_every_event_journaled_once,
+    journaled,
+    table_config,
+)
+from support.shoectl import ShoectlRunner
+from support.storage_support import device_events, fill, small_filesystem
+
+from cardshoe.controller.errors import UserError
+from cardshoe.controller.journal.store import Journal
+from cardshoe.controller.procedure.holds import HoldReason
+from cardshoe.controller.service.control_socket import request
+from cardshoe.controller.service.session import REPEAT_INTERVAL_S, REPEATED, TableSession
+from cardshoe.drivers.device import open_device
+from cardshoe.drivers.protocol.framing import encode_frame
+from cardshoe.firmware_sim.attach_pty import serve_pty
+from cardshoe.firmware_sim.devices import create_device
+
+MB = 1024 * 1024
+QUIET_S = 0.5
+"""How long a held table is watched for a card that should not come."""
+
+
+@pytest.fixture
+def table(tmp_path: Path):
+    with simulated_table(tmp_path) as table:
+        yield table
+
+
+def rounds_finished(table: Table) -> int:
+    return table.status()["rounds_finished"]
+
+
+def holds(table: Table) -> list[str]:
+    return table.status()["holds"]
+
+
+def assert_nothing_dealt_while_held(table: Table) -> None:
+    time.sleep(QUIET_S)
+    taken = table.status()["dealt"], table.status()["burned"]
+    time.sleep(QUIET_S)
+    assert (table.status()["dealt"], table.status()["burned"]) == taken
+
+
+def assert_acknowledged_equals_journaled(table: Table) -> None:
+    """What the device counts as acknowledged is exactly what the journal holds, no more."""
+    assert table.core.link.last_acked_seq == device_events(table.journal_path)[-1].device_seq
+
+
+def run_two_rounds(table: Table, shoe_id: str) -> None:
+    open_manual_shoe(table, shoe_id)
+    wait_until(lambda: rounds_finished(table) >= 2, "two rounds")
+
+
+# --- case 1 -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("loss", ["journal deleted", "wal lost before a checkpoint"])
+def test_case1_a_lost_journal_is_refused_or_held_never_replaced(
+    table: Table, shoectl: ShoectlRunner, loss: str
+) -> None:
+    with running_service(table) as service:
+        service.wait_for_notification("READY=1")
+        run_two_rounds(table, "SHOE-1")
+        service.stop(signal_number(loss))
+    acked = table.core.link.last_acked_seq
+    assert acked > 0
+    lost = ("-wal", "-shm") if loss.startswith("wal") else ("", "-wal", "-shm")
+    for suffix in lost:
+        Path(f"{table.journal_path}{suffix}").unlink(missing_ok=True)
+    if loss == "journal deleted":
+        refused = shoectl("run", "--config", str(table.config_path), "--device-wait", "5")
+        assert refused.returncode == 2, refused.stderr
+        (line,) = refused.stderr.splitlines()
+        assert "no journal: make a new table's journal with 'shoectl journal init'" in line
+        assert not table.journal_path.exists(), "run must never make a journal"
+        assert shoectl("journal", "init", "--config", str(table.config_path)).returncode == 0
+    with running_service(table) as service:
+        service.wait_for_notification("READY=1")
+        status = table.status()
+        assert HoldReason.JOURNAL_BEHIND_DEVICE in status["holds"]
+        assert status["last_alarm"]["kind"] == "sequence_gap"
+        request(table.socket_path, "clear-hold", reason=HoldReason.JOURNAL_BEHIND_DEVICE)
+        assert holds(table) == []
+        assert service.stop() == 0, service.log_tail()
+    (behind,) = journaled(table.journal_path, "host.journal_behind_device")
+    assert behind.payload["device_acked_seq"] == behind.device_seq == acked
+    assert behind.payload["journaled_seq"] < acked
+
+
+def signal_number(loss: str) -> int:
+    """SIGKILL keeps the -wal unmerged, as a crash or power cut before any checkpoint does."""
+    return signal.SIGKILL if loss.startswith("wal") else signal.SIGTERM
+
+
+def test_case1_a_wal_unlinked_while_running_is_noticed_and_the_table_holds(table: Table) -> None:
+    with running_service(table) as service:
+        service.wait_for_notification("READY=1")
+        open_manual_shoe(table, "SHOE-W")
+        wait_until(lambda: rounds_finished(table) >= 1, "a round")
+        Path(f"{table.journal_path}-wal").unlink()
+        wait_until(lambda: HoldReason.JOURNAL_STORAGE in holds(table), "the storage hold")
+        assert table.status()["last_alarm"]["kind"] == "storage"
+        assert_nothing_dealt_while_held(table)
+        held_rounds = rounds_finished(table)
+        request(table.socket_path, "clear-hold", reason=HoldReason.JOURNAL_STORAGE)
+        wait_until(lambda: rounds_finished(table) > held_rounds, "a round after the hold")
+        assert service.stop() == 0, service.log_tail()
+    assert Path(f"{table.journal_path}").exists()
+    assert_every_event_journaled_once(table.journal_path)
+    assert_acknowledged_equals_journaled(table)
+    (fault,) = journaled(table.journal_path, "host.storage_fault")
+    assert "removed or replaced while the service ran" in fault.payload["detail"]
+
+
+# --- case 2 -------------------------------------------------------------------------------
+
+
+def test_case2_a_command_whose_commit_fails_did_not_happen(tmp_path: Path) -> None:
+    (tmp_path / "table").mkdir()
+    with (
+        small_filesystem(tmp_path / "disk", "4m") as disk,
+        simulated_table(
+            tmp_path / "table", journal_dir=disk, service_lines="journal_min_free_mb = 0\n"
+        ) as table,
+    ):
+        with running_service(table, betting_time=None) as service:
+            service.wait_for_notification("READY=1")
+            open_manual_shoe(table, "SHOE-F")
+            wait_until(lambda: table.status()["state"] == "betting", "bets to open")
+            filler = fill(disk)
+            with pytest.raises(UserError, match="disk is full") as failed:
+                request(table.socket_path, "no-more-bets")
+            assert str(table.journal_path) in str(failed.value)
+            assert table.status()["state"] == "betting"
+            assert_nothing_dealt_while_held(table)
+            filler.unlink()
+            request(table.socket_path, "no-more-bets")
+            wait_until(lambda: table.status()["state"] != "dealing", "the round to end")
+            assert service.stop() == 0, service.log_tail()
+        with running_service(table) as service:
+            service.wait_for_notification("READY=1")
+            assert service.stop() == 0, service.log_tail()
+        closed = journaled(table.journal_path, "command.close_bets")
+        started = journaled(table.journal_path, "session.started")
+        assert [record.round_no for record in closed].count(1) == 1
+        assert [record.payload["replay_mismatches"] for record in started] == [[], []]
+        assert_every_event_journaled_once(table.journal_path)
+        assert_acknowledged_equals_journaled(table)
+
+
+# --- case 4 -------------------------------------------------------------------------------
+
+
+def edit_last_assigned_card(path: Path) -> int:
+    connection = sqlite3.connect(path)
+    (record_id,) = connection.execute(
+        "SELECT max(id) FROM records WHERE kind = 'card.assigned'"
+    ).fetchone()
+    connection.execute(
+        'UPDATE records SET payload = replace(payload, \'"card":"\', \'"card":"9\') WHERE id = ?',
+        (record_id,),
+    )
+    connection.commit()
+    connection.close()
+    return record_id
+
+
+def test_case4_run_deals_nothing_on_a_journal_that_fails_its_start_up_check(
+    table: Table, shoectl: ShoectlRunner
+) -> None:
+    with running_service(table) as service:
+        service.wait_for_notification("READY=1")
+        run_two_rounds(table, "SHOE-C")
+        assert service.stop() == 0, service.log_tail()
+    edited = edit_last_assigned_card(table.journal_path)
+    refused = shoectl("run", "--config", str(table.config_path), "--device-wait", "5")
+    assert refused.returncode == 1, refused.stderr
+    (line,) = refused.stderr.splitlines()
+    assert f"fails its start-up check at record {edited}" in line
+    assert "shoectl journal verify" in line
+    (record,) = journaled(table.journal_path, "session.journal_refused")
+    assert record.payload["kind"] == "journal"
+    assert len(journaled(table.journal_path, "session.started")) == 1
+
+
+# --- case 5 -------------------------------------------------------------------------------
+
+
+def test_case5_free_space_below_the_floor_holds_before_the_disk_is_full(tmp_path: Path) -> None:
+    (tmp_path / "table").mkdir()
+    with (
+        small_filesystem(tmp_path / "disk", "24m") as disk,
+        simulated_table(
+            tmp_path / "table", journal_dir=disk, service_lines="journal_min_free_mb = 8\n"
+        ) as table,
+    ):
+        with running_service(table) as service:
+            service.wait_for_notification("READY=1")
+            open_manual_shoe(table, "SHOE-S")
+            wait_until(lambda: rounds_finished(table) >= 1, "a round")
+            filler = fill(disk, leave_bytes=4 * MB)
+            wait_until(lambda: HoldReason.JOURNAL_SPACE_LOW in holds(table), "the space hold")
+            assert table.status()["last_alarm"]["kind"] == "storage"
+            assert_nothing_dealt_while_held(table)
+            held_rounds = rounds_finished(table)
+            filler.unlink()
+            wait_until(lambda: HoldReason.JOURNAL_SPACE_LOW not in holds(table), "the release")
+            wait_until(lambda: rounds_finished(table) > held_rounds, "a round after the hold")
+            assert service.stop() == 0, service.log_tail()
+        (low,) = journaled(table.journal_path, "host.storage_low")
+        assert low.payload["floor_bytes"] == 8 * MB > low.payload["free_bytes"]
+        assert journaled(table.journal_path, "host.storage_recovered")
+        assert_every_event_journaled_once(table.journal_path)
+
+
+def test_case5_a_full_disk_stops_the_service_with_one_line_and_loses_nothing(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "table").mkdir()
+    with (
+        small_filesystem(tmp_path / "disk", "4m") as disk,
+        simulated_table(
+            tmp_path / "table", journal_dir=disk, service_lines="journal_min_free_mb = 0\n"
+        ) as table,
+    ):
+        with running_service(table) as service:
+            service.wait_for_notification("READY=1")
+            open_manual_shoe(table, "SHOE-D")
+            wait_until(lambda: rounds_finished(table) >= 1, "a round")
+            filler = fill(disk)
+            assert service.process.wait(30) == 1
+            log = service.log_tail()
+        errors = [line for line in log.splitlines() if line.startswith("shoectl: error: ")]
+        assert len(errors) == 1, log
+        assert f"{table.journal_path}: database or disk is full" in errors[0]
+        assert "Traceback" not in log
+        assert_acknowledged_equals_journaled(table)
+        filler.unlink()
+        with running_service(table) as service:
+            service.wait_for_notification("READY=1")
+            rounds = rounds_finished(table)
+            wait_until(lambda: rounds_finished(table) > rounds, "a round after the restart")
+            assert service.stop() == 0, service.log_tail()
+        assert_every_event_journaled_once(table.journal_path)
+        assert_acknowledged_equals_journaled(table)
+
+
+# --- case 6 -------------------------------------------------------------------------------
+
+
+def record_count(path: Path) -> int:
+    with Journal.open_readonly(path) as journal:
+        return sum(1 for _ in journal.records())
+
+
+def test_case6_refused_commands_grow_the_journal_by_time_not_by_count(table: Table) -> None:
+    with running_service(table) as service:
+        service.wait_for_notification("READY=1")
+        before = record_count(table.journal_path)
+        started = time.monotonic()
+        for _ in range(2000):
+            with pytest.raises(UserError, match="not allowed"):
+                request(table.socket_path, "cut-done")
+        elapsed = time.monotonic() - started
+        assert service.stop() == 0, service.log_tail()
+    intervals = int(elapsed // REPEAT_INTERVAL_S) + 1
+    assert record_count(table.journal_path) - before <= 3 * intervals
+    assert 1 <= len(journaled(table.journal_path, "command.cut_done")) <= intervals
+
+
+class SteppedClock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_case6_undecodable_frames_on_an_unpaired_link_are_counted_not_journaled(
+    tmp_path: Path,
+) -> None:
+    core = create_device("cs-1", seed=3)
+    clock = SteppedClock()
+    path = tmp_path / "journal.sqlite"
+    Journal.init(path, table_id="T1")
+    with (
+        serve_pty(core) as pty,
+        Journal.open(path, table_id="T1") as journal,
+        open_device(str(pty.link), timing=FAST_LINK) as device,
+    ):
+        session = TableSession(table_config(), journal, device, clock=clock)
+        for number in range(300):
+            pty._endpoint.write(encode_frame(bytes([0xEE, number % 256, number // 256])))
+        wait_until(lambda: device.info.counters["undecodable"] >= 300, "every frame read")
+        while session.step(0.05):
+            pass
+        clock.now += REPEAT_INTERVAL_S
+        session.step(0.01)
+    violations = journaled(path, "link.protocol_violation")
+    (summary,) = journaled(path, REPEATED)
+    assert len(violations) == 1
+    assert summary.payload["kind"] == "link.protocol_violation"
+    assert summary.payload["count"] + len(violations) >= 250
