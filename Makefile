@@ -53,7 +53,7 @@ verify-deploy: venv
 browser:
 	@bash .ci/install-browser.sh
 
-test: venv lint verify-deploy browser
+test: venv lint typecheck verify-deploy browser
 	$(BIN)/python -m pytest
 
 # 12 simulated tables, each with its simulator, service, journal and uplink, into a

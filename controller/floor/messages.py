@@ -76,7 +76,7 @@ class EventMessage:
     @classmethod
     def decode(cls, body: bytes) -> EventMessage:
         data = _decode(body)
-        values = [data.get(name) for name, _ in _EVENT_FIELDS]
+        values: list[Any] = [data.get(name) for name, _ in _EVENT_FIELDS]
         for (name, kinds), value in zip(_EVENT_FIELDS, values, strict=True):
             if type(value) not in kinds:  # exact types: a bool is no record id
                 raise MessageError(f"field {name!r} is missing or of the wrong type")
