@@ -28,7 +28,7 @@ from support.session_support import (
     table_config,
 )
 from support.shoectl import ShoectlRunner
-from support.storage_support import device_events, fill, small_filesystem
+from support.storage_support import device_events, fill, table_on_small_disk
 
 from cardshoe.controller.errors import UserError
 from cardshoe.controller.journal.store import Journal
@@ -141,13 +141,7 @@ def test_case1_a_wal_unlinked_while_running_is_noticed_and_the_table_holds(table
 
 
 def test_case2_a_command_whose_commit_fails_did_not_happen(tmp_path: Path) -> None:
-    (tmp_path / "table").mkdir()
-    with (
-        small_filesystem(tmp_path / "disk", "4m") as disk,
-        simulated_table(
-            tmp_path / "table", journal_dir=disk, service_lines="journal_min_free_mb = 0\n"
-        ) as table,
-    ):
+    with table_on_small_disk(tmp_path, "4m", floor_mb=0) as (table, disk):
         with running_service(table, betting_time=None) as service:
             service.wait_for_notification("READY=1")
             open_manual_shoe(table, "SHOE-F")
@@ -212,13 +206,7 @@ def test_case4_run_deals_nothing_on_a_journal_that_fails_its_start_up_check(
 
 
 def test_case5_free_space_below_the_floor_holds_before_the_disk_is_full(tmp_path: Path) -> None:
-    (tmp_path / "table").mkdir()
-    with (
-        small_filesystem(tmp_path / "disk", "24m") as disk,
-        simulated_table(
-            tmp_path / "table", journal_dir=disk, service_lines="journal_min_free_mb = 8\n"
-        ) as table,
-    ):
+    with table_on_small_disk(tmp_path, "24m", floor_mb=8) as (table, disk):
         with running_service(table) as service:
             service.wait_for_notification("READY=1")
             open_manual_shoe(table, "SHOE-S")
@@ -241,13 +229,7 @@ def test_case5_free_space_below_the_floor_holds_before_the_disk_is_full(tmp_path
 def test_case5_a_full_disk_stops_the_service_with_one_line_and_loses_nothing(
     tmp_path: Path,
 ) -> None:
-    (tmp_path / "table").mkdir()
-    with (
-        small_filesystem(tmp_path / "disk", "4m") as disk,
-        simulated_table(
-            tmp_path / "table", journal_dir=disk, service_lines="journal_min_free_mb = 0\n"
-        ) as table,
-    ):
+    with table_on_small_disk(tmp_path, "4m", floor_mb=0) as (table, disk):
         with running_service(table) as service:
             service.wait_for_notification("READY=1")
             open_manual_shoe(table, "SHOE-D")
