@@ -66,6 +66,10 @@ class DeviceInfo:
     protocol_version: str
     """The negotiated version, "major.minor"."""
     capabilities: Capability
+    epoch: int | None
+    """The device's stream epoch (protocol 1.2), None from a 1.0/1.1 device."""
+    stream_epoch: int | None
+    """The epoch the host's acknowledged seqs count in: the journal's, until a re-sync."""
     authenticated: bool
     """The device proved it holds its pairing key in this session (protocol 1.1)."""
     counters: dict[str, int]
@@ -82,6 +86,8 @@ class DeviceInfo:
             "firmware_hash": self.firmware_hash.hex(),
             "protocol_version": self.protocol_version,
             "capabilities": [member.name for member in Capability if member in self.capabilities],
+            "epoch": self.epoch,
+            "stream_epoch": self.stream_epoch,
             "authenticated": self.authenticated,
             "counters": dict(self.counters),
         }
@@ -118,6 +124,8 @@ class Device:
             firmware_hash=hello.firmware_hash,
             protocol_version=f"{PROTOCOL_MAJOR}.{self._link.protocol_minor}",
             capabilities=hello.capabilities,
+            epoch=hello.epoch,
+            stream_epoch=self._link.stream_epoch,
             authenticated=self._link.authenticated,
             counters=self._link.counter_values(),
         )
@@ -129,15 +137,24 @@ class Device:
 
     # --- events ----------------------------------------------------------------
 
-    def set_journaled_seq(self, seq: int | None) -> None:
+    def set_journaled_seq(self, seq: int | None, epoch: int | None = None) -> None:
         """The highest seq the journal holds for this device (None: trust the device).
 
         Call it right after opening, with the journal's last seq for
-        info.serial_number. Events at or below it are duplicates: acknowledged
-        and dropped. After a SequenceGap(expected, got) that an operator has
-        resolved, set_journaled_seq(got - 1) resumes delivery.
+        info.serial_number and the stream epoch those seqs count in (None when
+        the journal knows none). Events at or below it are duplicates:
+        acknowledged and dropped. After a SequenceGap(expected, got) that an
+        operator has resolved, set_journaled_seq(got - 1) resumes delivery.
         """
-        self._link.set_journaled_seq(seq)
+        self._link.set_journaled_seq(seq, epoch)
+
+    def resync(self, after: int) -> None:
+        """End a SequenceRegression: take the device's current stream after seq `after`.
+
+        Journal the re-synchronisation first; then the device's epoch is the
+        stream epoch and its events above `after` arrive as new ones.
+        """
+        self._link.resync(after)
 
     def next_event(self, timeout: float | None = None) -> DeviceEvent | None:
         """The next new event in seq order, or None on timeout.

@@ -4,10 +4,11 @@ A Link owns a transport and a reader thread that decodes every frame as it
 arrives, so device events are buffered while the caller is busy and never
 reordered. It applies the host rules of docs/protocol.md:
 
-- events: a duplicate (seq <= acknowledged) is acknowledged again and
-  dropped; a resend of an event the controller holds but has not yet
-  acknowledged is dropped; the next seq is queued for the controller; a
-  jump is a SequenceGap event, and the later event is held back;
+- events: link_sequencing.py decides, as pure functions of the stream
+  position, what each event and HELLO means (duplicate: acknowledge again
+  and drop; retransmission: drop; next: queue for the controller; a jump:
+  a SequenceGap event, the later event held back); this module only keeps
+  the position under its lock and does what the decision says;
 - commands: one outstanding at a time, resent with the same request id
   after COMMAND_REPLY_TIMEOUT_S, at most COMMAND_ATTEMPTS sends;
 - supervision: GET_STATUS after HOST_POLL_INTERVAL_S of silence, link
@@ -41,6 +42,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from enum import Enum
 
+from cardshoe.drivers import link_sequencing as sequencing
 from cardshoe.drivers.errors import (
     AuthenticationFailed,
     CommandRefused,
@@ -96,6 +98,7 @@ from cardshoe.drivers.protocol.messages import (
     Reply,
     decode_message,
     encode_message,
+    hello_digest,
 )
 from cardshoe.drivers.transports.base import Transport
 
@@ -204,14 +207,16 @@ class Link:
         self._hello: Hello | None = None
         self._lost = False
         self._rehandshake_wanted = False
-        self._acked = 0
-        """Highest seq durably recorded by the controller (or, without a journal, the device)."""
-        self._queued_upto = 0
-        """Highest seq handed to the controller's queue."""
-        self._device_acked = 0
-        """Highest seq the device has been told is acknowledged, as far as we know."""
-        self._device_next_seq = 1
+        self._position = sequencing.StreamPosition()
         self._reported_gap: tuple[int, int] | None = None
+        self._reported_regression: SequenceRegression | None = None
+        self._reported_beyond: int | None = None
+        self._unverified_beyond: int | None = None
+        """A seq beyond the announced stream, dropped until a new HELLO says whether the
+        device has reached it (a gap) or not (a frame that is not the device's)."""
+        self._reported_conflicts: deque[int] = deque(maxlen=_RECENT_EVENTS)
+        self._epoch: int | None = None
+        """The stream epoch the position counts in: the journal's, else the first HELLO's."""
         self._reported_failure: str | None = None
         self._last_bad_payload: bytes | None = None
         self._buffer: deque[DeviceEvent] = deque()
@@ -286,9 +291,9 @@ class Link:
         """Stream position, frame and link counters together, for `shoectl info` and monitoring."""
         with self._cond:
             position = {
-                "last_acked_seq": self._device_acked,
-                "next_seq": self._device_next_seq,
-                "delivered_seq": self._queued_upto,
+                "last_acked_seq": self._position.device_acked,
+                "next_seq": self._position.device_next_seq,
+                "delivered_seq": self._position.queued_upto,
             }
         frames = self._decoder.counters
         values = {item.name: getattr(frames, item.name) for item in fields(frames)}
@@ -339,26 +344,29 @@ class Link:
     def ack(self, seq: int) -> None:
         """Acknowledge every event up to seq: call only after the journal commit."""
         with self._cond:
-            if seq > self._queued_upto:
-                raise ValueError(
-                    f"cannot acknowledge event {seq}: only events up to "
-                    f"{self._queued_upto} were delivered"
-                )
-            if seq <= self._acked:
+            position = sequencing.acknowledged(self._position, seq)
+            if position is None:
                 return
-            self._acked = seq
+            self._position = position
         self._send_ack(seq)
 
-    def set_journaled_seq(self, seq: int | None) -> None:
+    @property
+    def stream_epoch(self) -> int | None:
+        """The epoch (protocol 1.2) the acknowledged seqs count in; None when none is known."""
+        return self._epoch
+
+    def set_journaled_seq(self, seq: int | None, epoch: int | None = None) -> None:
         """Declare the highest seq the controller has durably recorded for this device.
 
-        None trusts the device's own last acknowledged seq. Queued events at or
+        None trusts the device's own last acknowledged seq. epoch: the stream
+        epoch the journal's seqs count in, when it knows one. Queued events at or
         below seq are dropped as duplicates and acknowledged; the device's
         stream position is checked against seq (gap, regression).
         """
         with self._cond:
-            journaled = self._device_acked if seq is None else seq
-            self._acked = self._queued_upto = journaled
+            self._position = sequencing.journaled(self._position, seq)
+            if epoch is not None:
+                self._epoch = epoch
             self._reported_gap = None
             held = list(self._buffer)
             self._buffer.clear()
@@ -368,10 +376,24 @@ class Link:
                     self._classify(item)
                 elif not _regenerated(item):
                     self._buffer.append(item)
-            resend = self._acked if self._device_acked < self._acked else None
+            resend = sequencing.ack_to_repeat(self._position)
             self._cond.notify_all()
         if resend is not None:
             self._send_ack(resend)
+
+    def resync(self, after: int) -> None:
+        """Take the device's stream as it now is, resuming after seq `after`: the end of a
+        regression, which the controller journals as an explicit step first.
+
+        The device's epoch becomes the stream epoch; events it holds above `after`
+        are then taken as new.
+        """
+        with self._cond:
+            self._position = sequencing.resynchronised(self._position, after)
+            self._epoch = None if self._hello is None else self._hello.epoch
+            self._reported_regression = None
+            self._reported_gap = None
+            self._cond.notify_all()
 
     # --- commands ------------------------------------------------------------
 
@@ -489,34 +511,47 @@ class Link:
                 None,
             )
         self._hello = hello
-        self._device_next_seq = hello.next_seq
-        if previous is None:
-            self._acked = self._queued_upto = hello.last_acked_seq
+        if previous is None and self._epoch is None:
+            self._epoch = hello.epoch
+        self._position = sequencing.from_hello(
+            self._position, hello.last_acked_seq, hello.next_seq, first=previous is None
+        )
+        self._verify_beyond()
         if self._lost:
             self._lost = False
             self.counters.reconnects += 1
             self._buffer.append(LinkRestored(hello))
-        self._device_acked = hello.last_acked_seq
         self._check_position()
         if self._state is not LinkState.GONE:
             self._state = LinkState.UP
         self._reported_failure = None
         self._cond.notify_all()
-        resend = self._acked if hello.last_acked_seq < self._acked else None
-        return None, resend
+        return None, sequencing.ack_to_repeat(self._position)
 
     def _check_position(self) -> None:
         """Queue a gap or regression if the device's stream and ours disagree (lock held)."""
-        if self._device_acked > self._queued_upto:
-            self._report_gap(self._queued_upto + 1, self._device_acked + 1)
-        if self._device_next_seq - 1 < self._queued_upto:
+        device_epoch = None if self._hello is None else self._hello.epoch
+        findings = sequencing.stream_findings(
+            self._position, host_epoch=self._epoch, device_epoch=device_epoch
+        )
+        for finding in findings:
+            if isinstance(finding, SequenceGap):
+                self._report_gap(finding.expected, finding.got)
+                continue
+            self._position = sequencing.regressed(self._position)
+            if finding == self._reported_regression:
+                continue
+            self._reported_regression = finding
             log.error(
-                "%s: the device's next seq %d is behind the recorded %d",
+                "%s: the device's stream went back: next seq %d (epoch %s) against the "
+                "recorded %d (epoch %s)",
                 self.url,
-                self._device_next_seq,
-                self._queued_upto,
+                finding.device_next_seq,
+                finding.device_epoch,
+                finding.host_seq,
+                finding.host_epoch,
             )
-            self._buffer.append(SequenceRegression(self._queued_upto, self._device_next_seq))
+            self._buffer.append(finding)
 
     # --- internals: the reader thread ------------------------------------------
 
@@ -547,7 +582,7 @@ class Link:
         with self._cond:
             if isinstance(message, Event):
                 if self._state is LinkState.UP and self._classify(message):
-                    resend = self._acked
+                    resend = self._position.acked
             elif isinstance(message, Answer):
                 resend = self._on_answer(message)
             else:
@@ -573,18 +608,22 @@ class Link:
                 try:
                     return self._auth.open(payload)
                 except AuthError as exc:
-                    return self._reject(payload, str(exc))
+                    self._reject(payload, str(exc))
+                    return None
             if self._challenge is not None:
                 return self._open_response(payload, *self._challenge)
-            return self._drop_between_sessions("a sealed frame outside a session")
+            self._drop_between_sessions("a sealed frame outside a session")
+            return None
         message_type = payload[1] if len(payload) > 1 else None
         if self._key is None or message_type == MessageType.HELLO:
             return payload
         if self._auth is not None:
-            return self._reject(payload, "an unsealed frame on an authenticated link")
+            self._reject(payload, "an unsealed frame on an authenticated link")
+            return None
         if self._challenge is not None and message_type == MessageType.REPLY:
             return payload
-        return self._drop_between_sessions("an unsealed frame before authentication")
+        self._drop_between_sessions("an unsealed frame before authentication")
+        return None
 
     def _open_response(
         self, payload: bytes, host_nonce: bytes, hello: Hello, key: bytes
@@ -593,9 +632,11 @@ class Link:
         try:
             response = decode_message(unsealed(payload))
         except (AuthError, MessageError):
-            return self._drop_between_sessions("an unreadable sealed frame during the handshake")
+            self._drop_between_sessions("an unreadable sealed frame during the handshake")
+            return None
         if not isinstance(response, AuthResponse):
-            return self._drop_between_sessions("a sealed frame before AUTH_RESPONSE")
+            self._drop_between_sessions("a sealed frame before AUTH_RESPONSE")
+            return None
         auth = LinkAuth.start(
             key,
             host_nonce,
@@ -637,25 +678,76 @@ class Link:
     def _classify(self, event: Event) -> bool:
         """Apply the host's seq rules to one event (lock held); True: acknowledge again."""
         seq = event.seq
-        self._device_next_seq = max(self._device_next_seq, seq + 1)
-        if seq <= self._acked:
+        arrival = sequencing.classify(self._position, seq)
+        if arrival is sequencing.Arrival.HELD:
+            return False
+        if arrival is sequencing.Arrival.BEYOND_STREAM:
+            self._report_beyond(seq)
+            return False
+        if arrival in (sequencing.Arrival.DUPLICATE, sequencing.Arrival.RETRANSMISSION):
+            self._compare_with_delivered(event)
+        if arrival is sequencing.Arrival.DUPLICATE:
             self.counters.duplicates += 1
             return True
-        if seq <= self._queued_upto:
+        if arrival is sequencing.Arrival.RETRANSMISSION:
             self.counters.retransmissions += 1
             return False
-        if seq > self._queued_upto + 1:
-            self._report_gap(self._queued_upto + 1, seq)
+        if arrival is sequencing.Arrival.GAP:
+            self._report_gap(self._position.queued_upto + 1, seq)
             return False
         if isinstance(event, CardRead) and (reason := feed_violation(event)):
             log.error("%s: %s", self.url, reason)
             self._buffer.append(ProtocolViolation(reason, seq))
         self._buffer.append(event)  # type: ignore[arg-type]
-        self._queued_upto = seq
+        self._position = sequencing.delivered(self._position, seq)
         self._accepted += 1
         self._recent.append((self._accepted, event))
         self._cond.notify_all()
         return False
+
+    def _compare_with_delivered(self, event: Event) -> None:
+        """A resend must be the event delivered under its seq, unchanged (lock held).
+
+        Another event under a delivered seq means one of the two is not the
+        device's (a forged frame on an unauthenticated link): raise the alarm once.
+        """
+        kept = next((item for _, item in reversed(self._recent) if item.seq == event.seq), None)
+        if kept is None or kept == event or event.seq in self._reported_conflicts:
+            return
+        self._reported_conflicts.append(event.seq)
+        reason = (
+            f"event seq {event.seq} came again with other contents: {event!r} after the "
+            f"delivered {kept!r}; one of them is not the device's"
+        )
+        log.error("%s: %s", self.url, reason)
+        self._buffer.append(ProtocolViolation(reason, event.seq))
+        self._cond.notify_all()
+
+    def _report_beyond(self, seq: int) -> None:
+        """Ask the device where its stream stands (GET_INFO) before deciding what seq is.
+
+        An event lost on the way (dropped, then acknowledged by a forger) makes the
+        device's next genuine event look beyond the stream too; only the device's
+        own HELLO tells that gap from a forged frame.
+        """
+        if self._unverified_beyond is None:
+            self._unverified_beyond = seq
+            self._rehandshake_wanted = True
+            log.info("%s: event seq %d is beyond the announced stream; asking", self.url, seq)
+
+    def _verify_beyond(self) -> None:
+        """After a HELLO: a seq the device has not reached is not the device's (lock held)."""
+        seq, self._unverified_beyond = self._unverified_beyond, None
+        if seq is None or seq < self._position.device_next_seq or self._reported_beyond == seq:
+            return
+        self._reported_beyond = seq
+        reason = (
+            f"event seq {seq} is beyond the device's stream (its next seq is "
+            f"{self._position.device_next_seq}): not from the device; dropped"
+        )
+        log.error("%s: %s", self.url, reason)
+        self._buffer.append(ProtocolViolation(reason, seq))
+        self._cond.notify_all()
 
     def _report_gap(self, expected: int, got: int) -> None:
         if self._reported_gap == (expected, got):
@@ -704,12 +796,28 @@ class Link:
     ) -> tuple[DriverError | None, int | None]:
         """Take the HELLO the device has just vouched for with its key (lock held)."""
         self._challenge = None
+        device = f"device {hello.serial_number!r} at {self.url}"
         if response.firmware_hash != hello.firmware_hash:
             return (
                 AuthenticationFailed(
-                    f"device {hello.serial_number!r} at {self.url} reported firmware "
-                    f"{hello.firmware_hash.hex()} in HELLO but {response.firmware_hash.hex()} "
-                    "authenticated: altered on the wire"
+                    f"{device} reported firmware {hello.firmware_hash.hex()} in HELLO but "
+                    f"{response.firmware_hash.hex()} authenticated: altered on the wire"
+                ),
+                None,
+            )
+        if response.hello_digest is None and min(PROTOCOL_MINOR, hello.protocol_minor) >= 2:
+            return (
+                AuthenticationFailed(
+                    f"{device} speaks protocol 1.{hello.protocol_minor} but did not vouch for "
+                    "its HELLO: altered on the wire"
+                ),
+                None,
+            )
+        if response.hello_digest is not None and response.hello_digest != hello_digest(hello):
+            return (
+                AuthenticationFailed(
+                    f"{device}: the HELLO that arrived is not the one the device vouched for "
+                    "(stream position, capabilities or identity altered on the wire)"
                 ),
                 None,
             )
@@ -781,7 +889,7 @@ class Link:
             log.info("%s: ACK %d not sent, the link is down", self.url, seq)
             return
         with self._cond:
-            self._device_acked = max(self._device_acked, seq)
+            self._position = sequencing.ack_sent(self._position, seq)
 
     def _exchange(self, build: Callable[[int], Command], attempts: int) -> Answer:
         with self._command_lock:

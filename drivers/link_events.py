@@ -57,10 +57,21 @@ class SequenceGap(DriverEvent):
 
 @dataclass(frozen=True)
 class SequenceRegression(DriverEvent):
-    """The device's counter is behind what the host recorded: lost memory or a clone."""
+    """The device's counter is behind what the host recorded, or its stream epoch changed:
+    lost memory, a wipe or a clone.
+
+    The driver takes nothing from the device until the controller re-synchronises
+    (resync(device_acked_seq)), an explicit step the controller journals.
+    """
 
     host_seq: int
     device_next_seq: int
+    device_acked_seq: int = 0
+    """The device's own last acknowledged seq: a re-synchronisation resumes after it."""
+    host_epoch: int | None = None
+    """The epoch the host's seqs count in (protocol 1.2); None when unknown."""
+    device_epoch: int | None = None
+    """The epoch the device's HELLO gave; None from a 1.0/1.1 device."""
 
 
 @dataclass(frozen=True)

@@ -56,7 +56,7 @@ from cardshoe.drivers.protocol.messages import (
     Status,
     StatusFlag,
 )
-from cardshoe.firmware_sim.device_link import Clock, DeviceLink
+from cardshoe.firmware_sim.device_link import Clock, DeviceLink, first_epoch
 from cardshoe.firmware_sim.errors import SimConfigError
 from cardshoe.firmware_sim.faults import DEFAULT_DURATION_S, FaultPlan, Injection, InjectionKind
 from cardshoe.firmware_sim.profiles import DeviceProfile
@@ -171,6 +171,7 @@ class FirmwareCore(ABC):
             clock=clock,
             on_output=self._notify,
             queue_capacity=queue_capacity,
+            epoch=first_epoch(profile.serial_number),
         )
         # Non-volatile state: it survives resets, power cycles and re-plugs.
         self.link.pairing_key = pairing_key
@@ -191,6 +192,8 @@ class FirmwareCore(ABC):
         self._operation_count = 0
         self._cards_in_round = 0
         self._feed_group = 0
+        self.feed_overcount = 0
+        """A faulty reader: each double feed is announced with this many cards more than left."""
         for injection in self.plan.take_at_power_up():
             self._strike(injection)
         self._start_firmware()
@@ -300,6 +303,23 @@ class FirmwareCore(ABC):
             return
         log.info("simulator %s: plugged back in", self.serial_number)
         self.plugged = True
+        self._start_firmware()
+        self._notify()
+
+    @locked
+    def load_pack(self) -> None:
+        """The dealer takes out the cards left and loads a freshly shuffled pack: STATUS then
+        shows SHOE_LOADED with cards_dealt 0, which a host waits for before a new shoe."""
+        log.info("simulator %s: a new pack loaded", self.serial_number)
+        self.shoe = self._new_shoe(self.decks, self.shoe.order)
+        self.dealer.locked_since = None
+
+    @locked
+    def wipe_memory(self) -> None:
+        """A repair wiped the non-volatile memory and powered the device back up: its event
+        queue, counter and stream epoch start afresh under the same serial number."""
+        log.info("simulator %s: memory wiped", self.serial_number)
+        self.link.wipe_memory()
         self._start_firmware()
         self._notify()
 
@@ -434,7 +454,7 @@ class FirmwareCore(ABC):
                 orientation=orientation,
                 flags=SensorFlag.DOUBLE_FEED_SUSPECTED if detected else SensorFlag(0),
                 feed_group=self._feed_group if detected else 0,
-                feed_size=count if detected else 1,
+                feed_size=min(count + self.feed_overcount, 0xFF) if detected else 1,
             )
             for _ in range(count)
         ]
@@ -611,6 +631,7 @@ class FirmwareCore(ABC):
             model=self.profile.model,
             serial_number=self.profile.serial_number,
             firmware_version=self.profile.firmware_version,
+            epoch=self.link.announced_epoch(),
         )
 
     def _status(self, request_id: int) -> Status:

@@ -21,10 +21,11 @@ and time comes from the clock it is given.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from cardshoe.drivers.protocol.auth import AuthError, Direction, LinkAuth, is_sealed, new_nonce
@@ -32,6 +33,7 @@ from cardshoe.drivers.protocol.error_codes import ErrorCode
 from cardshoe.drivers.protocol.errors import MessageError
 from cardshoe.drivers.protocol.framing import DELIMITER, FrameDecoder, encode_frame
 from cardshoe.drivers.protocol.link_constants import (
+    APPENDED_IN_1_2,
     EVENT_QUEUE_MIN_CAPACITY,
     EVENT_RETRANSMIT_INTERVAL_S,
     HELLO_INTERVAL_S,
@@ -52,6 +54,7 @@ from cardshoe.drivers.protocol.messages import (
     Reply,
     decode_message,
     encode_message,
+    hello_digest,
 )
 
 log = logging.getLogger(__name__)
@@ -76,6 +79,12 @@ class WireFaults:
     duplicate: set[int] = field(default_factory=set)
     ack_delay_s: dict[int, float] = field(default_factory=dict)
     """Hold back an ACK covering this seq for this long before acting on it."""
+    altered_hello: dict[str, Any] = field(default_factory=dict)
+    """A man in the middle: these HELLO fields are changed on the wire (not in what the
+    device itself vouches for)."""
+    stale_auth_responses: int = 0
+    """Answer this many AUTH_CHALLENGEs as a replayed AUTH_RESPONSE would: sealed in an
+    earlier session, so the host cannot open it."""
 
 
 class DeviceLink:
@@ -90,6 +99,7 @@ class DeviceLink:
         on_output: Callable[[], None] = lambda: None,
         queue_capacity: int = EVENT_QUEUE_MIN_CAPACITY,
         first_seq: int = 1,
+        epoch: int = 1,
     ) -> None:
         self._execute = execute
         self._hello = hello
@@ -102,13 +112,20 @@ class DeviceLink:
         self.pending: deque[Event] = deque()
         self.next_seq = first_seq
         self.last_acked_seq = first_seq - 1
+        self.epoch = epoch
+        """Protocol 1.2: which life of the counter this is; new only when the counter restarts."""
         self.pairing_key: bytes | None = None
         # The technician's pairing switch: PAIR is accepted only while it is on.
         self.pairing_mode = False
         # Volatile: lost at every power-up.
         self.connected = False
+        self.host_minor = 0
+        """The minor version the host's GET_INFO stated: appended fields go only to a host
+        whose minor defines them."""
         self.auth: LinkAuth | None = None
         """The authenticated session, once AUTH_CHALLENGE has been answered."""
+        self._sent_hello: Hello | None = None
+        """The HELLO that answered the latest GET_INFO: AUTH_RESPONSE vouches for it."""
         self.auth_failures = 0
         """Frames dropped because they did not open: forged, replayed, from an old session."""
         self._output = bytearray()
@@ -132,6 +149,19 @@ class DeviceLink:
         self._powered_at = self._hello_due = self._clock()
         self.link_opened()
 
+    def wipe_memory(self) -> None:
+        """The non-volatile memory is lost (a repair, a wipe): queue, counter and epoch start
+        afresh, under the same serial number. Only the pairing key, in its own store, stays."""
+        self.pending.clear()
+        self.next_seq = 1
+        self.last_acked_seq = 0
+        self.epoch = self.epoch % 0xFFFFFFFF + 1
+        self._sent_at = None
+
+    def announced_epoch(self) -> int | None:
+        """The epoch as HELLO carries it: only to a host that speaks protocol 1.2 or later."""
+        return self.epoch if self.host_minor >= APPENDED_IN_1_2 else None
+
     def link_opened(self) -> None:
         """A fresh byte stream: a 0x00 ends whatever partial frame the other side holds."""
         self.decoder.reset()
@@ -139,7 +169,7 @@ class DeviceLink:
 
     # --- events ---------------------------------------------------------------------
 
-    def queue_event(self, cls: type[Event], **fields: Any) -> Event:
+    def queue_event(self, cls: Callable[..., Event], **fields: Any) -> Event:
         """Number and timestamp a new event and keep it until acknowledged."""
         event = cls(seq=self.next_seq, device_time_ms=self.device_time_ms(), **fields)
         self.next_seq += 1
@@ -240,11 +270,13 @@ class DeviceLink:
         if self.pairing_key is None or not is_sealed(payload):
             return payload
         if self.auth is None:
-            return self._drop("a sealed frame outside an authenticated session")
+            self._drop("a sealed frame outside an authenticated session")
+            return None
         try:
             return self.auth.open(payload)
         except AuthError as exc:
-            return self._drop(str(exc))
+            self._drop(str(exc))
+            return None
 
     def _drop(self, reason: str) -> None:
         self.auth_failures += 1
@@ -267,15 +299,24 @@ class DeviceLink:
             return Reply(challenge.request_id, ErrorCode.UNSUPPORTED)
         identity = self._hello(challenge.request_id)
         device_nonce = new_nonce()
+        host_nonce = challenge.host_nonce
+        if self.wire_faults.stale_auth_responses > 0:
+            self.wire_faults.stale_auth_responses -= 1
+            log.info("device link: injected fault: a replayed AUTH_RESPONSE from an old session")
+            host_nonce = new_nonce()
         self.auth = LinkAuth.start(
             self.pairing_key,
-            challenge.host_nonce,
+            host_nonce,
             device_nonce,
             identity.serial_number,
             sends=Direction.DEVICE_TO_HOST,
         )
         self.connected = True
-        return AuthResponse(challenge.request_id, device_nonce, identity.firmware_hash)
+        sent = self._sent_hello
+        digest = None
+        if sent is not None and self.host_minor >= APPENDED_IN_1_2:
+            digest = hello_digest(sent)
+        return AuthResponse(challenge.request_id, device_nonce, identity.firmware_hash, digest)
 
     def _pair(self, command: Pair) -> Answer:
         """Take the new key in pairing mode, then leave it: one key per turn of the switch."""
@@ -300,7 +341,9 @@ class DeviceLink:
         self._answered = None
         self.connected = True
         self.auth = None
-        self._send(self._hello(message.request_id))
+        self.host_minor = message.protocol_minor
+        self._sent_hello = self._hello(message.request_id)
+        self._send(self._sent_hello)
         self._sent_at = None
         self._send_next_event()
 
@@ -368,11 +411,13 @@ class DeviceLink:
             self._emit(frame)
         self._emit(frame)
 
-    def _send(self, message: Message) -> None:
+    def _send(self, message: Message | Answer | Event) -> None:
         self._emit(self._frame(message))
 
-    def _frame(self, message: Message) -> bytes:
+    def _frame(self, message: Message | Answer | Event) -> bytes:
         """Sealed in a session, each time anew (a resend gets a new counter); HELLO never."""
+        if isinstance(message, Hello) and self.wire_faults.altered_hello:
+            message = replace(message, **self.wire_faults.altered_hello)
         payload = encode_message(message)
         if self.auth is not None and not isinstance(message, Hello):
             payload = self.auth.seal(payload)
@@ -381,3 +426,14 @@ class DeviceLink:
     def _emit(self, data: bytes) -> None:
         self._output += data
         self._on_output()
+
+
+def first_epoch(serial_number: str) -> int:
+    """A simulated device's first stream epoch, from its serial number, never 0.
+
+    A real device draws it at random; deriving it makes two simulator instances
+    of one serial number the same device (a test's restart), and a wipe moves
+    on to the next epoch.
+    """
+    digest = hashlib.sha256(f"cardshoe-sim-epoch/{serial_number}".encode()).digest()
+    return int.from_bytes(digest[:4], "little") % 0xFFFFFFFF + 1

@@ -146,6 +146,10 @@ def load_scenario(path: Path) -> Scenario:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise SimConfigError(f"cannot read scenario {path}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise SimConfigError(
+            f"scenario {path} is not UTF-8 text (byte {exc.start}): save it as UTF-8 TOML"
+        ) from None
     except tomllib.TOMLDecodeError as exc:
         raise SimConfigError(f"scenario {path} is not valid TOML: {exc}") from None
     unknown = set(data) - {"profile", "seed", "decks", "inject"}

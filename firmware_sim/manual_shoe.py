@@ -86,6 +86,10 @@ class ManualShoe(FirmwareCore):
         return ErrorCode.OK
 
     def _tick_model(self, now: float) -> None:
+        done = self.shoe.cut_card_seen or not self.shoe.remaining
+        if self.dealer.reload_due(now, done, self.gate is GateMode.LOCKED):
+            self.load_pack()
+            return
         if (
             self.dealer.ready(now)
             and self.profile.has(Capability.GATE)

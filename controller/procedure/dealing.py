@@ -33,7 +33,6 @@ from cardshoe.controller.procedure.irregularities import (
     Consequence,
     Irregularity,
     inspect_card,
-    read_card_id,
 )
 from cardshoe.controller.procedure.machine import ROUND_STATES, State, Trigger
 from cardshoe.controller.procedure.operator_input import deck_set_text
@@ -44,6 +43,10 @@ from cardshoe.drivers.protocol.messages import (
     CardRead,
     SensorFlag,
 )
+
+MAX_FEED_SIZE = 6
+"""The most cards one baccarat round takes (three to each hand): a double feed announcing
+more is capped here, and the host's feed watch holds the table when the rest never comes."""
 
 
 class Dealing:
@@ -109,7 +112,10 @@ class Dealing:
         continuing = feed is not None and card_event.feed_group == feed.group
         if feed is not None and not continuing:
             shoe.feed = feed = None
-        starts_group = bool(card_event.flags & SensorFlag.DOUBLE_FEED_SUSPECTED) and not continuing
+        order_unknown = card_event.flags & SensorFlag.DOUBLE_FEED_SUSPECTED and not (
+            card_event.flags & SensorFlag.FEED_IN_ORDER
+        )
+        starts_group = bool(order_unknown) and not continuing
         due = self._due_at(self.position)
         inspection = inspect_card(
             card_event,
@@ -137,7 +143,9 @@ class Dealing:
             self._hold_for_the_deck_set(shoe, inspection)
         if starts_group:
             group_burn = None if isinstance(due, Hand) else (due or BurnReason.IRREGULAR)
-            shoe.feed = FeedGroup(card_event.feed_group, card_event.feed_size - 1, group_burn)
+            # A round holds at most MAX_FEED_SIZE cards: no feed announces more truthfully.
+            size = min(card_event.feed_size, MAX_FEED_SIZE)
+            shoe.feed = FeedGroup(card_event.feed_group, size - 1, group_burn)
             if shoe.feed.remaining <= 0:
                 shoe.feed = None
 
@@ -173,7 +181,7 @@ class Dealing:
         self.trigger(Trigger.HOLD, reason=HoldReason.DECK_SET_MISMATCH)
 
     def _take_card_without_shoe(self, card_event: CardRead) -> None:
-        card_id = read_card_id(card_event)
+        card_id = card_event.card
         inspection = CardInspection(card_id, ())
         findings = [Irregularity.CARD_OUTSIDE_ROUND]
         if self.state == State.HELD:
@@ -181,7 +189,7 @@ class Dealing:
         self._burn(inspection, BurnReason.IRREGULAR, findings)
 
     def _adopt_deck_set(self, shoe: ShoeState, card_event: CardRead) -> None:
-        card_id = read_card_id(card_event)
+        card_id = card_event.card
         if card_id is not None:
             shoe.deck_set = card_id.deck_set
             self._emit(DeckSetAdopted(deck_set_text(card_id.deck_set)))
@@ -202,7 +210,9 @@ class Dealing:
         feed.remaining -= 1
         if feed.remaining <= 0:
             shoe.feed = None
-        extra = [code for code in inspection.findings if code is not Irregularity.DOUBLE_FEED]
+        extra: list[Irregularity] = [
+            code for code in inspection.findings if code is not Irregularity.DOUBLE_FEED
+        ]
         if feed.burn is None and self.round is not None:
             self._set_aside(inspection, Irregularity.DOUBLE_FEED, extra)
         else:

@@ -22,6 +22,8 @@ class HoldReason(StrEnum):
     FACE_DOWN_CARD = "face_down_card"
     SELF_TEST_FAILED = "self_test_failed"
     FIRMWARE_NOT_APPROVED = "firmware_not_approved"
+    PACK_COUNT_MISMATCH = "pack_count_mismatch"
+    """The device holds another number of cards than the table's decks: the wrong pack."""
     DECK_SET_MISMATCH = "deck_set_mismatch"
     """Before any card of the declared deck set, a card of another set: the declaration or
     the pack is wrong."""
@@ -31,14 +33,27 @@ class HoldReason(StrEnum):
     """The journal's files were removed or replaced under the running service."""
     JOURNAL_SPACE_LOW = "journal_space_low"
     """Less space is free for the journal than service.journal_min_free_mb."""
+    CARDS_UNJOURNALED = "cards_unjournaled"
+    """The device counts more cards out than the journal holds, with nothing left to send:
+    a card event was lost on the way (a forged ACK)."""
+    FEED_INCOMPLETE = "feed_incomplete"
+    """A double feed announced more cards than came (or than a round can hold): the host
+    would otherwise wait behind a locked gate for cards that cannot come."""
 
 
 EVENTS_LOST_HOLDS = frozenset(
-    {HoldReason.SEQUENCE_GAP, HoldReason.SEQUENCE_REGRESSION, HoldReason.JOURNAL_BEHIND_DEVICE}
+    {
+        HoldReason.SEQUENCE_GAP,
+        HoldReason.SEQUENCE_REGRESSION,
+        HoldReason.JOURNAL_BEHIND_DEVICE,
+        HoldReason.FEED_INCOMPLETE,
+        HoldReason.CARDS_UNJOURNALED,
+    }
 )
 """Holds that mean device events were lost: the round under way may be missing cards."""
 OPERATOR_CLEARED_HOLDS = EVENTS_LOST_HOLDS | {
     HoldReason.DECK_SET_MISMATCH,
+    HoldReason.PACK_COUNT_MISMATCH,
     HoldReason.JOURNAL_STORAGE,
 }
 """Holds no device event can end: a person must look and clear them (ClearHold)."""
@@ -55,6 +70,8 @@ HOLD_ALARMS: dict[str, AlarmKind] = {
     HoldReason.JOURNAL_STORAGE: AlarmKind.STORAGE,
     HoldReason.JOURNAL_SPACE_LOW: AlarmKind.STORAGE,
     HoldReason.SELF_TEST_FAILED: AlarmKind.DEVICE_FAULT,
+    HoldReason.FEED_INCOMPLETE: AlarmKind.DEVICE_FAULT,
+    HoldReason.CARDS_UNJOURNALED: AlarmKind.SEQUENCE_GAP,
     HoldReason.FIRMWARE_NOT_APPROVED: AlarmKind.FIRMWARE,
     fault_hold(FaultKind.TAMPER): AlarmKind.TAMPER,
     fault_hold(FaultKind.FIRMWARE_HASH_MISMATCH): AlarmKind.FIRMWARE,

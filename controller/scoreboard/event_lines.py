@@ -15,8 +15,7 @@ from typing import Any
 from cardshoe.controller.procedure.inputs import to_record
 from cardshoe.controller.timestamps import utc_timestamp
 from cardshoe.drivers.link_events import DeviceEvent
-from cardshoe.drivers.protocol.errors import CardIdError
-from cardshoe.drivers.protocol.messages import CardRead, SensorFlag
+from cardshoe.drivers.protocol.messages import CardRead
 
 KIND_WIDTH = 22
 
@@ -32,12 +31,9 @@ def device_event_record(event: DeviceEvent) -> dict[str, Any]:
 
 def card_text(event: CardRead) -> str:
     """The card as the shoe read it (AS#00BC614E/3), or why it cannot be named."""
-    if SensorFlag.ID_UNREADABLE in event.flags:
-        return "unreadable"
-    try:
-        return str(event.card_id())
-    except CardIdError:
-        return "misread"
+    if event.card is not None:
+        return str(event.card)
+    return "misread" if event.misread else "unreadable"
 
 
 def event_line(record: dict[str, Any]) -> str:

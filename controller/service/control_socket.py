@@ -13,7 +13,12 @@ service here instead of opening the port. The protocol:
   table event, {"time", "kind", "payload"}, until either side closes it.
 
 The socket file is mode 0660: the service's own group (cardshoe, under
-systemd) may connect, nobody else. One service per socket path: a lock file
+systemd) may connect, nobody else. Whatever a client does, the service stays
+bounded: a deep listen backlog (clients retry with backoff when even that is
+full), at most MAX_CONNECTIONS connections (and so threads) at once, idle ones
+closed after IDLE_TIMEOUT_S, a request at most MAX_LINE_BYTES long and
+MAX_REQUEST_DEPTH deep; a refused request is one JSON answer, never a
+traceback. One service per socket path: a lock file
 beside the socket, held for the life of the service, tells a live service
 from a stale socket file left by a killed one, which is then replaced.
 """
@@ -21,6 +26,7 @@ from a stale socket file left by a killed one, which is then replaced.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import fcntl
 import json
 import logging
@@ -29,7 +35,9 @@ import queue
 import socket
 import socketserver
 import stat
+import struct
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,7 +62,21 @@ MAX_LINE_BYTES = 64 * 1024
 SUBSCRIBER_BACKLOG = 10_000
 """Events queued for one subscriber; a subscriber that falls this far behind is dropped,
 so a stalled monitor never slows the table."""
+SUBSCRIBE = "subscribe"
+"""The one request answered with a stream of events (monitor's) rather than one answer."""
+MAX_REQUEST_DEPTH = 8
+"""Nesting of a request's JSON beyond this is refused: no command nests more than twice."""
+LISTEN_BACKLOG = 128
+"""Connections the kernel queues before the service accepts them (socketserver's 5 overflowed
+with 50 clients at once)."""
+MAX_CONNECTIONS = 64
+"""Connections served at once (one thread each); more are refused at once with an answer."""
+IDLE_TIMEOUT_S = 30.0
+"""A connection that sends nothing (or reads nothing of its subscription) this long is closed."""
 CLIENT_TIMEOUT_S = 5.0
+CONNECT_RETRY_FIRST_S = 0.005
+"""A client whose connect finds the backlog full retries after this, doubling, until its
+timeout."""
 EXIT_NO_SERVICE = EXIT_DEVICE_UNAVAILABLE
 """No service, or not permitted to reach it: like an absent device, exit 3."""
 
@@ -98,6 +120,12 @@ def claim_socket_path(path: Path) -> SocketClaim:
         raise UserError(
             f"cannot serve the control socket {path}: no folder {path.parent} "
             "(systemd's RuntimeDirectory= makes it): create it or set service.control_socket",
+            EXIT_NO_SERVICE,
+        )
+    if not os.access(path.parent, os.W_OK | os.X_OK):
+        raise UserError(
+            f"cannot serve the control socket {path}: the service user may not write "
+            f"{path.parent}: make it writable for that user or set service.control_socket",
             EXIT_NO_SERVICE,
         )
     lock_path = lock_path_for(path)
@@ -224,11 +252,29 @@ class ControlServer:
     handlers["status"] and the feed's replica, then streams the feed's events.
     """
 
-    def __init__(self, claim: SocketClaim, handlers: Mapping[str, Handler], feed: EventFeed):
+    def __init__(
+        self,
+        claim: SocketClaim,
+        handlers: Mapping[str, Handler],
+        feed: EventFeed,
+        *,
+        idle_timeout_s: float = IDLE_TIMEOUT_S,
+        max_connections: int = MAX_CONNECTIONS,
+    ):
         self.path = claim.path
+        self.idle_timeout_s = idle_timeout_s
+        self.max_connections = max_connections
         self._handlers = dict(handlers)
         self._feed = feed
-        self._server = _UnixServer(self)
+        try:
+            self._server = _UnixServer(self)
+        except OSError as exc:
+            raise UserError(
+                f"cannot serve the control socket {self.path}: {exc.strerror or exc}: make "
+                f"{self.path.parent} writable for the service user, or set "
+                "service.control_socket to a short path in a folder it may write",
+                EXIT_NO_SERVICE,
+            ) from None
         self._connections: set[socket.socket] = set()
         self._connections_lock = threading.Lock()
         self._thread = threading.Thread(
@@ -259,12 +305,17 @@ class ControlServer:
 
     # --- called from connection threads -------------------------------------------
 
-    def track(self, connection: socket.socket, active: bool) -> None:
+    def admit(self, connection: socket.socket) -> bool:
+        """Count a new connection in, unless MAX_CONNECTIONS are already being served."""
         with self._connections_lock:
-            if active:
-                self._connections.add(connection)
-            else:
-                self._connections.discard(connection)
+            if len(self._connections) >= self.max_connections:
+                return False
+            self._connections.add(connection)
+            return True
+
+    def release(self, connection: socket.socket) -> None:
+        with self._connections_lock:
+            self._connections.discard(connection)
 
     def answer(self, line: bytes) -> tuple[dict[str, Any], queue.Queue[str | None] | None]:
         """The answer to one request line; for a subscription, also its queue of events.
@@ -274,15 +325,19 @@ class ControlServer:
         """
         try:
             request = json.loads(line)
-        except (json.JSONDecodeError, UnicodeDecodeError):
+        except (ValueError, RecursionError):
+            # ValueError: not JSON, not UTF-8, or an integer of more than 4300 digits.
             return _refusal("a request is one JSON object per line", EXIT_BAD_INPUT), None
+        if _depth(request) > MAX_REQUEST_DEPTH:
+            message = f"a request nests at most {MAX_REQUEST_DEPTH} levels deep"
+            return _refusal(message, EXIT_BAD_INPUT), None
         if not isinstance(request, dict) or not isinstance(request.get("cmd"), str):
             return _refusal('a request is {"cmd": NAME, ...}', EXIT_BAD_INPUT), None
         name = request["cmd"]
-        subscribing = name == "subscribe"
+        subscribing = name == SUBSCRIBE
         handler = self._handlers.get("status" if subscribing else name)
         if handler is None:
-            known = ", ".join(sorted([*self._handlers, "subscribe"]))
+            known = ", ".join(sorted([*self._handlers, SUBSCRIBE]))
             message = f"unknown command {name!r}: the commands are {known}"
             return _refusal(message, EXIT_BAD_INPUT), None
         lines, board = self._feed.open() if subscribing else (None, None)
@@ -320,20 +375,66 @@ def _refusal(message: str, exit_code: int) -> dict[str, Any]:
     return {"ok": False, "error": message, "exit_code": exit_code}
 
 
+def _depth(value: Any) -> int:
+    """How deeply a parsed JSON value nests (a scalar is 0), without recursion."""
+    deepest = 0
+    pending = [(value, 0)]
+    while pending:
+        item, level = pending.pop()
+        deepest = max(deepest, level)
+        if isinstance(item, dict):
+            pending.extend((child, level + 1) for child in item.values())
+        elif isinstance(item, list):
+            pending.extend((child, level + 1) for child in item)
+    return deepest
+
+
+@dataclass(frozen=True)
+class Peer:
+    """Who is at the other end of a connection, as the kernel says (SO_PEERCRED)."""
+
+    pid: int
+    uid: int
+    gid: int
+
+
+_PEER: contextvars.ContextVar[Peer | None] = contextvars.ContextVar("control_peer", default=None)
+
+
+def current_peer() -> Peer | None:
+    """The peer of the request being answered, for a handler that checks who asks; each
+    connection is answered in its own thread, so each sees its own peer."""
+    return _PEER.get()
+
+
+def peer_of(connection: socket.socket) -> Peer:
+    """The kernel's credentials of a Unix socket's peer: a client cannot forge them."""
+    size = struct.calcsize("3i")
+    pid, uid, gid = struct.unpack(
+        "3i", connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, size)
+    )
+    return Peer(pid, uid, gid)
+
+
 class _Connection(socketserver.StreamRequestHandler):
     server: _UnixServer
 
     def setup(self) -> None:
         super().setup()
-        self.server.control.track(self.request, active=True)
+        self.connection.settimeout(self.server.control.idle_timeout_s)
 
     def finish(self) -> None:
-        self.server.control.track(self.request, active=False)
+        self.server.control.release(self.request)
         with contextlib.suppress(OSError):
             super().finish()
 
     def handle(self) -> None:
+        with contextlib.suppress(TimeoutError):
+            self._serve()
+
+    def _serve(self) -> None:
         control = self.server.control
+        _PEER.set(peer_of(self.request))
         while line := self.rfile.readline(MAX_LINE_BYTES + 1):
             if len(line) > MAX_LINE_BYTES:
                 self._send(_refusal(f"a request is at most {MAX_LINE_BYTES} bytes", EXIT_BAD_INPUT))
@@ -366,6 +467,24 @@ class _UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     daemon_threads = False
     block_on_close = True
     """close() waits for every connection's thread, so none outlives the service."""
+    request_queue_size = LISTEN_BACKLOG
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """A thread for the connection, or, beyond MAX_CONNECTIONS, one refusal and close."""
+        if self.control.admit(request):
+            super().process_request(request, client_address)
+            return
+        _LOGGER.warning(
+            "control socket: refused a connection, %d are open", self.control.max_connections
+        )
+        refusal = _refusal(
+            f"the service is serving {self.control.max_connections} connections: try again",
+            EXIT_NO_SERVICE,
+        )
+        with contextlib.suppress(OSError):
+            request.setblocking(False)
+            request.send(json.dumps(refusal).encode() + b"\n")
+        self.shutdown_request(request)
 
     def __init__(self, control: ControlServer) -> None:
         self.control = control
@@ -397,7 +516,7 @@ def subscription(
 ) -> Iterator[tuple[dict[str, Any], Iterator[dict[str, Any]]]]:
     """{"status", "board"} now, then the table's events as they happen until it stops."""
     with _connect(path, timeout) as connection:
-        _send_request(connection, path, "subscribe", {})
+        _send_request(connection, path, SUBSCRIBE, {})
         reader = connection.makefile("rb")
         status = _read_result(reader, path, timeout)
         connection.settimeout(None)
@@ -444,10 +563,31 @@ def _read_result(reader: BinaryIO, path: Path, timeout: float) -> Any:
 
 
 def _connect(path: Path, timeout: float) -> socket.socket:
+    """Connect, retrying with backoff while the service's listen backlog is full."""
+    deadline = time.monotonic() + timeout
+    pause = CONNECT_RETRY_FIRST_S
+    while True:
+        try:
+            return _connect_once(path, timeout)
+        except BlockingIOError:
+            if time.monotonic() + pause > deadline:
+                raise UserError(
+                    f"the service on {path} is too busy to accept within {timeout:g} s: "
+                    "try again",
+                    EXIT_NO_SERVICE,
+                ) from None
+            time.sleep(pause)
+            pause *= 2
+
+
+def _connect_once(path: Path, timeout: float) -> socket.socket:
     connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     connection.settimeout(timeout)
     try:
         connection.connect(str(path))
+    except BlockingIOError:
+        connection.close()
+        raise
     except PermissionError:
         connection.close()
         raise UserError(

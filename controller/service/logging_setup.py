@@ -37,12 +37,17 @@ QUIET_LOGGERS = {"transitions": logging.WARNING}
 def configure_logging(
     *, json_lines: bool | None = None, level: int = logging.INFO, stream: TextIO | None = None
 ) -> None:
-    """Route all logging through structlog; JSON lines unless stream is a terminal."""
+    """Route all logging through structlog; JSON lines unless stream is a terminal.
+
+    Console lines asked for on a pipe or a file come without colour codes.
+    """
     stream = stream or sys.stderr
     if json_lines is None:
         json_lines = not stream.isatty()
     renderer: structlog.typing.Processor = (
-        structlog.processors.JSONRenderer() if json_lines else structlog.dev.ConsoleRenderer()
+        structlog.processors.JSONRenderer()
+        if json_lines
+        else structlog.dev.ConsoleRenderer(colors=stream.isatty())
     )
     structlog.configure(
         processors=[*_SHARED_PROCESSORS, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],

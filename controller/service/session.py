@@ -8,12 +8,9 @@ For every device event, in this order:
    this point makes the device send the event again, and the journal,
    which already holds it, lets the driver drop it as a duplicate;
 4. the observers hear the facts;
-5. draw control for the new state: on a manual shoe the gate releases
-   exactly one card when the rules engine has named its recipient (or a
-   burn is due) and stays locked otherwise; on an automatic machine
-   DEAL_NEXT asks for that card, RETURN takes each round back and SHUFFLE
-   makes a new shoe. When a shoe ends, the device's counts are read for
-   the reconciliation.
+5. draw control (draw_control.py) asks the device for what the new state
+   needs: one card released or dealt for its named recipient, a RETURN, a
+   SHUFFLE, or the counts for a shoe's reconciliation.
 
 Operator commands (start a shoe, close bets, confirm a face-down card...)
 take the same path without the acknowledgement, and may come from another
@@ -23,12 +20,14 @@ thread. On start the session rebuilds its state from the journal
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
-from collections.abc import Callable, Iterable
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 import structlog
 
@@ -41,6 +40,7 @@ from cardshoe.controller.procedure.facts import (
     AlarmKind,
     Observer,
     ObserverHub,
+    RefusedCommand,
     ShoeEnded,
     ShoeStarted,
 )
@@ -51,14 +51,15 @@ from cardshoe.controller.procedure.inputs import (
     CloseBets,
     ConfirmFaceUp,
     CutDone,
-    DeviceCount,
     EndShoe,
+    HostFinding,
     JournalBehindDevice,
     ShoeLoaded,
     StartShoe,
     StorageFault,
     StorageLow,
     StorageRecovered,
+    VoidRound,
     to_record,
 )
 from cardshoe.controller.procedure.machine import State
@@ -67,6 +68,9 @@ from cardshoe.controller.procedure.shoe import CardDue, Fact
 from cardshoe.controller.procedure.table import TableModel
 from cardshoe.controller.protection.watcher import ProtectionWatcher
 from cardshoe.controller.rules.cards import Card
+from cardshoe.controller.service.count_watch import CHECK_INTERVAL_S, QUIET_S, CountWatch
+from cardshoe.controller.service.draw_control import DrawControl
+from cardshoe.controller.service.feed_watch import stalled_feed
 from cardshoe.controller.service.recovery import (
     SESSION_KIND_PREFIX,
     Recovered,
@@ -75,23 +79,18 @@ from cardshoe.controller.service.recovery import (
 )
 from cardshoe.drivers.device import DealerDevice, ShoeDevice
 from cardshoe.drivers.errors import CommandRefused, DeviceGone, DeviceTimeout
-from cardshoe.drivers.link_events import LinkRestored, SequenceGap, SequenceRegression
+from cardshoe.drivers.link_events import SequenceGap, SequenceRegression
 from cardshoe.drivers.protocol.messages import (
-    Capability,
     CardRead,
     DeviceKind,
     Event,
-    Fault,
-    FaultCleared,
-    GateMode,
-    SelfTestResult,
     StatusFlag,
 )
 
 log = structlog.get_logger(__name__)
 
-RETRY_INTERVAL_S = 0.5
-"""After a refused or failed device command, wait this long before asking again."""
+PACK_POLL_S = 0.5
+"""While --auto-shoe waits for a freshly loaded pack, ask the device this often."""
 SESSION_STARTED = SESSION_KIND_PREFIX + "started"
 """A record about the controller process itself, which replay skips."""
 DEVICE_REFUSED = SESSION_KIND_PREFIX + "device_refused"
@@ -104,6 +103,16 @@ REPEAT_INTERVAL_S = 10.0
 """At most one record of each refused or rejected kind per this many seconds."""
 REPEATABLE_ALARMS = frozenset({AlarmKind.PROCEDURE_VIOLATION, AlarmKind.DEVICE_FAULT})
 """An input whose only facts are these alarms changed nothing: a refusal, a rejected frame."""
+COMMAND_PREFIX = "command."
+"""The journal kinds of operator commands (inputs.HOST_INPUTS)."""
+OPERATOR = SESSION_KIND_PREFIX + "operator"
+"""Who gave the command journaled right after it in the same transaction: uid, user, role."""
+COMMAND_DENIED = SESSION_KIND_PREFIX + "command_denied"
+"""A command refused because of who gave it (their role), before it reached the procedure."""
+DEALER_SIGNED_IN = SESSION_KIND_PREFIX + "dealer_signed_in"
+"""A dealer took the table; relieves names the dealer they took it from."""
+DEVICE_RESYNC = SESSION_KIND_PREFIX + "device_resync"
+"""An operator re-synchronised to the device's stream after a regression (a new epoch)."""
 
 _DEVICE_KINDS = {
     DeviceMode.SHOE: DeviceKind.MANUAL_SHOE,
@@ -119,6 +128,30 @@ class DeviceNotApproved(UserError):
     """The device may not deal at this table (software verification); already journaled."""
 
     exit_code = 3
+
+
+def last_dealer(journal: Journal) -> str | None:
+    """The dealer the journal last recorded signing in, so a restart keeps who deals."""
+    signed = None
+    for record in journal.records(kinds=(DEALER_SIGNED_IN,)):
+        signed = record.payload.get("user")
+    return signed
+
+
+def journaled_stream_epoch(journal: Journal, device_serial: str) -> int | None:
+    """The stream epoch the journal's seqs for this device count in; None if none is known.
+
+    The latest of: a re-sync's new epoch, or the epoch a session started with.
+    """
+    epoch = None
+    for record in journal.records(kinds=[SESSION_STARTED, DEVICE_RESYNC]):
+        if record.device_serial != device_serial:
+            continue
+        if record.kind == DEVICE_RESYNC:
+            epoch = record.payload.get("to_epoch")
+        else:
+            epoch = record.payload.get("device", {}).get("stream_epoch")
+    return epoch
 
 
 def record_device_refusal(
@@ -204,16 +237,23 @@ class TableSession:
         """Set when the model could not be rebuilt after a failed transaction: the loop stops."""
         self._gap: SequenceGap | SequenceRegression | None = None
         self._last_ended: ShoeEnded | None = None
-        self._issued_for: int | None = None
-        """Cards taken when the gate was released or DEAL_NEXT sent; none again until one comes."""
-        self._gate_locked = False
-        self._operation_for: tuple[str | None, State, int] | None = None
-        """The SHUFFLE or RETURN sent, as (shoe, state, cards taken) when it was sent."""
-        self._retry_after = 0.0
-        self._resync_wanted = True
-        self._replay_upto = device.info.counters["next_seq"] - 1
-        """The device's last event at the handshake: everything up to it comes before commands."""
+        self._draw = DrawControl(
+            device,
+            lambda: self.model,
+            decks=config.game.decks,
+            record_count=lambda count: self._publish(self._apply(count)),
+            clock=clock,
+        )
+        self._last_card: CardRead | None = None
+        self._pack_polled_at = -PACK_POLL_S
+        self._count_watch = CountWatch()
+        self._count_checked_at = clock()
+        self._last_event_at = clock()
+        self._last_card_at = clock()
         self._round_opened_at: float | None = None
+        self._operator: dict[str, Any] | None = None
+        self.dealer: str | None = last_dealer(journal)
+        """The dealer signed in at the table, as the journal last recorded."""
         self._record_start()
         self._refuse_unapproved_firmware()
         self._take_up_device_stream()
@@ -266,6 +306,9 @@ class TableSession:
                     "each shoe needs its own id (leave --shoe-id out for a generated one)"
                 )
             self._command(StartShoe(shoe_id, declared))
+            if self.model.shoe_id == shoe_id and self.device.connected:
+                with contextlib.suppress(CommandRefused, DeviceGone, DeviceTimeout):
+                    self._count_watch.opened(shoe_id, self.device.get_status().cards_dealt)
         return shoe_id
 
     def _journal_has_shoe(self, shoe_id: str) -> bool:
@@ -297,36 +340,83 @@ class TableSession:
         """Close the shoe as it stands, unreconciled, voiding the open round."""
         self._command(AbandonShoe(reason))
 
-    def clear_hold(self, reason: str) -> None:
-        """Resolve a hold only a person can resolve: a sequence gap or regression.
+    def void_round(self, reason: str, note: str | None = None) -> None:
+        """A supervisor voids the round under way, for a reason of the table (Art. 10)."""
+        self._command(VoidRound(reason, note))
 
-        The lost events are given up: the driver resumes with the event after them.
+    def clear_hold(self, reason: str, note: str | None = None) -> None:
+        """Resolve a hold only a person can resolve: a sequence gap or regression, a deck set
+        that is not the declared one, a pack of the wrong count. reason names the hold;
+        note is the person's own words.
+
+        A gap: the lost events are given up, the driver resumes with the event
+        after them. A regression: the table re-synchronises to the device's
+        stream as it now is (a new epoch, or a counter that went back), after the
+        device's own last acknowledged seq, so every event it still holds is
+        taken; the re-sync is journaled with the clear, in one transaction.
         """
+        gap, resync = self._gap, None
         accepted = None
-        if reason == HoldReason.SEQUENCE_GAP and isinstance(self._gap, SequenceGap):
-            accepted = self._gap.got - 1
-        if reason == HoldReason.SEQUENCE_REGRESSION and isinstance(self._gap, SequenceRegression):
-            accepted = self._gap.device_next_seq - 1
+        if reason == HoldReason.SEQUENCE_GAP and isinstance(gap, SequenceGap):
+            accepted = gap.got - 1
+        if reason == HoldReason.SEQUENCE_REGRESSION and isinstance(gap, SequenceRegression):
+            accepted = gap.device_acked_seq
+            resync = (
+                DEVICE_RESYNC,
+                {
+                    "from_epoch": gap.host_epoch,
+                    "to_epoch": self.device.info.epoch,
+                    "host_seq": gap.host_seq,
+                    "resumed_after": accepted,
+                },
+            )
         with self._lock:
-            self._command(ClearHold(reason, accepted))
+            self._draw.reread()
+            self._command(ClearHold(reason, accepted, note), also=resync)
+            if isinstance(gap, SequenceRegression) and accepted is not None:
+                self.device.resync(accepted)
+                self._draw.restart(self.device.info.counters["next_seq"] - 1)
+            elif accepted is not None:
+                self.device.set_journaled_seq(accepted)
             if accepted is not None:
                 self._last_seq = accepted
-                self.device.set_journaled_seq(accepted)
                 self._gap = None
 
-    def _command(self, command: object) -> None:
+    @contextmanager
+    def acting_as(self, operator: Mapping[str, Any]) -> Iterator[None]:
+        """Commands given inside are journaled with who gave them (a session.operator record
+        in the command's own transaction)."""
+        with self._lock:
+            self._operator = dict(operator)
+            try:
+                yield
+            finally:
+                self._operator = None
+
+    def record_denied(self, command: str, operator: Mapping[str, Any], needs: str) -> None:
+        """Journal a command refused for its giver's role; it never reaches the procedure."""
+        self._record_session(COMMAND_DENIED, {**operator, "command": command, "needs": needs})
+
+    def sign_in(self) -> str | None:
+        """The dealer giving the command takes the table; returns the dealer relieved."""
+        with self._lock:
+            operator = self._operator or {}
+            relieved = self.dealer
+            self.dealer = str(operator.get("user", "")) or None
+            self._record_session(DEALER_SIGNED_IN, {**operator, "relieves": relieved})
+            return relieved
+
+    def _command(self, command: object, also: tuple[str, dict[str, Any]] | None = None) -> None:
         with self._lock, self._log_context():
-            facts = self._apply(command)
+            facts = self._apply(command, also)
             self._publish(facts)
-            violations = [
-                fact.event.detail
-                for fact in facts
-                if isinstance(fact.event, Alarm)
-                and fact.event.kind is AlarmKind.PROCEDURE_VIOLATION
+            refusals = [
+                fact.event.reason for fact in facts if isinstance(fact.event, RefusedCommand)
             ]
-            self._drive_device()
-        if violations:
-            raise ProcedureRefused("; ".join(violations))
+            self._draw.drive(self._last_seq)
+        if refusals:
+            log.info("operator command refused", reason="; ".join(refusals))
+            raise ProcedureRefused("; ".join(refusals))
 
     # --- the loop -----------------------------------------------------------------------
 
@@ -341,7 +431,10 @@ class TableSession:
         event = self.device.next_event(0)
         if event is None:
             with self._lock, self._log_context():
-                self._drive_device()
+                idle_s = self._clock() - self._last_card_at
+                self._find(stalled_feed(self.model, self._last_card, idle_s))
+                self._check_count()
+                self._draw.drive(self._last_seq)
             event = self.device.next_event(timeout)
         if event is None:
             return False
@@ -385,6 +478,26 @@ class TableSession:
                 on_step()
         return None
 
+    def fresh_pack_loaded(self) -> bool:
+        """Whether a new shoe may open by itself: on a manual shoe, only once the device
+        reports a freshly loaded pack (SHOE_LOADED, no card drawn since), so the cards left
+        behind the last shoe's cut card are never taken for the next shoe's burn.
+
+        An automatic machine makes its own shoe (SHUFFLE): always True. The device is
+        asked at most every PACK_POLL_S.
+        """
+        if not self.config.uses_cut_card_and_burn:
+            return True
+        now = self._clock()
+        if now < self._pack_polled_at + PACK_POLL_S:
+            return False
+        self._pack_polled_at = now
+        try:
+            status = self.device.get_status()
+        except (CommandRefused, DeviceGone, DeviceTimeout):
+            return False
+        return StatusFlag.SHOE_LOADED in status.flags and status.cards_dealt == 0
+
     def _open_shoe(self, shoe_id: str | None, deck_set: int | None) -> None:
         self.start_shoe(shoe_id, deck_set)
         if self.config.uses_cut_card_and_burn:
@@ -413,44 +526,72 @@ class TableSession:
 
     def _handle(self, event: object) -> None:
         seq = event.seq if isinstance(event, Event) else None
-        if seq is not None and seq <= self._last_seq:
-            log.warning("dropping an event the journal already holds", seq=seq)
-            self.device.ack(seq)
-            return
-        self._note_device_state(event)
+        if isinstance(event, SequenceGap | SequenceRegression):
+            self._gap = event
+        self._last_event_at = self._clock()
+        self._draw.note(event)
         facts = self._apply(event)
         if seq is not None:
             self.device.ack(seq)
             self._last_seq = seq
-        if isinstance(event, LinkRestored):
-            self._resync_wanted = True
-            self._replay_upto = event.hello.next_seq - 1
         self._publish(facts)
+        if isinstance(event, CardRead):
+            self._last_card, self._last_card_at = event, self._clock()
 
-    def _note_device_state(self, event: object) -> None:
-        """What an event says about the device's gate and the commands it still holds."""
-        if isinstance(event, SequenceGap | SequenceRegression):
-            self._gap = event
-        if isinstance(event, CardRead | Fault | FaultCleared | SelfTestResult):
-            self._gate_locked = True
-        if isinstance(event, Fault | FaultCleared) and isinstance(self.device, ShoeDevice):
-            self._issued_for = None
-        if isinstance(event, SelfTestResult):
-            self._issued_for = None
-            self._operation_for = None
+    def _check_count(self) -> None:
+        """Now and then, with the link quiet, compare the device's card count (count_watch.py)."""
+        now = self._clock()
+        quiet = now - self._last_event_at >= QUIET_S
+        if not quiet or now < self._count_checked_at + CHECK_INTERVAL_S:
+            return
+        if self.model.shoe is None or not self.device.connected:
+            return
+        self._count_checked_at = now
+        try:
+            status = self.device.get_status()
+        except (CommandRefused, DeviceGone, DeviceTimeout):
+            return
+        if self.device.info.counters["delivered_seq"] > self._last_seq:
+            return  # an event came meanwhile: the next quiet moment compares
+        self._find(self._count_watch.check(self.model, status.cards_dealt))
 
-    def _apply(self, item: object) -> list[Fact]:
+    def _find(self, finding: HostFinding | None) -> None:
+        """Hold the table for a finding of the host's own watch (feed_watch.py)."""
+        if finding is None:
+            return
+        log.error("holding the table", hold=finding.hold, reason=finding.detail)
+        self._publish(self._apply(finding))
+
+    def _apply(self, item: object, also: tuple[str, dict[str, Any]] | None = None) -> list[Fact]:
         """Journal the input and its facts in one transaction; the facts, once committed.
 
+        also: a session record (kind, payload) that must commit with the input.
         A refusal or a rejected frame that RepeatCounter does not admit is rolled
         back, as it changed nothing. After any other failure the model is rebuilt
         from the journal, so it never stands ahead of it (a command whose COMMIT
         failed did not happen); if even that fails, the loop stops the service.
         """
-        repeat_kind = _repeat_kind(item)
+        repeat_kind = _repeat_kind(item) if also is None else None
         try:
             with self.journal.transaction() as transaction:
+                kind = to_record(item).kind
+                if self._operator is not None and kind.startswith(COMMAND_PREFIX):
+                    transaction.append(
+                        OPERATOR,
+                        {**self._operator, "command": kind},
+                        shoe_id=self.model.shoe_id,
+                        round_no=self.model.round_no,
+                        device_serial=self.device_serial,
+                    )
                 facts = journaled_apply(self.model, item, transaction, self.device_serial)
+                if also is not None:
+                    transaction.append(
+                        also[0],
+                        also[1],
+                        shoe_id=self.model.shoe_id,
+                        round_no=self.model.round_no,
+                        device_serial=self.device_serial,
+                    )
                 if (
                     repeat_kind is not None
                     and _only_refusals(facts)
@@ -573,16 +714,20 @@ class TableSession:
             self._hub.publish([Alarm(AlarmKind.JOURNAL, detail)])
 
     def _take_up_device_stream(self) -> None:
-        """Tell the driver the last event the journal holds for this device.
+        """Tell the driver the last event the journal holds for this device, and its epoch.
 
-        A device whose acknowledged events go further than that has forgotten
-        events the journal never kept (a lost or replaced journal): they are
-        gone from both sides, so the table holds with an alarm
-        (journal_behind_device) instead of trusting the device's word.
+        A device whose acknowledged events go further than that, in the same stream epoch
+        (or one the journal never saw), has forgotten events the journal never kept (a lost
+        or replaced journal): they are gone from both sides, so the table holds with an
+        alarm (journal_behind_device) instead of trusting the device's word. A device in
+        another epoch than the journal's restarted its stream: the driver reports that as a
+        regression, which an operator re-synchronises.
         """
         journaled = self.journal.last_device_seq(self.device_serial) or 0
+        epoch = journaled_stream_epoch(self.journal, self.device_serial)
         device_acked = self.device.info.counters["last_acked_seq"]
-        if device_acked > journaled:
+        same_stream = epoch is None or self.device.info.epoch in (None, epoch)
+        if same_stream and device_acked > journaled:
             log.error(
                 "the device acknowledged events the journal does not hold",
                 journaled_seq=journaled,
@@ -591,7 +736,7 @@ class TableSession:
             self._publish(self._apply(JournalBehindDevice(journaled, device_acked)))
             journaled = device_acked
         self._last_seq = journaled
-        self.device.set_journaled_seq(journaled)
+        self.device.set_journaled_seq(journaled, epoch)
 
     def _refuse_unapproved_firmware(self) -> None:
         """Deal nothing with a firmware image the table's allow-list does not hold.
@@ -621,85 +766,6 @@ class TableSession:
             f"{alarm.detail}: install an approved image, or add its hash once it is approved"
         )
 
-    # --- draw control -------------------------------------------------------------------
-
-    def _taken(self) -> int:
-        shoe = self.model.shoe
-        return 0 if shoe is None else shoe.dealt + shoe.burned
-
-    # The device's side of draw control, as docs/protocol.md states it: RELEASE_ONE lets
-    # one card go and the shoe locks itself again; any fault locks the gate; a restart
-    # (which always runs the power-up self-test) forgets accepted deals and operations.
-    # An accepted DEAL_NEXT delivers its card however late, so it is never asked twice;
-    # one accepted just before the controller itself restarted may be asked again, and
-    # its second card is then recorded and handled in order like any other.
-
-    def _drive_device(self) -> None:
-        """Ask the device for what the procedure's state needs now, at most once per card.
-
-        Nothing is asked while the device still has events from before the latest
-        handshake to deliver: the procedure's state must include them first.
-        """
-        if self._clock() < self._retry_after or self._last_seq < self._replay_upto:
-            return
-        try:
-            if self._resync_wanted:
-                self._resync()
-            if self.model.counts_wanted:
-                status = self.device.get_status()
-                self._publish(self._apply(DeviceCount(status.cards_dealt, status.cards_remaining)))
-            elif isinstance(self.device, DealerDevice):
-                self._drive_dealer(self.device)
-            elif Capability.GATE in self.device.info.capabilities:
-                self._drive_gate(self.device)
-        except CommandRefused as refused:
-            log.info("device command refused; asking again later", reason=str(refused))
-            self._issued_for = None
-            self._operation_for = None
-            self._retry_after = self._clock() + RETRY_INTERVAL_S
-        except (DeviceTimeout, DeviceGone) as failure:
-            log.warning("device command failed; re-reading its state", reason=str(failure))
-            self._resync_wanted = True
-            self._retry_after = self._clock() + RETRY_INTERVAL_S
-
-    def _resync(self) -> None:
-        """Read the gate and any long operation under way (at start, after a reconnect)."""
-        status = self.device.get_status()
-        taken = self._taken()
-        self._gate_locked = status.gate is GateMode.LOCKED
-        if isinstance(self.device, ShoeDevice):
-            self._issued_for = None if self._gate_locked else taken
-        busy = StatusFlag.BUSY in status.flags
-        self._operation_for = (self.model.shoe_id, self.state, taken) if busy else None
-        self._resync_wanted = False
-
-    def _card_wanted(self) -> bool:
-        """A card is due and none has been asked for since the last one came."""
-        taken = self._taken()
-        if self.model.card_due() is None or self._issued_for == taken:
-            return False
-        self._issued_for = taken
-        return True
-
-    def _drive_gate(self, shoe: ShoeDevice) -> None:
-        if self._card_wanted():
-            shoe.release_one()
-            self._gate_locked = False
-        elif self.model.card_due() is None and not self._gate_locked:
-            shoe.set_gate(locked=True)
-            self._gate_locked = True
-
-    def _drive_dealer(self, dealer: DealerDevice) -> None:
-        operation = (self.model.shoe_id, self.state, self._taken())
-        if self.model.shuffle_wanted and self._operation_for != operation:
-            self._operation_for = operation
-            dealer.shuffle(self.config.game.decks)
-        elif (count := self.model.cards_to_return) is not None and self._operation_for != operation:
-            self._operation_for = operation
-            dealer.return_cards(count)
-        elif self._card_wanted():
-            dealer.deal_next()
-
 
 class _Counted(Exception):
     """Rolls back a refusal RepeatCounter only counts, carrying the facts to publish."""
@@ -720,5 +786,7 @@ def _repeat_kind(item: object) -> str | None:
 
 def _only_refusals(facts: list[Fact]) -> bool:
     return bool(facts) and all(
-        isinstance(fact.event, Alarm) and fact.event.kind in REPEATABLE_ALARMS for fact in facts
+        isinstance(fact.event, RefusedCommand)
+        or (isinstance(fact.event, Alarm) and fact.event.kind in REPEATABLE_ALARMS)
+        for fact in facts
     )

@@ -40,7 +40,13 @@ import structlog
 from cardshoe.controller.config import TableConfig
 from cardshoe.controller.errors import UserError
 from cardshoe.controller.journal.store import Journal, JournalCorrupt, JournalError
-from cardshoe.controller.procedure.facts import Alarm, AlarmKind, TableEvent
+from cardshoe.controller.procedure.facts import (
+    Alarm,
+    AlarmKind,
+    Observer,
+    RefusedCommand,
+    TableEvent,
+)
 from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.scoreboard.board import TableBoard
 from cardshoe.controller.service.control_socket import (
@@ -48,17 +54,25 @@ from cardshoe.controller.service.control_socket import (
     EventFeed,
     Handler,
     claim_socket_path,
+    current_peer,
 )
 from cardshoe.controller.service.device_access import device_user_error
 from cardshoe.controller.service.device_choice import configured_url
 from cardshoe.controller.service.logging_setup import LogObserver
 from cardshoe.controller.service.pairing import KeyStore
+from cardshoe.controller.service.retention import PruneAfterShoe
+from cardshoe.controller.service.roles import COMMAND_ROLES, Role, check_permitted, operator_of
 from cardshoe.controller.service.sdnotify import Notifier
-from cardshoe.controller.service.session import TableSession, TableSnapshot
+from cardshoe.controller.service.session import (
+    TableSession,
+    TableSnapshot,
+    record_device_refusal,
+)
 from cardshoe.controller.timestamps import utc_timestamp
 from cardshoe.drivers.device import DealerDevice, ShoeDevice, open_device
 from cardshoe.drivers.discovery import Candidate, discover
 from cardshoe.drivers.errors import (
+    AuthenticationFailed,
     DeviceGone,
     DeviceNotFound,
     DeviceTimeout,
@@ -72,8 +86,10 @@ POLL_S = 0.05
 """The longest the loop waits for a device event before its own checks (stop, watchdog)."""
 HANDSHAKE_TIMEOUT_S = 2.0
 DEVICE_RETRY_S = 1.0
-WAIT_ANOTHER_TIME = (DeviceNotFound, PortBusy, DeviceTimeout, DeviceGone)
-"""Device problems that a shoe plugged in late or a technician's tool let go will fix."""
+WAIT_ANOTHER_TIME = (DeviceNotFound, PortBusy, DeviceTimeout, DeviceGone, AuthenticationFailed)
+"""Device problems that a shoe plugged in late or a technician's tool let go will fix, and a
+failed authentication: one replayed or damaged frame at the challenge must not stop the
+service (a reconnect retries it too); a wrong key still fails once device_wait_s is over."""
 
 
 @dataclass(frozen=True)
@@ -107,13 +123,21 @@ SESSION_COMMANDS: Mapping[str, tuple[Callable[..., object], tuple[Parameter, ...
         TableSession.start_shoe,
         (Parameter("shoe_id", str), Parameter("deck_set", (int, str))),
     ),
+    "sign-in": (TableSession.sign_in, ()),
     "shoe-loaded": (TableSession.shoe_loaded, ()),
     "cut-done": (TableSession.cut_done, ()),
     "no-more-bets": (TableSession.close_bets, ()),
     "confirm-face-up": (TableSession.confirm_face_up, ()),
     "end-shoe": (TableSession.end_shoe, ()),
     "abandon-shoe": (TableSession.abandon_shoe, (Parameter("reason", str, required=True),)),
-    "clear-hold": (TableSession.clear_hold, (Parameter("reason", str, required=True),)),
+    "void-round": (
+        TableSession.void_round,
+        (Parameter("reason", str, required=True), Parameter("note", str)),
+    ),
+    "clear-hold": (
+        TableSession.clear_hold,
+        (Parameter("reason", str, required=True), Parameter("note", str)),
+    ),
 }
 """Control-socket command -> the session's operator command and its arguments. The session
 journals each one as an input, accepted or refused, like the dealer's button."""
@@ -134,6 +158,18 @@ class LastAlarm:
             }
 
 
+class RefusalCount:
+    """Counts the operator commands refused since the service started, for `shoectl status`:
+    they are journaled as command.refused, never as the table's last alarm."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def notify(self, event: TableEvent) -> None:
+        if isinstance(event, RefusedCommand):
+            self.count += 1
+
+
 class TableService:
     """The configured table's device, journal and session, served until request_stop()."""
 
@@ -152,6 +188,7 @@ class TableService:
         self._stop_requested = False
         self._session: TableSession | None = None
         self._last_alarm = LastAlarm()
+        self._refusals = RefusalCount()
         self._started_at = utc_timestamp()
         self._last_ping = clock()
         self._last_status = ""
@@ -174,12 +211,15 @@ class TableService:
             )
             self._notify_status("checking the journal")
             check_journal_at_start(journal)
-            device = self._open_device()
+            device = self._open_device(journal)
             if device is None:
                 self._send(self._notifier.stopping)
                 return
             resources.enter_context(device)
-            session = TableSession(self.config, journal, device, [LogObserver(), self._last_alarm])
+            observers: list[Observer] = [LogObserver(), self._last_alarm, self._refusals]
+            if self.config.uplink.prune_after_shoe:
+                observers.append(PruneAfterShoe(journal, self.config.uplink))
+            session = TableSession(self.config, journal, device, observers)
             self._session = session
             feed = EventFeed(open_shoe_board(self.config, journal, session.snapshot().shoe_id))
             session.subscribe(feed)
@@ -192,10 +232,15 @@ class TableService:
 
     # --- start-up -------------------------------------------------------------------
 
-    def _open_device(self) -> ShoeDevice | DealerDevice | None:
-        """The configured device after its handshake; None if asked to stop while waiting."""
+    def _open_device(self, journal: Journal) -> ShoeDevice | DealerDevice | None:
+        """The configured device after its handshake; None if asked to stop while waiting.
+
+        A refusal is journaled (session.device_refused) before it is raised, so
+        the journal explains why the table never opened.
+        """
         deadline = self._clock() + self.options.device_wait_s
         keys = KeyStore(self.config.service.key_dir).lookup
+        warned: str | None = None
         while not self._stop_requested:
             try:
                 url = configured_url(self.config.device, self._candidates())
@@ -203,13 +248,22 @@ class TableService:
                 return open_device(url, timeout=HANDSHAKE_TIMEOUT_S, reconnect=True, keys=keys)
             except WAIT_ANOTHER_TIME as problem:
                 if self._clock() >= deadline:
-                    raise device_user_error(problem) from problem
-                log.warning("waiting for the device", reason=str(problem))
+                    raise self._refused(journal, problem) from problem
+                if str(problem) != warned:
+                    log.warning("waiting for the device", reason=str(problem))
+                    warned = str(problem)
                 self._notify_status(f"waiting for the device: {problem}")
                 self._pause(DEVICE_RETRY_S)
             except DriverError as problem:
-                raise device_user_error(problem) from problem
+                raise self._refused(journal, problem) from problem
         return None
+
+    def _refused(self, journal: Journal, problem: DriverError) -> UserError:
+        """Journal why the device was not taken at start-up; the error to stop with."""
+        alarm = Alarm(AlarmKind.DEVICE_FAULT, f"start-up refused the device: {problem}")
+        record_device_refusal(journal, alarm, device_serial=None)
+        log.error("device refused", reason=alarm.detail)
+        return device_user_error(problem)
 
     def _candidates(self) -> tuple[Candidate, ...]:
         """Discovery only when the configuration names no URL: it lists every port."""
@@ -225,7 +279,9 @@ class TableService:
 
     def _deal(self, session: TableSession) -> None:
         while not self._stop_requested:
-            if session.state is State.IDLE and not self.options.auto_shoe:
+            if session.state is State.IDLE and not (
+                self.options.auto_shoe and session.fresh_pack_loaded()
+            ):
                 session.step(self._poll_s)
                 self._after_step()
                 continue
@@ -280,9 +336,13 @@ class TableService:
             "game": self.config.game.name,
             "decks": self.config.game.decks,
             "journal": str(self.config.service.journal_path),
+            "fingerprint": self.config.fingerprint,
+            "options": self.config.fingerprint_options(),
             **snapshot_to_json(session.snapshot()),
             "device": {**session.device.info.to_json(), "connected": session.device.connected},
+            "dealer": session.dealer,
             "last_alarm": self._last_alarm.record,
+            "refused_commands": self._refusals.count,
         }
 
     def _handlers(self) -> dict[str, Handler]:
@@ -297,7 +357,16 @@ class TableService:
         def handle(request: Mapping[str, Any]) -> dict[str, Any]:
             session = self._session
             assert session is not None
-            command(session, **command_arguments(name, parameters, request))
+            arguments = command_arguments(name, parameters, request)
+            operator = operator_of(current_peer(), self.config.roles)
+            try:
+                check_permitted(name, operator)
+            except UserError:
+                needs = str(COMMAND_ROLES.get(name, Role.TECHNICIAN))
+                session.record_denied(name, operator.as_json(), needs)
+                raise
+            with session.acting_as(operator.as_json()):
+                command(session, **arguments)
             return self.status()
 
         return handle
@@ -351,19 +420,26 @@ def command_arguments(
     known = {parameter.name for parameter in parameters}
     unknown = sorted(set(request) - known - {"cmd"})
     if unknown:
-        takes = ", ".join(sorted(known)) or "no arguments"
-        raise UserError(f"{name} takes {takes}, not {', '.join(unknown)}")
+        takes = ", ".join(sorted(map(option_name, known))) or "no arguments"
+        raise UserError(f"{name} takes {takes}, not {', '.join(map(option_name, unknown))}")
     arguments = {}
     for parameter in parameters:
         value = request.get(parameter.name)
         if value is None:
             if parameter.required:
-                raise UserError(f"{name} needs {parameter.name}")
+                raise UserError(f"{name} needs {option_name(parameter.name)}")
             continue
         if isinstance(value, bool) or not isinstance(value, parameter.kind):
-            raise UserError(f"{name}: {parameter.name} must be a {parameter.kind_text}")
+            raise UserError(
+                f"{name}: {option_name(parameter.name)} must be a {parameter.kind_text}"
+            )
         arguments[parameter.name] = value
     return arguments
+
+
+def option_name(parameter: str) -> str:
+    """A command's argument as `shoectl control` spells it: shoe_id -> --shoe-id."""
+    return "--" + parameter.replace("_", "-")
 
 
 def snapshot_to_json(snapshot: TableSnapshot) -> dict[str, Any]:

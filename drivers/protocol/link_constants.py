@@ -8,9 +8,13 @@ from __future__ import annotations
 
 PROTOCOL_MAJOR = 1
 """Sent in byte 0 of every message; a different major cannot be decoded."""
-PROTOCOL_MINOR = 1
+PROTOCOL_MINOR = 2
 """Sent in HELLO and GET_INFO; both ends use min(host minor, device minor).
-1.1 added link authentication (AUTH_CHALLENGE, AUTH_RESPONSE, PAIR, AUTH_TAG)."""
+1.1 added link authentication (AUTH_CHALLENGE, AUTH_RESPONSE, PAIR, AUTH_TAG);
+1.2 appended the stream epoch to HELLO and the HELLO's digest to AUTH_RESPONSE."""
+APPENDED_IN_1_2 = 2
+"""The minor that appended HELLO's `epoch` and AUTH_RESPONSE's `hello_digest`: a device
+sends them only to a host whose GET_INFO states this minor or later."""
 
 # Serial carriage: 115200 baud, 8 data bits, no parity, 1 stop bit, no flow control.
 SERIAL_BAUDRATE = 115200

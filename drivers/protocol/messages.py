@@ -18,14 +18,16 @@ the worked examples there are checked against each other by the tests.
 
 from __future__ import annotations
 
+import hashlib
 import struct
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from enum import IntEnum, IntFlag
 from typing import Any
 
 from cardshoe.drivers.protocol.cardid import CARD_ID_SIZE, CardId
 from cardshoe.drivers.protocol.error_codes import ErrorCode
 from cardshoe.drivers.protocol.errors import (
+    CardIdError,
     MalformedMessage,
     UnknownMessageType,
     UnsupportedFlags,
@@ -37,6 +39,7 @@ from cardshoe.drivers.protocol.wire_fields import (
     U16,
     U32,
     U64,
+    Appended,
     Enum8,
     FieldCodec,
     FixedBytes,
@@ -53,6 +56,8 @@ FIRMWARE_HASH_SIZE = 32
 """SHA-256 of the firmware image."""
 MAX_TEXT_BYTES = 32
 MAX_LISTED_FAULTS = 16
+HELLO_DIGEST_SIZE = 32
+"""SHA-256 of a HELLO's body, which AUTH_RESPONSE carries from protocol 1.2."""
 NONCE_SIZE = 16
 """A session nonce: 16 random bytes from each side."""
 PAIRING_KEY_SIZE = 32
@@ -166,6 +171,9 @@ class SensorFlag(IntFlag):
     """The card passed rotated end for end (its code was read backwards)."""
     DOUBLE_FEED_SUSPECTED = 1 << 3
     """More than one card left together; see feed_group and feed_size."""
+    FEED_IN_ORDER = 1 << 4
+    """With DOUBLE_FEED_SUSPECTED: the reader read the group's cards one after the other as
+    they left, so their order is the events' order (docs/protocol.md, double feeds)."""
 
 
 class StatusFlag(IntFlag):
@@ -220,6 +228,14 @@ class Hello(Answer):
     model: str
     serial_number: str
     firmware_version: str
+    epoch: int | None = None
+    """Protocol 1.2: which life of the event counter next_seq counts in; None from 1.0/1.1.
+
+    A device draws a new random epoch whenever its counter starts again from 1
+    (first power-up, a memory wipe); restarts, resets and re-plugs keep it. A
+    different epoch under the same serial number is a new stream, never a
+    continuation of the one the host journaled.
+    """
 
 
 @dataclass(frozen=True)
@@ -241,6 +257,9 @@ class AuthResponse(Answer):
     request_id: int
     device_nonce: bytes
     firmware_hash: bytes
+    hello_digest: bytes | None = None
+    """Protocol 1.2: SHA-256 of the HELLO body the device sent (hello_digest()), so every
+    HELLO field arrives authenticated; None from a 1.1 device."""
 
 
 @dataclass(frozen=True)
@@ -268,20 +287,38 @@ class CardRead(Event):
     DOUBLE_FEED_SUSPECTED, the same non-zero feed_group and feed_size = how
     many cards left together; their order is unknown, so none may be assigned
     to a hand. A single card has feed_group 0 and feed_size 1.
+
+    The card code is decoded once, here, when the message is made: `card` is
+    the card, and everyone above the driver reads that, never the raw code.
     """
 
     seq: int
     device_time_ms: int
     card_code: bytes
-    """The 8 bytes as read; card_id() checks them. All zero if ID_UNREADABLE."""
+    """The 8 bytes as read; all zero if ID_UNREADABLE. Kept for the journal's exact record."""
     orientation: Orientation
     flags: SensorFlag
     feed_group: int
     feed_size: int
+    card: CardId | None = field(init=False, repr=False, compare=False)
+    """The decoded card; None when ID_UNREADABLE is set or the code fails its check value."""
 
-    def card_id(self) -> CardId:
-        """The card, or CardIdError if the code fails its check value (a misread)."""
-        return CardId.decode(self.card_code)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "card", _decoded_card(self.card_code, self.flags))
+
+    @property
+    def misread(self) -> bool:
+        """A code was read but fails its check value (unlike an unreadable card)."""
+        return self.card is None and not self.flags & SensorFlag.ID_UNREADABLE
+
+
+def _decoded_card(code: bytes, flags: SensorFlag) -> CardId | None:
+    if flags & SensorFlag.ID_UNREADABLE:
+        return None
+    try:
+        return CardId.decode(code)
+    except CardIdError:
+        return None
 
 
 @dataclass(frozen=True)
@@ -504,6 +541,7 @@ LAYOUTS: tuple[MessageLayout, ...] = (
         ("model", Text(MAX_TEXT_BYTES)),
         ("serial_number", Text(MAX_TEXT_BYTES)),
         ("firmware_version", Text(MAX_TEXT_BYTES)),
+        ("epoch", Appended(UInt("I", 1))),
     ),
     _answer(MessageType.REPLY, Reply, ("result", Enum8(ErrorCode))),
     _answer(
@@ -520,6 +558,7 @@ LAYOUTS: tuple[MessageLayout, ...] = (
         AuthResponse,
         ("device_nonce", FixedBytes(NONCE_SIZE)),
         ("firmware_hash", FixedBytes(FIRMWARE_HASH_SIZE)),
+        ("hello_digest", Appended(FixedBytes(HELLO_DIGEST_SIZE))),
     ),
     _event(
         MessageType.CARD,
@@ -567,14 +606,14 @@ _BY_TYPE = {layout.type: layout for layout in LAYOUTS}
 _BY_CLASS = {layout.cls: layout for layout in LAYOUTS}
 
 
-def layout_of(message: Message) -> MessageLayout:
+def layout_of(message: Message | Command | Answer | Event | Ack) -> MessageLayout:
     try:
         return _BY_CLASS[type(message)]
     except KeyError:
         raise MalformedMessage(f"{message!r} is not a protocol message") from None
 
 
-def encode_message(message: Message) -> bytes:
+def encode_message(message: Message | Command | Answer | Event | Ack) -> bytes:
     """The payload for one message (frame it with framing.encode_frame)."""
     layout = layout_of(message)
     try:
@@ -619,6 +658,15 @@ def decode_message(payload: bytes) -> Message:
     return layout.cls(**values)
 
 
+def hello_digest(hello: Hello) -> bytes:
+    """SHA-256 of the HELLO's body (every field after the header, so not the request id).
+
+    Each valid message has exactly one encoding, so both ends get the same
+    digest from the HELLO that went over the wire.
+    """
+    return hashlib.sha256(encode_message(hello)[HEADER.size :]).digest()
+
+
 def message_to_json(message: Message) -> dict[str, JsonValue]:
     """A plain dict for logs and docs: {"type": "CARD", "fields": {...}}."""
     layout = layout_of(message)
@@ -628,6 +676,7 @@ def message_to_json(message: Message) -> dict[str, JsonValue]:
         "fields": {
             item.name: codecs[item.name].to_json(getattr(message, item.name))
             for item in fields(message)
+            if item.init
         },
     }
 
@@ -638,10 +687,13 @@ def message_from_json(data: dict[str, JsonValue]) -> Message:
         layout = _BY_TYPE[MessageType[data["type"]]]
         values = data["fields"]
         codecs = {layout.tag_field: layout.tag, **dict(layout.body)}
-        if set(values) != set(codecs):
+        required = {name for name, codec in codecs.items() if not isinstance(codec, Appended)}
+        if not required <= set(values) <= set(codecs):
             raise MalformedMessage(
                 f"{layout.type.name} has fields {sorted(codecs)}, not {sorted(values)}"
             )
-        return layout.cls(**{name: codec.from_json(values[name]) for name, codec in codecs.items()})
+        return layout.cls(
+            **{name: codec.from_json(values.get(name)) for name, codec in codecs.items()}
+        )
     except (KeyError, TypeError):
         raise MalformedMessage(f"{data!r} is not a message in JSON form") from None

@@ -250,3 +250,28 @@ class OptionalCount:
 
     def from_json(self, value: JsonValue) -> int | None:
         return None if value is None else _KNOWN_COUNT.check(value)
+
+
+@dataclass(frozen=True)
+class Appended:
+    """A field a later minor version appended to a layout: None when the sender left it out.
+
+    Only the last field of a layout may be one. Absent is the one encoding of
+    None, so a value is never written as its codec's bytes for "nothing".
+    """
+
+    codec: FieldCodec
+
+    def pack(self, value: Any) -> bytes:
+        return b"" if value is None else self.codec.pack(value)
+
+    def unpack(self, data: bytes, offset: int) -> tuple[Any, int]:
+        if offset == len(data):
+            return None, offset
+        return self.codec.unpack(data, offset)
+
+    def to_json(self, value: Any) -> JsonValue:
+        return None if value is None else self.codec.to_json(value)
+
+    def from_json(self, value: JsonValue) -> Any:
+        return None if value is None else self.codec.from_json(value)

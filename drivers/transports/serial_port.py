@@ -13,6 +13,7 @@ import contextlib
 import errno
 import os
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import serial
 
@@ -40,6 +41,7 @@ class SerialTransport(Transport):
 
     @classmethod
     def open(cls, url: str) -> SerialTransport:
+        _check_network_address(url)
         try:
             port = serial.serial_for_url(
                 url,
@@ -85,34 +87,65 @@ class SerialTransport(Transport):
             self._port.close()
 
 
+NETWORK_SCHEMES = frozenset({"socket", "rfc2217"})
+"""pyserial's network URLs: each needs HOST:PORT, which pyserial itself does not check."""
+
+
+def _check_network_address(url: str) -> None:
+    """Refuse a socket:// or rfc2217:// URL without a host and a port 1..65535.
+
+    pyserial fails on a missing port with a TypeError deep inside ('<=' not
+    supported between int and None), which says nothing to a technician.
+    """
+    parts = urlsplit(url)
+    if parts.scheme not in NETWORK_SCHEMES:
+        return
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if not parts.hostname or port is None or port == 0:
+        raise InvalidUrl(
+            f"{url}: a {parts.scheme}:// URL names a host and a port 1..65535, "
+            f"for example {parts.scheme}://192.168.1.20:7000"
+        )
+
+
 def open_error(url: str, exc: serial.SerialException) -> DriverError:
     """The drivers' exception for a port that would not open."""
     code = exc.errno
     if code in _DENIED:
         return AccessDenied(url)
     if code in _LOCKED:
-        holder = port_holder(url)
-        held_by = f" by {holder}" if holder else ""
-        return PortBusy(f"{url} is in use{held_by}: close that program or pick another port")
+        holder = port_holder(url) or "another program (which one cannot be told from here)"
+        return PortBusy(f"{url} is in use by {holder}: close that program or pick another port")
     if code in _ABSENT:
         return DeviceNotFound(f"no device at {url}: check the cable and the path")
     return DeviceNotFound(f"cannot open {url}: {exc}")
 
 
 def port_holder(path: str) -> str | None:
-    """Which process has the device node open, as "name (pid N)", if we may look."""
+    """Which process holds the port's exclusive lock, as "name (pid N)"; None if none can be told.
+
+    Every opener takes the port's flock (exclusive=True), so the kernel's lock
+    table names the holder. Merely having the node open is no sign: the
+    simulator keeps the far end of its pty open, and that once made every
+    "in use" name the simulator, whoever held the port.
+    """
     try:
-        target = Path(path).resolve(strict=True)
-    except OSError:
+        node = os.stat(Path(path).resolve(strict=True))
+        locks = Path("/proc/locks").read_text(encoding="ascii")
+    except (OSError, UnicodeDecodeError):
         return None
-    for process in Path("/proc").iterdir():
-        if not process.name.isdigit():
-            continue
-        try:
-            for fd in (process / "fd").iterdir():
-                if Path(os.readlink(fd)) == target:
-                    name = (process / "comm").read_text().strip()
-                    return f"{name} (pid {process.name})"
-        except OSError:
-            continue
+    wanted = f"{os.major(node.st_dev):02x}:{os.minor(node.st_dev):02x}:{node.st_ino}"
+    for line in locks.splitlines():
+        # "1: FLOCK  ADVISORY  WRITE 26770 00:1a:4 0 EOF"; a waiter has "->" before FLOCK.
+        fields = line.split()
+        if len(fields) >= 6 and fields[1] == "FLOCK" and fields[5] == wanted:
+            pid = fields[4]
+            try:
+                name = Path("/proc", pid, "comm").read_text(encoding="utf-8").strip()
+            except (OSError, UnicodeDecodeError):
+                name = "a process"
+            return f"{name} (pid {pid})"
     return None

@@ -62,7 +62,6 @@ from cardshoe.firmware_sim.devices import create_device
 SERIAL = "PEER1"
 
 
-
 def keys_for(serial: str, key: bytes | None) -> Any:
     """A key store holding at most one key, as the host's key files would."""
     return {serial: key}.get
@@ -82,12 +81,12 @@ def test_the_right_key_authenticates_and_cards_flow_sealed(transport: str) -> No
         assert isinstance(device, ShoeDevice)
         info = device.info
         assert info.authenticated and Capability.AUTH_REQUIRED in info.capabilities
-        assert info.protocol_version == "1.1"
+        assert info.protocol_version == "1.2"
         next_of(device, SelfTestResult)
         device.release_one()
         assert core.pull_card()
         card = next_of(device, CardRead)
-        assert card.card_id() == core.shoe.dealt[0]
+        assert card.card == core.shoe.dealt[0]
         assert device.get_status().cards_dealt == 1
         assert device.info.counters["auth_failures"] == 0
         assert core.link.auth_failures == 0
@@ -168,7 +167,7 @@ def test_an_unplug_ends_in_a_new_authenticated_session_and_no_card_is_lost(
             seen.append(event)
         assert device.info.authenticated
         (card,) = [item for item in seen if isinstance(item, CardRead)]
-        assert card.card_id() == core.shoe.dealt[0]
+        assert card.card == core.shoe.dealt[0]
         device.ack(card.seq)
         after_restart = device.next_event(WAIT_S)
         assert isinstance(after_restart, SelfTestResult) and after_restart.seq == card.seq + 1

@@ -52,7 +52,6 @@ from cardshoe.firmware_sim.faults import parse_injection
 Attach = Callable[..., Attached]
 
 
-
 @pytest.fixture(params=TRANSPORTS)
 def attach(request: pytest.FixtureRequest) -> Iterator[Attach]:
     """attach(profile, **device options): a fresh simulated device on this transport."""
@@ -110,7 +109,7 @@ def test_the_handshake_reports_the_device_as_it_is(attach: Attach) -> None:
         )
         assert info.firmware_hash == core.firmware_hash
         assert info.capabilities == core.profile.capabilities
-        assert info.protocol_version == "1.1"
+        assert info.protocol_version == "1.2"
 
 
 def test_the_power_up_self_test_comes_first_and_passes(attach: Attach) -> None:
@@ -134,7 +133,7 @@ def test_released_cards_arrive_once_each_in_shoe_order(attach: Attach) -> None:
         seen = []
         for _ in range(6):
             device.release_one()
-            seen.append(next_of(device, CardRead).card_id())
+            seen.append(next_of(device, CardRead).card)
         assert device.next_event(0.3) is None
         assert seen == attached.core.shoe.dealt
         assert device.get_status().cards_dealt == 6
@@ -148,7 +147,7 @@ def test_the_dealer_deals_shuffles_and_takes_cards_back(attach: Attach) -> None:
         dealt = []
         for _ in range(4):
             device.deal_next()
-            dealt.append(next_of(device, CardRead).card_id())
+            dealt.append(next_of(device, CardRead).card)
         assert dealt == attached.core.shoe.dealt
         returned = device.return_cards(4)
         done = next_of(device, OperationDone)
@@ -228,7 +227,7 @@ def test_damaged_lost_and_doubled_frames_cost_no_card_and_add_none(attach: Attac
         dealt = []
         for _ in range(5):
             device.deal_next()
-            dealt.append(next_of(device, CardRead).card_id())
+            dealt.append(next_of(device, CardRead).card)
         assert dealt == attached.core.shoe.dealt
         counters = device.info.counters
         assert counters["crc_errors"] + counters["cobs_errors"] >= 1

@@ -39,7 +39,6 @@ from cardshoe.firmware_sim.faults import parse_injection
 CARDS = 24
 
 
-
 def open_gate_again_after_restore(device: Device, event: object) -> None:
     """The device restarted with its gate locked; the controller opens it again."""
     if isinstance(event, LinkRestored):
@@ -71,7 +70,7 @@ def test_unplugs_mid_round_lose_and_duplicate_no_card(transport: str) -> None:
                     device.ack(held_back.seq)
                     held_back = None
             elif isinstance(event, CardRead):
-                journal.append(event.card_id())
+                journal.append(event.card)
                 if len(journal) == 8:
                     core.unplug()  # journaled; the ACK below never reaches the device
                     device.ack(event.seq)
@@ -108,7 +107,7 @@ def test_the_simulators_unplug_fault_costs_no_card(transport: str) -> None:
             assert event is not None, f"stalled after {len(journal)} cards"
             open_gate_again_after_restore(device, event)
             if isinstance(event, CardRead):
-                journal.append(event.card_id())
+                journal.append(event.card)
             if isinstance(event, Event):
                 device.ack(event.seq)
         reconnects = device.info.counters["reconnects"]

@@ -58,7 +58,6 @@ from cardshoe.drivers.protocol.messages import (
 FAST_RETRY = LinkTiming(reply_timeout_s=0.1, poll_interval_s=60.0, link_down_after_s=120.0)
 
 
-
 @pytest.fixture
 def peer() -> Iterator[ScriptedPeer]:
     peer = ScriptedPeer()
@@ -130,7 +129,7 @@ def test_a_duplicate_of_an_acked_event_is_acked_again_and_dropped(peer: Scripted
 
 
 def test_a_gap_is_reported_once_and_held_until_resolved(peer: ScriptedPeer) -> None:
-    with peer.connect() as device:
+    with peer.connect(next_seq=5) as device:
         peer.send(card(1))
         assert device.next_event(WAIT_S) == card(1)
         device.ack(1)
@@ -165,7 +164,9 @@ def test_a_journal_ahead_of_the_device_acks_again_and_drops_the_replay(
 def test_a_device_counter_behind_the_journal_is_a_regression(peer: ScriptedPeer) -> None:
     with peer.connect(last_acked_seq=2, next_seq=3) as device:
         device.set_journaled_seq(40)
-        assert device.next_event(WAIT_S) == SequenceRegression(host_seq=40, device_next_seq=3)
+        assert device.next_event(WAIT_S) == SequenceRegression(
+            host_seq=40, device_next_seq=3, device_acked_seq=2
+        )
 
 
 def test_a_device_that_comes_back_with_a_lower_counter_is_a_regression(
@@ -332,3 +333,75 @@ def test_an_unplug_without_reconnect_ends_the_event_stream(peer: ScriptedPeer) -
     with pytest.raises(DeviceGone):
         device.get_status()
     device.close()
+
+
+def test_case_7_a_forged_far_ahead_card_is_a_violation_not_a_gap(peer: ScriptedPeer) -> None:
+    """Issue 11 case 7: one CRC-valid CARD with a far-ahead seq on an unpaired link used to
+    be a gap whose clearing wedged the table. The host asks the device where its stream
+    stands; the device's HELLO shows it never got there: one alarm, and its own stream
+    goes on."""
+    with peer.connect(next_seq=2) as device:
+        peer.send(card(1))
+        assert device.next_event(WAIT_S) == card(1)
+        device.ack(1)
+        assert peer.expect(Ack) == Ack(1)
+        peer.send(card(0xFFFFFF00, "KH"), card(0xFFFFFF00, "KH"))
+        request = peer.expect(GetInfo)
+        peer.send(hello(request.request_id, last_acked_seq=1, next_seq=2))
+        violation = device.next_event(WAIT_S)
+        assert isinstance(violation, ProtocolViolation)
+        assert violation.seq == 0xFFFFFF00 and "beyond the device's stream" in violation.reason
+        peer.send(card(2, "QD"))
+        assert device.next_event(WAIT_S) == card(2, "QD")
+        assert device.info.counters["sequence_gaps"] == 0
+        device.ack(2)
+        assert peer.expect(Ack) == Ack(2)
+
+
+def test_case_7_an_ack_beyond_the_devices_counter_is_not_counted_as_taken(
+    peer: ScriptedPeer,
+) -> None:
+    """The journal is ahead of a wiped device: the host's ACK is one the device ignores, so it
+    must not turn the regression into a gap once the regression is resolved."""
+    with peer.connect(last_acked_seq=0, next_seq=1) as device:
+        device.set_journaled_seq(81)
+        regression = device.next_event(WAIT_S)
+        assert regression == SequenceRegression(host_seq=81, device_next_seq=1)
+        assert device.info.counters["last_acked_seq"] == 0
+        device.resync(0)
+        peer.send(card(1))
+        assert device.next_event(WAIT_S) == card(1)
+        assert device.info.counters["sequence_gaps"] == 0
+
+
+def test_case_11_a_different_card_under_a_delivered_seq_is_an_alarm(peer: ScriptedPeer) -> None:
+    """Issue 11 case 11: a forged CARD with the next seq was journaled and the genuine one
+    under the same seq dropped as a duplicate without a look at its contents."""
+    with peer.connect(next_seq=1) as device:
+        peer.send(card(1, "KH"))  # the forger's, first
+        assert device.next_event(WAIT_S) == card(1, "KH")
+        device.ack(1)
+        assert peer.expect(Ack) == Ack(1)
+        peer.send(card(1, "AS"), card(1, "AS"))  # the device's own, late, resent
+        violation = device.next_event(WAIT_S)
+        assert isinstance(violation, ProtocolViolation) and violation.seq == 1
+        assert "other contents" in violation.reason
+        assert device.next_event(0.3) is None  # said once, not once per resend
+        peer.send(card(1, "KH"))  # an unchanged resend is no finding
+        assert device.next_event(0.3) is None
+
+
+def test_case_11_an_event_lost_on_the_way_is_a_gap_once_the_device_confirms_it(
+    peer: ScriptedPeer,
+) -> None:
+    """Event 2 never arrived (a forged ACK made the device drop it): event 3 looks beyond the
+    stream the host knows; the device's HELLO shows it is real, so it is a gap, not an alarm."""
+    with peer.connect(next_seq=2) as device:
+        peer.send(card(1))
+        assert device.next_event(WAIT_S) == card(1)
+        device.ack(1)
+        assert peer.expect(Ack) == Ack(1)
+        peer.send(card(3, "QD"))
+        request = peer.expect(GetInfo)
+        peer.send(hello(request.request_id, last_acked_seq=2, next_seq=4))
+        assert device.next_event(WAIT_S) == SequenceGap(expected=2, got=3)

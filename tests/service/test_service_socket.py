@@ -127,7 +127,7 @@ def test_a_subscriber_gets_the_status_then_every_event(
 
 def test_a_new_subscriber_gets_the_board_in_step_with_its_stream(tmp_path: Path) -> None:
     feed = EventFeed(TableBoard(table_id="T1"))
-    feed.notify(ShoeStarted("S1", "punto-banco", 8, "shoe", "f" * 64, None))
+    feed.notify(ShoeStarted("S1", "punto-banco", 8, "shoe", "f" * 64, {}, None))
     feed.notify(RoundOpened(round_no=1, demo=False))
     claim = claim_socket_path(tmp_path / "control.sock")
     with (
@@ -307,3 +307,87 @@ def test_no_matching_device_names_what_was_looked_for() -> None:
         configured_url(DeviceConfig(usb_serial="ZZZ"), [ADAPTER])
     with pytest.raises(DeviceNotFound, match=r"no device\.url set"):
         configured_url(DeviceConfig(), [])
+
+
+def test_case_13_a_burst_of_clients_is_served_without_one_failure(tmp_path: Path) -> None:
+    """Issue 11 case 13: 50 clients at once, 4 requests each, against a slow-ish handler; the
+    listen backlog was 5 and a full one failed the client's connect with BlockingIOError."""
+    claim = claim_socket_path(tmp_path / "control.sock")
+
+    def slow_status(line: Any) -> dict[str, Any]:
+        threading.Event().wait(0.002)
+        return {"state": "idle"}
+
+    failures: list[BaseException] = []
+    answers: list[Any] = []
+
+    def client() -> None:
+        for _ in range(4):
+            try:
+                answers.append(request(claim.path, "status"))
+            except BaseException as exc:
+                failures.append(exc)
+
+    with ControlServer(claim, {"status": slow_status}, EventFeed()):
+        clients = [threading.Thread(target=client) for _ in range(50)]
+        for thread in clients:
+            thread.start()
+        for thread in clients:
+            thread.join()
+    claim.release()
+    assert failures == []
+    assert answers == [{"state": "idle"}] * 200
+
+
+def test_case_14_idle_clients_time_out_and_never_hold_more_than_the_bound(
+    tmp_path: Path,
+) -> None:
+    """Issue 11 case 14: idle connections held one thread each, forever. Now at most
+    max_connections are served, the next is refused with an answer, and idle ones close."""
+    claim = claim_socket_path(tmp_path / "control.sock")
+    before = threading.active_count()
+    control = ControlServer(
+        claim, {"status": lambda line: {"state": "idle"}}, EventFeed(),
+        idle_timeout_s=0.5, max_connections=8,
+    )
+    idle = []
+    try:
+        for _ in range(8):
+            connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            connection.connect(str(claim.path))
+            idle.append(connection)
+        with pytest.raises(UserError, match="serving 8 connections") as refused:
+            request(claim.path, "status")
+        assert refused.value.exit_code == 3
+        assert threading.active_count() <= before + 1 + 8
+        for connection in idle:
+            connection.settimeout(5)
+            assert connection.recv(100) == b""  # the service closed it after 0.5 s idle
+        assert request(claim.path, "status") == {"state": "idle"}
+    finally:
+        for connection in idle:
+            connection.close()
+        control.close()
+        claim.release()
+
+
+@pytest.mark.parametrize(
+    ("line", "error"),
+    [
+        (b"[" * 5000 + b"]" * 5000, "one JSON object per line"),
+        (b'{"cmd": "status", "n": ' + b"9" * 5000 + b"}", "one JSON object per line"),
+        (b'{"cmd": "status", "a": ' + b"[" * 20 + b"]" * 20 + b"}", "at most 8 levels deep"),
+    ],
+    ids=["nested-5000", "integer-5000-digits", "nested-20"],
+)
+def test_case_14_a_deep_or_huge_request_is_refused_with_one_answer(
+    server: ControlServer, line: bytes, error: str
+) -> None:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+        connection.settimeout(5)
+        connection.connect(str(server.path))
+        connection.sendall(line + b"\n")
+        answer = json.loads(connection.makefile("rb").readline())
+    assert answer == {"ok": False, "error": answer["error"], "exit_code": 2}
+    assert error in answer["error"]
+    assert request(server.path, "status") == {"state": "idle"}

@@ -131,11 +131,11 @@ def session(host: AuthHost) -> SelfTestResult:
     return result
 
 
-def test_an_unpaired_device_speaks_1_1_without_asking_for_authentication() -> None:
+def test_an_unpaired_device_speaks_1_2_without_asking_for_authentication() -> None:
     clock = FakeClock()
     host = AuthHost(create_device("cs-1", clock=clock, seed=7), clock, None)
     hello = host.hello()
-    assert hello.protocol_minor == 1
+    assert hello.protocol_minor == 2
     assert Capability.AUTH_REQUIRED not in hello.capabilities
     host.send(AuthChallenge(9, new_nonce()))
     assert host.receive() == [Reply(9, ErrorCode.UNSUPPORTED)]

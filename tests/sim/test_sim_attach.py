@@ -76,7 +76,7 @@ def test_a_host_opens_the_pty_with_pyserial_and_gets_hello_and_events() -> None:
             host.send(SetGate(2, GateMode.RELEASE_ONE))
             assert host.wait_for(is_type(Reply)) == Reply(2, ErrorCode.OK)
             card = host.wait_for(is_type(CardRead))
-            assert card.card_id().deck_set == device.deck_set
+            assert card.card.deck_set == device.deck_set
             host.send(Ack(card.seq))
         assert device.status().cards_dealt == 1
 

@@ -87,9 +87,9 @@ def test_foreign_card_carries_another_deck_set_serial() -> None:
     first = cards(pull(host))
     press(host)
     (foreign,) = cards(pull(host))
-    assert first[0].card_id().deck_set == host.core.deck_set
-    assert foreign.card_id().deck_set != host.core.deck_set
-    assert foreign.card_id().deck_set != 0
+    assert first[0].card.deck_set == host.core.deck_set
+    assert foreign.card.deck_set != host.core.deck_set
+    assert foreign.card.deck_set != 0
 
 
 def test_duplicate_card_repeats_a_physical_card_still_out() -> None:

@@ -220,7 +220,7 @@ def test_gate_release_one_lets_exactly_one_card_go() -> None:
     assert not host.core.pull_card()
     (card,) = host.receive()
     assert isinstance(card, CardRead) and card.orientation is Orientation.FACE_DOWN
-    assert card.card_id().deck_set == 0x00BC614E
+    assert card.card.deck_set == 0x00BC614E
     assert host.core.gate is GateMode.LOCKED
 
 

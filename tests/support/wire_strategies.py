@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from cardshoe.drivers.protocol.messages import LAYOUTS
 from cardshoe.drivers.protocol.wire_fields import (
+    Appended,
     Enum8,
     FieldCodec,
     FixedBytes,
@@ -39,6 +40,8 @@ def values_for(codec: FieldCodec) -> st.SearchStrategy:
             return st.lists(values_for(item), max_size=limit).map(tuple)
         case OptionalCount():
             return st.none() | st.integers(0, 0xFFFE)
+        case Appended(codec=inner):
+            return st.none() | values_for(inner)
     raise AssertionError(f"no strategy for {codec!r}")
 
 
