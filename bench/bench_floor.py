@@ -200,7 +200,7 @@ class Writers:
     """Tables appending to their journals, each at its own pace, from one thread."""
 
     def __init__(self, journals: list[Path], rate_per_table: float) -> None:
-        self.journals = [Journal.open(path, table_id=path.stem) for path in journals]
+        self.journals = [Journal.open(path, table_id=path.stem, create=True) for path in journals]
         self.interval = 1.0 / (rate_per_table * len(journals))
         self.written = 0
         self._stop = threading.Event()
