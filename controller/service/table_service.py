@@ -229,7 +229,6 @@ class TableService:
         """Journal why the device was not taken at start-up; the error to stop with."""
         alarm = Alarm(AlarmKind.DEVICE_FAULT, f"start-up refused the device: {problem}")
         record_device_refusal(journal, alarm, device_serial=None)
-        log.error("device refused", reason=alarm.detail)
         return device_user_error(problem)
 
     def _candidates(self) -> tuple[Candidate, ...]:
