@@ -53,8 +53,13 @@ verify-deploy: venv
 browser:
 	@bash .ci/install-browser.sh
 
-test: venv lint verify-deploy browser
+test: venv lint typecheck verify-deploy browser
 	$(BIN)/python -m pytest
+
+# 12 simulated tables, each with its simulator, service, journal and uplink, into a
+# throwaway mosquitto and PostgreSQL through one ingest (docs/floor.md).
+floor-demo: venv
+	$(BIN)/shoectl floor demo --tables 12
 
 bench: venv
 	$(BIN)/python bench/run_all.py

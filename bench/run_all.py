@@ -33,6 +33,7 @@ BENCHES = (
     "bench_service",
     "bench_scoreboard",
     "bench_protection",
+    "bench_floor",
 )
 
 

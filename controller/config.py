@@ -30,13 +30,16 @@ from cardshoe.controller.rules.games import (
     Game,
     check_decks,
     commission_names,
+    drawing_method,
     get_game,
     paytable_named,
     paytable_names,
+    tie_options,
 )
+from cardshoe.controller.rules.ties import TieOption
 from cardshoe.drivers.transports.registry import configurable_schemes
 
-FINGERPRINT_FORMAT = "cardshoe-table-options/1"
+FINGERPRINT_FORMAT = "cardshoe-table-options/2"
 """Hashed with the options, so a change in what the fingerprint covers changes every fingerprint."""
 
 MAX_CARDS_PER_ROUND = 6
@@ -106,6 +109,9 @@ class GameConfig:
     """Demonstration rounds dealt, never settled, when a shoe starts (Macau Art. 2.2)."""
     round_burn: int = 0
     """Cards burned at the start of every round; 0 turns it off (Macau Art. 8)."""
+    tie_bets: str | None = None
+    """What happens to the Banker and Player bets after a tie (Macau Art. 11, rules/ties.py):
+    cancel, stand or change, as the game allows; None means its default."""
 
     def __post_init__(self) -> None:
         if self.name not in GAME_NAMES:
@@ -120,6 +126,7 @@ class GameConfig:
         _check_range("game.round_burn", self.round_burn, *ROUND_BURN_RANGE)
         _check_option("game.commission", self.commission, commission_names(self.name), self.name)
         _check_option("game.paytable", self.paytable, self._paytable_names, self.name)
+        _check_option("game.tie_bets", self.tie_bets, tie_options(self.name), self.name)
 
     @property
     def _paytable_names(self) -> tuple[str, ...]:
@@ -129,6 +136,10 @@ class GameConfig:
     @property
     def effective_commission(self) -> str:
         return self.commission or commission_names(self.name)[0]
+
+    @property
+    def effective_tie_bets(self) -> TieOption:
+        return TieOption(self.tie_bets or tie_options(self.name)[0])
 
     @property
     def effective_paytable(self) -> str:
@@ -305,6 +316,26 @@ class SurveillanceConfig:
 
 
 @dataclass(frozen=True)
+class RolesConfig:
+    """The [roles] section: who may command the table, by user name or @group.
+
+    With no [roles] section every user who can open the control socket (its
+    mode 0660 lets the service's group in) may give every command, as before
+    roles existed; with one, a user it does not name may only watch.
+    """
+
+    SECTION: ClassVar[str] = "roles"
+
+    dealer: tuple[str, ...] = ()
+    supervisor: tuple[str, ...] = ()
+    technician: tuple[str, ...] = ()
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.dealer or self.supervisor or self.technician)
+
+
+@dataclass(frozen=True)
 class UplinkConfig:
     """The [uplink] section: where shoectl uplink sends the journal (docs/floor.md)."""
 
@@ -354,6 +385,7 @@ class TableConfig:
     """Used only with a manual shoe; an automatic machine neither cuts nor burns."""
     device: DeviceConfig = field(default_factory=DeviceConfig)
     service: ServiceConfig = field(default_factory=ServiceConfig)
+    roles: RolesConfig = field(default_factory=RolesConfig)
     uplink: UplinkConfig = field(default_factory=UplinkConfig)
     surveillance: SurveillanceConfig = field(default_factory=SurveillanceConfig)
 
@@ -382,14 +414,19 @@ class TableConfig:
     def fingerprint_options(self) -> dict[str, Any]:
         """The options a regulator approves (Macau Art. 18), as hashed into the fingerprint.
 
-        Identity, device address, firmware list and file paths are left out:
-        they do not change the game, and moving a table to another port
-        must not look like a new set of rules.
+        Every option Art. 18 lists: Art. 2 (burn, demonstration rounds), 3 (the
+        last round at the cut card), 7 (device mode), 9 (drawing method), 11
+        (tie option), 16 (payouts) and 17 (commission), with the game and its
+        decks. Identity, device address, firmware list, file paths and alarm
+        thresholds are left out: they do not change the game, and moving a
+        table to another port must not look like a new set of rules.
         """
         options: dict[str, Any] = {
             "format": FINGERPRINT_FORMAT,
             "game": self.game.name,
             "decks": self.game.decks,
+            "drawing": drawing_method(self.game.name),
+            "tie_bets": str(self.game.effective_tie_bets),
             "commission": self.game.effective_commission,
             "paytable": self.game.effective_paytable,
             "demo_rounds": self.game.demo_rounds,
@@ -428,6 +465,7 @@ class TableConfig:
             ShoeProcedure,
             DeviceConfig,
             ServiceConfig,
+            RolesConfig,
             UplinkConfig,
             SurveillanceConfig,
         )
@@ -489,6 +527,7 @@ _FIELD_READERS: dict[tuple[str, str], tuple[type, str]] = {
     ("game", "paytable"): (str, "a paytable name"),
     ("game", "demo_rounds"): (int, "a whole number 0-3"),
     ("game", "round_burn"): (int, "a whole number of cards"),
+    ("game", "tie_bets"): (str, "a tie option name"),
     ("shoe", "burn"): (BurnPolicy, ""),
     ("shoe", "burn_fixed"): (int, "a whole number 1-8"),
     ("shoe", "cut_card_depth"): (int, "a whole number of cards"),
@@ -504,6 +543,9 @@ _FIELD_READERS: dict[tuple[str, str], tuple[type, str]] = {
     ("service", "control_socket"): (Path, "a file path"),
     ("service", "key_dir"): (Path, "a folder path"),
     ("service", "journal_min_free_mb"): (int, "a whole number of megabytes"),
+    ("roles", "dealer"): (tuple, 'a list of user names and "@group"s'),
+    ("roles", "supervisor"): (tuple, 'a list of user names and "@group"s'),
+    ("roles", "technician"): (tuple, 'a list of user names and "@group"s'),
     ("uplink", "broker"): (str, "a broker URL such as mqtts://floor.example:8883"),
     ("uplink", "site"): (str, "a site name"),
     ("uplink", "state_dir"): (Path, "a folder path"),

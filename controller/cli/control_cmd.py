@@ -19,7 +19,8 @@ from cardshoe.controller.cli.status_cmd import status_text
 
 @click.command()
 @click.argument("name")
-@click.option("--reason", default=None, help="Why (abandon-shoe, clear-hold).")
+@click.option("--reason", default=None, help="Why (abandon-shoe); the hold's name (clear-hold).")
+@click.option("--note", default=None, help="Free text for the journal (void-round, clear-hold).")
 @click.option("--shoe-id", default=None, help="The new shoe's id (new-shoe; default: generated).")
 @click.option(
     "--deck-set",
@@ -33,6 +34,7 @@ from cardshoe.controller.cli.status_cmd import status_text
 def control(
     name: str,
     reason: str | None,
+    note: str | None,
     shoe_id: str | None,
     deck_set: str | None,
     socket_path: Path | None,
@@ -41,8 +43,9 @@ def control(
 ) -> None:
     """Send an operator command NAME to the running `shoectl run`.
 
-    NAME is one of new-shoe, shoe-loaded, cut-done, no-more-bets,
-    confirm-face-up, end-shoe, abandon-shoe, clear-hold. The service journals
+    NAME is one of sign-in, new-shoe, shoe-loaded, cut-done, no-more-bets,
+    confirm-face-up, end-shoe, abandon-shoe, void-round, clear-hold. Who may
+    give which is the table's [roles] (docs/technician-guide.md). The service journals
     every command, accepted or refused, and prints the table's status after
     it. A refused command exits 2 with the service's reason on one line.
     """
@@ -57,7 +60,12 @@ def control(
         )
     arguments: dict[str, Any] = {
         key: value
-        for key, value in (("reason", reason), ("shoe_id", shoe_id), ("deck_set", deck_set))
+        for key, value in (
+            ("reason", reason),
+            ("note", note),
+            ("shoe_id", shoe_id),
+            ("deck_set", deck_set),
+        )
         if value is not None
     }
     record = request(service_socket(socket_path, config_path), name, **arguments)

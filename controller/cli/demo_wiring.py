@@ -210,7 +210,7 @@ def previous_shoe_order(journal: Journal) -> list[CardId] | None:
 
     A shoe left open is the one this run resumes, so the shoe before it counts.
     """
-    shoes = read_shoes(journal)
+    shoes = read_shoes(journal, last=2)
     if shoes and not shoes[-1].ended:
         shoes.pop()
     if not shoes:

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import click
 
-from cardshoe.controller.cli.options import DEVICE_TIMEOUT_OPTION
+from cardshoe.controller.cli.options import (
+    DEVICE_TIMEOUT_OPTION,
+    KEY_DIR_OPTION,
+    PAIRING_CONFIG_OPTION,
+)
 
 POLL_S = 0.2
 
@@ -18,8 +23,17 @@ POLL_S = 0.2
     "--count", type=click.IntRange(min=1), default=None, help="Stop after this many frames."
 )
 @DEVICE_TIMEOUT_OPTION
+@PAIRING_CONFIG_OPTION
+@KEY_DIR_OPTION
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per frame.")
-def dump(url: str, count: int | None, timeout: float, as_json: bool) -> None:
+def dump(
+    url: str,
+    count: int | None,
+    timeout: float,
+    config_path: Path | None,
+    key_dir: Path | None,
+    as_json: bool,
+) -> None:
     """Show each frame as it crosses the link, until Ctrl-C, like pyserial's spy://.
 
     One line per frame: time, direction (tx host to device, rx device to
@@ -31,6 +45,7 @@ def dump(url: str, count: int | None, timeout: float, as_json: bool) -> None:
     """
     import logging
 
+    from cardshoe.controller.cli.service_access import pairing_keys
     from cardshoe.controller.service.device_access import device_user_error
     from cardshoe.controller.service.frame_tap import FrameTap, TappedTransport
     from cardshoe.drivers.errors import DeviceGone, DriverError
@@ -47,6 +62,7 @@ def dump(url: str, count: int | None, timeout: float, as_json: bool) -> None:
         url=url,
         timing=LinkTiming(),
         reconnect=False,
+        keys=pairing_keys(config_path, key_dir),
     )
     try:
         link.open(timeout)

@@ -1,4 +1,4 @@
-"""shoectl floor: the floor's side of the feed, init-db, ingest and status (docs/floor.md)."""
+"""shoectl floor: the floor's side of the feed, init-db, ingest, status, demo (docs/floor.md)."""
 
 from __future__ import annotations
 
@@ -98,4 +98,31 @@ def status(dsn: str, as_json: bool) -> None:
         for line in status_lines(tables):
             click.echo(line)
     if any(not table.chain_verified for table in tables):
+        raise click.exceptions.Exit(1)
+
+
+@floor.command()
+@click.option("--tables", type=click.IntRange(1, 50), default=12, show_default=True)
+@click.option(
+    "--rounds", type=click.IntRange(min=1), default=20, show_default=True, help="Rounds a table."
+)
+@click.option(
+    "--speed",
+    type=click.FloatRange(min=0),
+    default=0.01,
+    show_default=True,
+    help="Seconds between cards at each table.",
+)
+def demo(tables: int, rounds: int, speed: float) -> None:
+    """A floor of simulated tables into a throwaway mosquitto and PostgreSQL, live.
+
+    Each table runs shoectl demo and shoectl uplink; one shoectl floor
+    ingest fills the database. Ends with every table's records journaled
+    against ingested, and exits 1 if any record was lost or duplicated.
+    """
+    from rich.console import Console
+
+    from cardshoe.controller.floor.demo import run_floor_demo
+
+    if run_floor_demo(tables, rounds, speed, Console()) != 0:
         raise click.exceptions.Exit(1)

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from cardshoe.controller.cli.options import DEVICE_TIMEOUT_OPTION
+from cardshoe.controller.cli.options import DEVICE_TIMEOUT_OPTION, KEY_DIR_OPTION
 
 
 @click.command()
@@ -22,22 +22,25 @@ from cardshoe.controller.cli.options import DEVICE_TIMEOUT_OPTION
     help="A table configuration: check the firmware against its allow-list, and "
     "authenticate a paired device with the keys in its service.key_dir.",
 )
+@KEY_DIR_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def info(url: str, timeout: float, config_path: Path | None, as_json: bool) -> None:
+def info(
+    url: str, timeout: float, config_path: Path | None, key_dir: Path | None, as_json: bool
+) -> None:
     """Model, kind, serial number, firmware, protocol, capabilities and counters.
 
     URL is a serial port (/dev/ttyUSB0, /dev/cardshoe/shoe-SERIAL), socket://HOST:PORT,
     sim://PROFILE for a simulated device, or usb://VID:PID[/SERIAL]; `shoectl list`
     shows what is attached. Exit 3 when the device is absent, busy or not permitted.
     """
+    from cardshoe.controller.cli.service_access import pairing_keys
     from cardshoe.controller.config import load_config
     from cardshoe.controller.service.device_access import device_user_error, opened_device
-    from cardshoe.controller.service.pairing import KeyStore
     from cardshoe.drivers.errors import DriverError
     from cardshoe.drivers.protocol.messages import message_to_json
 
     config = load_config(config_path) if config_path else None
-    keys = KeyStore(config.service.key_dir).lookup if config else None
+    keys = pairing_keys(config_path, key_dir)
     with opened_device(url, timeout=timeout, keys=keys) as device:
         try:
             status = device.get_status()

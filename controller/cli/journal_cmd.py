@@ -219,23 +219,21 @@ def prune(path: Path, anchor: str | None, state_dir: Path | None, keep_days: flo
     import time
 
     from cardshoe.controller.errors import UserError
-    from cardshoe.controller.journal.prune import prune_journal
+    from cardshoe.controller.journal.prune import floor_anchor, prune_journal
     from cardshoe.controller.journal.store import ChainAnchor, Journal
 
     if anchor is not None:
-        floor_anchor = ChainAnchor.parse(anchor)
+        verified_anchor = ChainAnchor.parse(anchor)
     elif state_dir is not None:
-        from cardshoe.controller.floor.state import load_state, state_path
-
         with Journal.open_readonly(path) as reader:
             table_id = reader.table_id
-        held = load_state(state_path(state_dir, table_id)).anchor
-        if held.hash is None:
+        held = floor_anchor(state_dir, table_id)
+        if held is None:
             raise UserError(f"{state_dir}: the floor has not verified any record of {table_id}")
-        floor_anchor = ChainAnchor(held.record_id, held.hash)
+        verified_anchor = held
     else:
         raise UserError("give --anchor ID:HASH or --state-dir (the uplink's state folder)")
-    result = prune_journal(path, floor_anchor, keep_days=keep_days, now_ns=time.time_ns())
+    result = prune_journal(path, verified_anchor, keep_days=keep_days, now_ns=time.time_ns())
     if result.cut_id is None:
         click.echo(f"{path}: nothing pruned: {result.why_not}")
         return
@@ -263,3 +261,29 @@ def _line(record: Record) -> str:
         f"{record.id:>7}  {record.time_utc}  {record.shoe_id or '-':<10}  {round_text:>4}  "
         f"{device:<14}  {record.kind:<16}  {payload}"
     )
+
+
+@journal.command(name="round")
+@JOURNAL_PATH
+@click.option("--shoe", "shoe_id", required=True, help="The shoe's id.")
+@click.option("--round", "round_no", type=click.IntRange(min=1), required=True, help="Its number.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def round_(path: Path, shoe_id: str, round_no: int, as_json: bool) -> None:
+    """Recall one round for a dispute: cards in shoe order, hands, result and settlement per
+    unit, irregularities and corrections, who gave each command, and the records behind it."""
+    from cardshoe.controller.errors import UserError
+    from cardshoe.controller.journal.store import Journal
+    from cardshoe.controller.scoreboard.round_recall import JournalEntry, recall_round, recall_text
+
+    with Journal.open_readonly(path) as opened:
+        entries = (
+            JournalEntry(record.id, record.time_utc, record.kind, record.payload)
+            for record in opened.records(shoe_id=shoe_id, round_no=round_no)
+        )
+        recall = recall_round(shoe_id, round_no, entries)
+    if recall is None:
+        raise UserError(
+            f"{path} holds no round {round_no} of shoe {shoe_id}: "
+            f"`shoectl journal show {path} --kind round.opened` lists the rounds"
+        )
+    click.echo(json.dumps(recall.to_json(), ensure_ascii=False) if as_json else recall_text(recall))

@@ -5,11 +5,19 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from cardshoe.controller.cli.options import CONFIG_OPTION, DEVICE_TIMEOUT_OPTION, SOCKET_OPTION
+from cardshoe.controller.cli.options import (
+    CONFIG_OPTION,
+    DEVICE_TIMEOUT_OPTION,
+    KEY_DIR_OPTION,
+    SOCKET_OPTION,
+)
+
+if TYPE_CHECKING:
+    from cardshoe.drivers.protocol.auth import KeyLookup
 
 POLL_S = 0.2
 
@@ -34,6 +42,7 @@ POLL_S = 0.2
     "--count", type=click.IntRange(min=1), default=None, help="Stop after this many events."
 )
 @DEVICE_TIMEOUT_OPTION
+@KEY_DIR_OPTION
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per event.")
 def monitor(
     url: str | None,
@@ -43,6 +52,7 @@ def monitor(
     config_path: Path | None,
     count: int | None,
     timeout: float,
+    key_dir: Path | None,
     as_json: bool,
 ) -> None:
     """Print each event as it happens, one timestamped line each, until Ctrl-C.
@@ -57,13 +67,14 @@ def monitor(
     Ctrl-C ends with exit 0; exit 3 when the device or the service is absent
     or goes away.
     """
+    from cardshoe.controller.cli.service_access import pairing_keys
     from cardshoe.controller.errors import UserError
 
     if [url is not None, from_service, as_table].count(True) != 1:
         raise UserError("give one of URL, --service or --table (see 'shoectl monitor --help')")
     try:
         if url is not None:
-            _monitor_device(url, timeout, count, as_json)
+            _monitor_device(url, timeout, count, as_json, pairing_keys(config_path, key_dir))
         elif from_service:
             _monitor_service(socket_path, config_path, count, as_json)
         else:
@@ -72,7 +83,9 @@ def monitor(
         return
 
 
-def _monitor_device(url: str, timeout: float, count: int | None, as_json: bool) -> None:
+def _monitor_device(
+    url: str, timeout: float, count: int | None, as_json: bool, keys: KeyLookup | None
+) -> None:
     from cardshoe.controller.errors import EXIT_DEVICE_UNAVAILABLE, UserError
     from cardshoe.controller.scoreboard.event_lines import device_event_record
     from cardshoe.controller.service.device_access import opened_device
@@ -80,7 +93,7 @@ def _monitor_device(url: str, timeout: float, count: int | None, as_json: bool) 
     from cardshoe.drivers.protocol.messages import Event
 
     shown = 0
-    with opened_device(url, timeout=timeout) as device:
+    with opened_device(url, timeout=timeout, keys=keys) as device:
         while count is None or shown < count:
             try:
                 event = device.next_event(POLL_S)

@@ -167,5 +167,5 @@ def _text(record: dict[str, Any]) -> str:
         lines.append(f"{name:<8}  {outcome['p']:>12.8f}  {outcome['count']:>25,}")
     lines += ["", f"{'bet':<12}  {'house edge':>10}"]
     for bet, edge in record["house_edge"].items():
-        lines.append(f"{bet:<12}  {edge:>10.4%}")
+        lines.append(f"{bet:<12}  {edge:>10.4%}" + ("  the player's edge" if edge < 0 else ""))
     return "\n".join(lines)

@@ -28,3 +28,19 @@ CONFIG_OPTION = click.option(
     help="The table configuration naming the socket (default: /etc/cardshoe/table.toml "
     "if present, else /run/cardshoe/control.sock).",
 )
+
+KEY_DIR_OPTION = click.option(
+    "--key-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Pairing keys (SERIAL.key) to authenticate a paired device with "
+    "(default: the --config's service.key_dir).",
+)
+PAIRING_CONFIG_OPTION = click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="A table configuration: authenticate a paired device with the keys in its "
+    "service.key_dir.",
+)

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from cardshoe.controller.cli.options import DEVICE_TIMEOUT_OPTION
+from cardshoe.controller.cli.options import (
+    DEVICE_TIMEOUT_OPTION,
+    KEY_DIR_OPTION,
+    PAIRING_CONFIG_OPTION,
+)
 
 if TYPE_CHECKING:
     from cardshoe.drivers.device import DealerDevice, ShoeDevice
@@ -33,8 +38,17 @@ class Check:
     show_default=True,
     help="Seconds to wait for the self-test to finish.",
 )
+@PAIRING_CONFIG_OPTION
+@KEY_DIR_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def selftest(url: str, timeout: float, test_timeout: float, as_json: bool) -> None:
+def selftest(
+    url: str,
+    timeout: float,
+    test_timeout: float,
+    config_path: Path | None,
+    key_dir: Path | None,
+    as_json: bool,
+) -> None:
     """Run SELF_TEST on the device at URL and print each check with PASS or FAIL.
 
     The checks: the device answers, its self-test ran and no check of it
@@ -44,11 +58,13 @@ def selftest(url: str, timeout: float, test_timeout: float, as_json: bool) -> No
     device that is not in service. Exit 1 if any check failed, 3 if the
     device is absent, busy or not permitted.
     """
+    from cardshoe.controller.cli.service_access import pairing_keys
     from cardshoe.controller.errors import EXIT_CHECK_FAILED, UserError
     from cardshoe.controller.service.device_access import device_user_error, opened_device
     from cardshoe.drivers.errors import DriverError
 
-    with opened_device(url, timeout=timeout) as device:
+    keys = pairing_keys(config_path, key_dir)
+    with opened_device(url, timeout=timeout, keys=keys) as device:
         try:
             checks, info = _run_checks(device, test_timeout)
         except DriverError as exc:

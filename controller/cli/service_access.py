@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cardshoe.controller.cli.run_cmd import DEFAULT_CONFIG
+
+if TYPE_CHECKING:
+    from cardshoe.drivers.protocol.auth import KeyLookup
 
 
 def service_socket(socket_path: Path | None, config_path: Path | None) -> Path:
@@ -20,3 +24,14 @@ def service_socket(socket_path: Path | None, config_path: Path | None) -> Path:
     if config_path is None and not DEFAULT_CONFIG.exists():
         return ServiceConfig().control_socket
     return load_config(config_path or DEFAULT_CONFIG).service.control_socket
+
+
+def pairing_keys(config_path: Path | None, key_dir: Path | None) -> KeyLookup | None:
+    """The key lookup for a paired device: --key-dir, else the --config's service.key_dir;
+    None when neither is given (an unpaired device needs none)."""
+    from cardshoe.controller.config import load_config
+    from cardshoe.controller.service.pairing import KeyStore
+
+    if key_dir is None and config_path is not None:
+        key_dir = load_config(config_path).service.key_dir
+    return None if key_dir is None else KeyStore(key_dir).lookup

@@ -35,10 +35,16 @@ def status_text(record: dict[str, Any]) -> str:
     state = record["state"]
     if record["held_state"] is not None:
         state = f"held in {record['held_state']} ({', '.join(record['holds'])})"
+    options = record["options"]
+    approved = ", ".join(
+        f"{name} {value}" for name, value in options.items() if name not in ("format", "game")
+    )
     rows = [
         ("table", f"{record['table_id']} ({record['game']}, {record['decks']} decks)"),
+        ("options", f"{record['fingerprint'][:12]} ({approved})"),
         ("service", f"pid {record['pid']}, started {record['started_at']}"),
         ("state", state),
+        ("dealer", record["dealer"] or "none signed in"),
         ("shoe", record["shoe_id"] or "none open"),
     ]
     if record["shoe_id"] is not None:
@@ -69,6 +75,7 @@ def status_text(record: dict[str, Any]) -> str:
             if alarm is None
             else f"{alarm['time']} {alarm['kind']}: {alarm['detail']}",
         ),
+        ("refused", f"{record['refused_commands']} operator command(s) since start"),
         ("journal", record["journal"]),
     ]
     width = max(len(name) for name, _ in rows)

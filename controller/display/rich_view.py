@@ -12,8 +12,9 @@ rich is imported here: import this module only where a terminal display runs.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.panel import Panel
@@ -226,6 +227,9 @@ def _shoe_panel(board: TableBoard) -> Panel:
     grid.add_row("cut card", _cut_card(board))
     if board.last_round is not None:
         grid.add_row("last round", Text(str(board.last_round), style="bold yellow"))
+    if board.ended is not None:
+        for name, value in reconciliation_rows(board.ended):
+            grid.add_row(name, value)
     rows: list[RenderableType] = [grid]
     if board.ended is not None:
         ok = board.ended["reconciled"]
@@ -236,6 +240,18 @@ def _shoe_panel(board: TableBoard) -> Panel:
             )
         )
     return Panel(Group(*rows), title="Shoe", title_align="left")
+
+
+def reconciliation_rows(ended: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The rest of the card account the reconciliation compared, once the shoe has ended:
+    loaded + intruders = dealt + burned - returned + remaining, and the device's own count."""
+    remaining, device = ended["remaining"], ended["device_cards_dealt"]
+    return [
+        ("loaded", str(ended["loaded"])),
+        ("intruders", str(ended["intruders"])),
+        ("remaining", "unknown" if remaining is None else str(remaining)),
+        ("device", "unknown" if device is None else f"{device} out"),
+    ]
 
 
 def _cut_card(board: TableBoard) -> Text:

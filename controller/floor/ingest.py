@@ -23,7 +23,7 @@ import logging
 import queue
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import paho.mqtt.client as mqtt
@@ -47,8 +47,13 @@ from cardshoe.controller.floor.topics import Leaf, TopicName, every_table, share
 
 log = logging.getLogger(__name__)
 
-SESSION_EXPIRY_S = 3600
-"""The broker keeps an ingest's subscription and unacknowledged messages this long."""
+SESSION_EXPIRY_S = 120
+"""The broker keeps an ingest's subscription and unacknowledged messages this long.
+
+Long enough for a restart to find its messages waiting; short, because while
+a stopped ingest's session lasts, the broker still hands it its share of the
+shared subscription. The uplinks' resend from the anchor delivers whatever
+such a session took with it, through the ingests that are running."""
 
 
 class AlarmKind:
@@ -239,12 +244,47 @@ class Ingest:
                 early.alarms.append(alarm)
             if event is not None:
                 events.append((site, event))
-        outcome = self._with_database(lambda db: _store(db, events, statuses, early))
+        try:
+            outcome = self._with_database(lambda db: _store(db, events, statuses, early))
+        except psycopg.DataError:
+            outcome = self._store_one_by_one(events, statuses, early)
         assert self._client is not None
         for incoming in batch:
             self._client.ack(incoming.mid, incoming.qos)
         self.inserted += outcome.inserted
         self._publish(outcome)
+
+    def _store_one_by_one(
+        self,
+        events: list[tuple[str, EventMessage]],
+        statuses: dict[tuple[str, str], StatusMessage],
+        early: _Outcome,
+    ) -> _Outcome:
+        """A batch PostgreSQL refused (a payload jsonb cannot hold, such as a NUL character):
+        each record alone, and one it refuses becomes a stored alarm, never a crash loop."""
+        outcome = self._with_database(lambda db: _store(db, [], statuses, early))
+        for site, event in events:
+            try:
+                part = self._with_database(
+                    lambda db, e=(site, event): _store(db, [e], {}, _Outcome())
+                )
+            except psycopg.DataError as exc:
+                detail = f"record {event.record_id}: PostgreSQL cannot store it ({exc})"
+                alarm = _Alarm(
+                    event.table_id,
+                    AlarmKind.MALFORMED,
+                    " ".join(detail.split()),
+                    event.record_id,
+                    None,
+                    site,
+                )
+                part = self._with_database(
+                    lambda db, a=alarm: _store(db, [], {}, _Outcome(alarms=[a]))
+                )
+            outcome.anchors.update(part.anchors)
+            outcome.alarms.extend(part.alarms)
+            outcome.inserted += part.inserted
+        return outcome
 
     def _with_database(self, work: Any) -> _Outcome:
         """Run one transaction, retrying through a database restart until it commits."""
@@ -299,17 +339,11 @@ def _checked_event(
         return None, _Alarm(table_id, AlarmKind.WRONG_TABLE, detail, event.record_id, site=site)
     if not event.hash_matches():
         detail = f"record {event.record_id}'s fields do not hash to the hash it carries"
-        message = _as_json(event)
+        message = asdict(event)
         return None, _Alarm(
             table_id, AlarmKind.HASH_MISMATCH, detail, event.record_id, message, site
         )
     return event, None
-
-
-def _as_json(event: EventMessage) -> dict[str, Any]:
-    from dataclasses import asdict
-
-    return asdict(event)
 
 
 def _insert_alarms(db: psycopg.Connection, alarms: Iterable[_Alarm]) -> None:
@@ -352,35 +386,34 @@ def _store(
         | {(table_id, site) for (site, table_id) in statuses}
         | {(alarm.table_id, alarm.site) for alarm in early.alarms if alarm.site is not None}
     )
-    with db.cursor() as cursor:
-        cursor.executemany(
-            "INSERT INTO floor_tables (table_id, site) VALUES (%s, %s) ON CONFLICT DO NOTHING",
-            [(table_id, site) for table_id, site in tables],
-        )
+    db.execute(
+        "INSERT INTO floor_tables (table_id, site) SELECT * FROM unnest(%s::text[], %s::text[]) "
+        "ON CONFLICT DO NOTHING",
+        ([table_id for table_id, _ in tables], [site for _, site in tables]),
+    )
     _insert_alarms(db, early.alarms)
     if unique:
         sites = {event.table_id: site for site, event in unique.values()}
         outcome.inserted = _insert_records(
             db, [event for _, event in unique.values()], sites, outcome
         )
-    touched = sorted({(event.table_id, site) for site, event in unique.values()})
-    for table_id, site in touched:
-        anchor = _advance_chain(db, table_id, site, outcome)
-        if anchor is not None:
-            outcome.anchors[(site, table_id)] = anchor
+    touched = dict(sorted({(event.table_id, site) for site, event in unique.values()}))
+    if touched:
+        _advance_chains(db, touched, outcome)
     for (_, table_id), status in statuses.items():
         db.execute(
             "UPDATE floor_tables SET online = %s, status = %s, status_at = now() "
             "WHERE table_id = %s",
-            (status.online, Jsonb(_status_json(status)), table_id),
+            (status.online, Jsonb(asdict(status)), table_id),
         )
     return outcome
 
 
-def _status_json(status: StatusMessage) -> dict[str, Any]:
-    from dataclasses import asdict
-
-    return asdict(status)
+STAGED_COLUMNS = (
+    "table_id text, record_id bigint, time_ns bigint, kind text, shoe_id text, round_no int, "
+    "device_serial text, device_seq bigint, payload jsonb, hash text, prev_hash text"
+)
+"""journal_records' columns as COPY fills them (received_at is set by the insert)."""
 
 
 def _insert_records(
@@ -406,13 +439,19 @@ def _insert_records(
         )
         for event in events
     ]
-    inserted = db.execute(
-        f"INSERT INTO journal_records ({columns}) "
-        "SELECT * FROM unnest(%s::text[], %s::bigint[], %s::bigint[], %s::text[], %s::text[], "
-        "%s::int[], %s::text[], %s::bigint[], %s::jsonb[], %s::text[], %s::text[]) "
-        "ON CONFLICT DO NOTHING RETURNING table_id, record_id",
-        [list(column) for column in zip(*rows, strict=True)],
-    ).fetchall()
+    # COPY into a per-connection staging table is the fast way in; the insert from it
+    # keeps ON CONFLICT DO NOTHING, so a repeat is still ignored, never overwritten.
+    db.execute(
+        f"CREATE TEMP TABLE IF NOT EXISTS staged_records ({STAGED_COLUMNS}) ON COMMIT DELETE ROWS"
+    )
+    with db.cursor() as cursor:
+        with cursor.copy(f"COPY staged_records ({columns}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+        inserted = cursor.execute(
+            f"INSERT INTO journal_records ({columns}) SELECT {columns} FROM staged_records "
+            "ON CONFLICT DO NOTHING RETURNING table_id, record_id"
+        ).fetchall()
     new = {(table_id, record_id) for table_id, record_id in inserted}
     repeats = [event for event in events if (event.table_id, event.record_id) not in new]
     if repeats:
@@ -432,7 +471,7 @@ def _insert_records(
                 f"record {event.record_id} arrived with hash {event.hash[:16]}…, the floor "
                 f"holds {stored[(event.table_id, event.record_id)][:16]}…: kept the stored one",
                 event.record_id,
-                _as_json(event),
+                asdict(event),
                 sites[event.table_id],
             )
             for event in repeats
@@ -443,52 +482,66 @@ def _insert_records(
     return len(new)
 
 
-def _advance_chain(
-    db: psycopg.Connection, table_id: str, site: str, outcome: _Outcome
-) -> AnchorMessage | None:
-    """Walk the table's chain on from its last verified record; the new anchor if it moved."""
-    row = db.execute(
-        "SELECT contiguous_id, contiguous_hash FROM floor_tables WHERE table_id = %s FOR UPDATE",
-        (table_id,),
-    ).fetchone()
-    assert row is not None  # inserted by _store before
-    start_id, start_hash = row
-    contiguous_id, contiguous_hash = start_id, start_hash
-    pending = db.execute(
-        "SELECT record_id, hash, prev_hash FROM journal_records "
-        "WHERE table_id = %s AND record_id > %s ORDER BY record_id",
-        (table_id, contiguous_id),
-    ).fetchall()
-    for record_id, digest, prev_hash in pending:
-        if record_id != contiguous_id + 1:
-            break
-        if prev_hash != contiguous_hash:
-            _reject(db, table_id, site, record_id, contiguous_id, outcome)
-            break
-        contiguous_id, contiguous_hash = record_id, digest
-    last_id = pending[-1][0] if pending else contiguous_id
-    waiting = any(record_id > contiguous_id for record_id, _, _ in pending)
+def _advance_chains(db: psycopg.Connection, sites: dict[str, str], outcome: _Outcome) -> None:
+    """Walk each table's chain on from its last verified record; anchors for those that moved.
+
+    A few statements a batch whatever the number of tables: the tables' rows
+    locked in table order (two ingests never deadlock), their pending records
+    read in one query, walked here, and the new positions written in one update.
+    """
+    table_ids = list(sites)
+    starts = {
+        table_id: (contiguous_id, contiguous_hash)
+        for table_id, contiguous_id, contiguous_hash in db.execute(
+            "SELECT table_id, contiguous_id, contiguous_hash FROM floor_tables "
+            "WHERE table_id = ANY(%s) ORDER BY table_id FOR UPDATE",
+            (table_ids,),
+        )
+    }
+    pending: dict[str, list[tuple[int, str, str]]] = {table_id: [] for table_id in table_ids}
+    for table_id, record_id, digest, prev_hash in db.execute(
+        "SELECT r.table_id, r.record_id, r.hash, r.prev_hash FROM journal_records r "
+        "JOIN floor_tables t USING (table_id) "
+        "WHERE t.table_id = ANY(%s) AND r.record_id > t.contiguous_id "
+        "ORDER BY r.table_id, r.record_id",
+        (table_ids,),
+    ):
+        pending[table_id].append((record_id, digest, prev_hash))
+    updates = []
+    for table_id in table_ids:
+        start_id, start_hash = starts[table_id]
+        contiguous_id, contiguous_hash = start_id, start_hash
+        for record_id, digest, prev_hash in pending[table_id]:
+            if record_id != contiguous_id + 1:
+                break
+            if prev_hash != contiguous_hash:
+                _reject(db, table_id, sites[table_id], record_id, contiguous_id, outcome)
+                break
+            contiguous_id, contiguous_hash = record_id, digest
+        held = pending[table_id]
+        last_id = held[-1][0] if held else contiguous_id
+        waiting = any(record_id > contiguous_id for record_id, _, _ in held)
+        updates.append((table_id, contiguous_id, contiguous_hash, last_id, waiting))
+        if contiguous_id != start_id:
+            outcome.anchors[(sites[table_id], table_id)] = AnchorMessage(
+                contiguous_id, contiguous_hash
+            )
+    columns = [list(column) for column in zip(*updates, strict=True)]
+    # In SET, a column names the row's value before the update: a gap's clock restarts
+    # when the verified position moved and records still wait behind a new gap.
     db.execute(
-        "UPDATE floor_tables SET contiguous_id = %s, contiguous_hash = %s, "
-        "last_record_id = greatest(last_record_id, %s), last_seen = now(), "
-        "gap_since = CASE WHEN NOT %s THEN NULL "
-        "WHEN contiguous_id <> %s THEN now() ELSE coalesce(gap_since, now()) END, "
-        "gap_reported = gap_reported AND %s AND contiguous_id = %s "
-        "WHERE table_id = %s",
-        (
-            contiguous_id,
-            contiguous_hash,
-            last_id,
-            waiting,
-            contiguous_id,
-            waiting,
-            contiguous_id,
-            table_id,
-        ),
+        "UPDATE floor_tables t SET contiguous_id = u.contiguous_id, "
+        "contiguous_hash = u.contiguous_hash, "
+        "last_record_id = greatest(t.last_record_id, u.last_id), last_seen = now(), "
+        "gap_since = CASE WHEN NOT u.waiting THEN NULL "
+        "WHEN t.contiguous_id <> u.contiguous_id THEN now() "
+        "ELSE coalesce(t.gap_since, now()) END, "
+        "gap_reported = t.gap_reported AND u.waiting AND t.contiguous_id = u.contiguous_id "
+        "FROM unnest(%s::text[], %s::bigint[], %s::text[], %s::bigint[], %s::boolean[]) "
+        "AS u(table_id, contiguous_id, contiguous_hash, last_id, waiting) "
+        "WHERE t.table_id = u.table_id",
+        columns,
     )
-    if contiguous_id == start_id:
-        return None
-    return AnchorMessage(contiguous_id, contiguous_hash)
 
 
 def _reject(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
+from functools import cached_property
 from typing import Any
 
 from cardshoe.controller.canonical import canonical_json
@@ -75,22 +76,13 @@ class EventMessage:
     @classmethod
     def decode(cls, body: bytes) -> EventMessage:
         data = _decode(body)
-        optional_text, optional_int = (str, type(None)), (int, type(None))
-        return cls(
-            table_id=_field(data, "table_id", (str,)),
-            record_id=_field(data, "record_id", (int,)),
-            time_ns=_field(data, "time_ns", (int,)),
-            shoe_id=_field(data, "shoe_id", optional_text),
-            round_no=_field(data, "round_no", optional_int),
-            device_serial=_field(data, "device_serial", optional_text),
-            device_seq=_field(data, "device_seq", optional_int),
-            kind=_field(data, "kind", (str,)),
-            payload=_field(data, "payload", (dict,)),
-            prev_hash=_field(data, "prev_hash", (str,)),
-            hash=_field(data, "hash", (str,)),
-        )
+        values: list[Any] = [data.get(name) for name, _ in _EVENT_FIELDS]
+        for (name, kinds), value in zip(_EVENT_FIELDS, values, strict=True):
+            if type(value) not in kinds:  # exact types: a bool is no record id
+                raise MessageError(f"field {name!r} is missing or of the wrong type")
+        return cls(*values)
 
-    @property
+    @cached_property
     def payload_json(self) -> str:
         """The payload as the journal stored and hashed it (canonical JSON)."""
         return canonical_json(self.payload)
@@ -107,6 +99,23 @@ class EventMessage:
         except ValueError:  # a prev_hash that is not hex
             return False
         return computed == self.hash
+
+
+_TEXT, _NUMBER, _NONE = (str,), (int,), (type(None),)
+_EVENT_FIELDS: tuple[tuple[str, tuple[type, ...]], ...] = (
+    ("table_id", _TEXT),
+    ("record_id", _NUMBER),
+    ("time_ns", _NUMBER),
+    ("shoe_id", _TEXT + _NONE),
+    ("round_no", _NUMBER + _NONE),
+    ("device_serial", _TEXT + _NONE),
+    ("device_seq", _NUMBER + _NONE),
+    ("kind", _TEXT),
+    ("payload", (dict,)),
+    ("prev_hash", _TEXT),
+    ("hash", _TEXT),
+)
+"""EventMessage's fields in order, with the JSON types each may hold."""
 
 
 @dataclass(frozen=True)

@@ -39,15 +39,15 @@ from cardshoe.controller.floor.messages import (
     MessageError,
     StatusMessage,
 )
-from cardshoe.controller.floor.state import (
+from cardshoe.controller.floor.topics import Leaf, table_topic
+from cardshoe.controller.journal.store import Journal, JournalError, Record
+from cardshoe.controller.journal.uplink_state import (
     Position,
     UplinkState,
     load_state,
     save_state,
     state_path,
 )
-from cardshoe.controller.floor.topics import Leaf, table_topic
-from cardshoe.controller.journal.store import Journal, JournalError, Record
 from cardshoe.controller.scoreboard.board import TableBoard
 
 log = logging.getLogger(__name__)
@@ -152,19 +152,20 @@ class Uplink:
             self._journal.close()
 
     def _wait_for_journal(self) -> Journal | None:
-        """The table service creates the journal; an uplink started first waits for it."""
+        """The table service creates the journal; an uplink started first waits for it.
+
+        A file that is not (yet) a journal is waited for too: the service may
+        be creating it this moment, and the uplink must not die of that race.
+        """
         reported = False
         while not self._stop_requested:
             try:
                 return Journal.open_readonly(self.settings.journal_path)
             except JournalError as exc:
-                if not self.settings.journal_path.exists():
-                    if not reported:
-                        log.warning("uplink waits for the journal: %s", exc)
-                        reported = True
-                    time.sleep(self.settings.poll_s * 10)
-                    continue
-                raise
+                if not reported:
+                    log.warning("uplink waits for the journal: %s", exc)
+                    reported = True
+                time.sleep(self.settings.poll_s * 10)
         return None
 
     def _connect(self) -> mqtt.Client:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cardshoe.controller.journal.store import ChainAnchor, Journal, JournalError
+from cardshoe.controller.journal.uplink_state import load_state, state_path
 
 SHOE_ENDED_KIND = "shoe.ended"
 NS_PER_DAY = 86_400 * 1_000_000_000
@@ -51,22 +52,31 @@ def prune_journal(path: Path, anchor: ChainAnchor, *, keep_days: float, now_ns: 
     with Journal.open_readonly(path) as reader:
         table_id = reader.table_id
     with Journal.open(path, table_id=table_id) as journal:
-        checked = journal.verify(anchor=anchor)
-        if not checked.ok:
-            raise JournalError(
-                f"{path}: does not verify against the floor's anchor {anchor} "
-                f"(record {checked.first_bad_id}: {checked.reason}): nothing pruned; "
-                "keep the journal for the audit",
-                exit_code=1,
-            )
-        keep_before_ns = now_ns - int(keep_days * NS_PER_DAY)
-        cut, shoes = prune_cut(journal, anchor, keep_before_ns)
-        if cut == 0:
-            return PruneResult(
-                None,
-                (),
-                0,
-                "no closed shoe lies wholly within the anchor and the days kept",
-            )
-        deleted = journal.prune_through(cut)
-    return PruneResult(cut, tuple(shoes), deleted)
+        return prune_open_journal(journal, anchor, keep_days=keep_days, now_ns=now_ns)
+
+
+def prune_open_journal(
+    journal: Journal, anchor: ChainAnchor, *, keep_days: float, now_ns: int
+) -> PruneResult:
+    """prune_journal on a journal already open for writing (the service, after a shoe)."""
+    checked = journal.verify(anchor=anchor)
+    if not checked.ok:
+        raise JournalError(
+            f"{journal.path}: does not verify against the floor's anchor {anchor} "
+            f"(record {checked.first_bad_id}: {checked.reason}): nothing pruned; "
+            "keep the journal for the audit",
+            exit_code=1,
+        )
+    keep_before_ns = now_ns - int(keep_days * NS_PER_DAY)
+    cut, shoes = prune_cut(journal, anchor, keep_before_ns)
+    if cut == 0:
+        return PruneResult(
+            None, (), 0, "no closed shoe lies wholly within the anchor and the days kept"
+        )
+    return PruneResult(cut, tuple(shoes), journal.prune_through(cut))
+
+
+def floor_anchor(state_dir: Path, table_id: str) -> ChainAnchor | None:
+    """The anchor the floor last sent, as the uplink keeps it; None before the first."""
+    held = load_state(state_path(state_dir, table_id)).anchor
+    return None if held.hash is None else ChainAnchor(held.record_id, held.hash)

@@ -112,7 +112,10 @@ class Dealing:
         continuing = feed is not None and card_event.feed_group == feed.group
         if feed is not None and not continuing:
             shoe.feed = feed = None
-        starts_group = bool(card_event.flags & SensorFlag.DOUBLE_FEED_SUSPECTED) and not continuing
+        order_unknown = card_event.flags & SensorFlag.DOUBLE_FEED_SUSPECTED and not (
+            card_event.flags & SensorFlag.FEED_IN_ORDER
+        )
+        starts_group = bool(order_unknown) and not continuing
         due = self._due_at(self.position)
         inspection = inspect_card(
             card_event,
@@ -207,7 +210,9 @@ class Dealing:
         feed.remaining -= 1
         if feed.remaining <= 0:
             shoe.feed = None
-        extra = [code for code in inspection.findings if code is not Irregularity.DOUBLE_FEED]
+        extra: list[Irregularity] = [
+            code for code in inspection.findings if code is not Irregularity.DOUBLE_FEED
+        ]
         if feed.burn is None and self.round is not None:
             self._set_aside(inspection, Irregularity.DOUBLE_FEED, extra)
         else:

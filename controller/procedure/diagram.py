@@ -16,6 +16,7 @@ from typing import Any
 
 from transitions.extensions import GraphMachine
 
+from cardshoe.controller.procedure.corrections import CORRECTIONS, VOID_REASONS
 from cardshoe.controller.procedure.irregularities import IRREGULARITIES
 from cardshoe.controller.procedure.machine import (
     AUTOMATIC,
@@ -101,6 +102,28 @@ def _irregularities() -> str:
             f"| `{code}` | {rule.consequence} | {rule.alarm or '—'} | {rule.source} | "
             f"{rule.meaning} |"
         )
+    return "\n".join(lines) + "\n"
+
+
+def corrections_markdown() -> str:
+    """docs/procedure.md's correct/void table (Art. 10), from corrections.CORRECTIONS."""
+    lines = [
+        "| irregularity | when | device knows the order | remedy | how | rule |",
+        "|---|---|---|---|---|---|",
+    ]
+    for (code, when, known), row in CORRECTIONS.items():
+        lines.append(
+            f"| `{code}` | {when} | {'yes' if known else 'no'} | {row.remedy} | {row.how} | "
+            f"{row.rule} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def void_reasons_markdown() -> str:
+    """docs/procedure.md's table of the reasons a supervisor may void a round for."""
+    lines = ["| `void-round --reason` | meaning | rule |", "|---|---|---|"]
+    for reason, rule in VOID_REASONS.items():
+        lines.append(f"| `{reason}` | {rule.meaning} | {rule.rule} |")
     return "\n".join(lines) + "\n"
 
 

@@ -107,6 +107,8 @@ class ShoeStarted(TableEvent):
     device_kind: str
     fingerprint: str
     """The approved options the shoe runs under (config.TableConfig.fingerprint)."""
+    options: Mapping[str, Any]
+    """What the fingerprint hashes: every Art. 18 option, readable."""
     deck_set: str | None
     """The loaded deck set's serial as printed (0x00BC614E), or None until the first tagged
     card shows it."""
@@ -206,6 +208,19 @@ class RoundResult(TableEvent):
     """Sevens among the round's cards; None in a game without a Super 7's bet."""
     settlement: Mapping[str, Fraction] | None
     """Net return per unit staked on each bet the paytable offers; None for a demo round."""
+    tie_bets: str | None = None
+    """On a tie, the table's Art. 11 option for the Banker and Player bets (rules/ties.py)."""
+
+
+@dataclass(frozen=True)
+class BetsCarried(TableEvent):
+    """After a tie, the Banker and Player bets stay on the layout into the next round
+    (Macau Art. 11(2) stand, or 11(3) change)."""
+
+    KIND: ClassVar[str] = "round.bets_carried"
+    round_no: int
+    into_round: int
+    option: str
 
 
 @dataclass(frozen=True)
@@ -249,6 +264,17 @@ class Alarm(TableEvent):
     KIND: ClassVar[str] = "alarm"
     kind: AlarmKind
     detail: str
+
+
+@dataclass(frozen=True)
+class RefusedCommand(TableEvent):
+    """An operator command the procedure does not allow now: journaled and counted, but no
+    alarm, since a command given too early is not a reason for the pit to look."""
+
+    KIND: ClassVar[str] = "command.refused"
+    command: str
+    """As the operator types it: no-more-bets."""
+    reason: str
 
 
 @dataclass(frozen=True)

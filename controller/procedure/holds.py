@@ -22,6 +22,8 @@ class HoldReason(StrEnum):
     FACE_DOWN_CARD = "face_down_card"
     SELF_TEST_FAILED = "self_test_failed"
     FIRMWARE_NOT_APPROVED = "firmware_not_approved"
+    PACK_COUNT_MISMATCH = "pack_count_mismatch"
+    """The device holds another number of cards than the table's decks: the wrong pack."""
     DECK_SET_MISMATCH = "deck_set_mismatch"
     """Before any card of the declared deck set, a card of another set: the declaration or
     the pack is wrong."""
@@ -51,6 +53,7 @@ EVENTS_LOST_HOLDS = frozenset(
 """Holds that mean device events were lost: the round under way may be missing cards."""
 OPERATOR_CLEARED_HOLDS = EVENTS_LOST_HOLDS | {
     HoldReason.DECK_SET_MISMATCH,
+    HoldReason.PACK_COUNT_MISMATCH,
     HoldReason.JOURNAL_STORAGE,
 }
 """Holds no device event can end: a person must look and clear them (ClearHold)."""

@@ -81,6 +81,17 @@ class ClearHold:
     accepted_seq: int | None = None
     """For a sequence gap or regression: the device seq from which events are taken again,
     less one. Journaled as the record's device_seq, so a restart does not see the gap again."""
+    note: str | None = None
+    """What the person found, in their own words."""
+
+
+@dataclass(frozen=True)
+class VoidRound:
+    """A supervisor voids the round under way for an error only a person sees (Art. 10)."""
+
+    reason: str
+    """A VoidReason (procedure/corrections.py), each citing its rule."""
+    note: str | None = None
 
 
 @dataclass(frozen=True)
@@ -89,6 +100,16 @@ class DeviceCount:
 
     cards_dealt: int
     cards_remaining: int | None
+
+
+@dataclass(frozen=True)
+class PackCount:
+    """A manual shoe's own count of its pack, read once when its shoe starts."""
+
+    cards_dealt: int
+    cards_remaining: int | None
+    """None: the device cannot tell. Its own two counts, from one STATUS: their sum is the
+    pack it was loaded with, however many cards are in flight to the host."""
 
 
 @dataclass(frozen=True)
@@ -146,7 +167,9 @@ HOST_INPUTS: Mapping[str, type] = {
     "command.end_shoe": EndShoe,
     "command.abandon_shoe": AbandonShoe,
     "command.clear_hold": ClearHold,
+    "command.void_round": VoidRound,
     "host.device_count": DeviceCount,
+    "host.pack_count": PackCount,
     "host.journal_behind_device": JournalBehindDevice,
     "host.storage_fault": StorageFault,
     "host.storage_low": StorageLow,
@@ -180,7 +203,7 @@ def to_record(item: Any) -> InputRecord:
     """The journal form of one input."""
     if isinstance(item, Event):
         form = message_to_json(item)  # type: ignore[arg-type]
-        return InputRecord(_DEVICE_PREFIX + str(form["type"]).lower(), form["fields"], item.seq)  # type: ignore[arg-type]
+        return InputRecord(_DEVICE_PREFIX + str(form["type"]).lower(), form["fields"], item.seq)
     if isinstance(item, LinkRestored):
         return InputRecord(
             _DRIVER_KINDS[LinkRestored], {"hello": message_to_json(item.hello)}, None

@@ -18,7 +18,7 @@ from enum import StrEnum
 from cardshoe.controller.procedure.facts import AlarmKind
 from cardshoe.controller.rules.cards import Card, Suit
 from cardshoe.drivers.protocol.cardid import CardId, CardSuit
-from cardshoe.drivers.protocol.messages import CardRead, Orientation
+from cardshoe.drivers.protocol.messages import CardRead, Orientation, SensorFlag
 
 
 class Irregularity(StrEnum):
@@ -29,6 +29,7 @@ class Irregularity(StrEnum):
     EXCESS_COPIES = "excess_copies"
     MISREAD_CARD = "misread_card"
     DOUBLE_FEED = "double_feed"
+    DOUBLE_FEED_IN_ORDER = "double_feed_in_order"
     CARD_AFTER_ROUND = "card_after_round"
     CARD_OUTSIDE_ROUND = "card_outside_round"
     CARD_DURING_HOLD = "card_during_hold"
@@ -90,6 +91,13 @@ IRREGULARITIES: Mapping[Irregularity, IrregularityRule] = {
         None,
         "7 Up 5.4; Macau Art. 10",
         "cards left the shoe together and their order is unknown; none is given to a hand",
+    ),
+    Irregularity.DOUBLE_FEED_IN_ORDER: IrregularityRule(
+        Consequence.RECORD,
+        None,
+        "7 Up 5.4; Macau Art. 10",
+        "cards left together but the reader read them one after the other: each goes to the "
+        "hand due it (corrected, not void)",
     ),
     Irregularity.CARD_AFTER_ROUND: IrregularityRule(
         Consequence.BURN,
@@ -221,6 +229,8 @@ def inspect_card(
             findings.append(Irregularity.EXCESS_COPIES)
     if starts_feed_group:
         findings.append(Irregularity.DOUBLE_FEED)
+    if event.flags & SensorFlag.DOUBLE_FEED_SUSPECTED and event.flags & SensorFlag.FEED_IN_ORDER:
+        findings.append(Irregularity.DOUBLE_FEED_IN_ORDER)
     if automatic and event.orientation is Orientation.FACE_DOWN:
         findings.append(Irregularity.FACE_DOWN_CARD)
     if not automatic and event.orientation is Orientation.FACE_UP:

@@ -67,7 +67,9 @@ class Trigger(StrEnum):
     END_SHOE = "end_shoe"
     ABANDON_SHOE = "abandon_shoe"
     CLEAR_HOLD = "clear_hold"
+    VOID_CURRENT_ROUND = "void_current_round"
     RECONCILE = "reconcile"
+    PACK_COUNTED = "pack_counted"
     # Device and link events
     CARD = "card"
     CUT_CARD = "cut_card"
@@ -251,6 +253,13 @@ TRANSITIONS: tuple[Transition, ...] = (
         after=("settle_round",),
     ),
     T(Trigger.RETURNED, State.RETURNING, State.READY, after=("record_return",)),
+    T(
+        Trigger.VOID_CURRENT_ROUND,
+        (*ROUND_STATES, State.HELD),
+        None,
+        ("round_may_be_voided",),
+        after=("void_by_supervisor",),
+    ),
     # Ending a shoe
     T(
         Trigger.SHOE_OVER,
@@ -272,6 +281,7 @@ TRANSITIONS: tuple[Transition, ...] = (
         after=("make_round_last",),
     ),
     T(Trigger.RECONCILE, State.SHOE_ENDED, State.IDLE, after=("reconcile_shoe",)),
+    T(Trigger.PACK_COUNTED, (*SHOE_OPEN, State.HELD), None, after=("check_pack_count",)),
     T(Trigger.ABANDON_SHOE, (*SHOE_OPEN, State.FAULT), State.IDLE, after=("close_abandoned_shoe",)),
     T(Trigger.ABANDON_SHOE, State.HELD, None, ("shoe_is_open",), after=("close_abandoned_shoe",)),
     # What the shoe reports at any time

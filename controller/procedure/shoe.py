@@ -60,6 +60,8 @@ class ShoeState:
     deck_set_declared: bool = False
     """The operator named the deck set (rather than the first card showing it)."""
     declared_set_seen: bool = False
+    pack_checked: bool = False
+    """The device's count of the pack was compared with the table's decks."""
     """A card of the declared set came out: the pack loaded is the one declared."""
     seen: set[CardId] = field(default_factory=set)
     copies: Counter[Card] = field(default_factory=Counter)

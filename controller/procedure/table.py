@@ -16,21 +16,24 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from transitions import EventData, MachineError
 
 from cardshoe.controller.config import TableConfig
+from cardshoe.controller.procedure.corrections import VOID_REASONS, VoidReason
 from cardshoe.controller.procedure.dealing import Dealing
 from cardshoe.controller.procedure.facts import (
     Alarm,
     AlarmKind,
+    BetsCarried,
     BetsClosed,
     BurnReason,
     CardsReturned,
     HoldEnded,
     HoldStarted,
     LastRoundSet,
+    RefusedCommand,
     RoundOpened,
     RoundResult,
     RoundVoided,
@@ -56,11 +59,13 @@ from cardshoe.controller.procedure.inputs import (
     EndShoe,
     HostFinding,
     JournalBehindDevice,
+    PackCount,
     ShoeLoaded,
     StartShoe,
     StorageFault,
     StorageLow,
     StorageRecovered,
+    VoidRound,
 )
 from cardshoe.controller.procedure.irregularities import (
     Irregularity,
@@ -74,7 +79,15 @@ from cardshoe.controller.procedure.machine import (
     build_machine,
 )
 from cardshoe.controller.procedure.operator_input import deck_set_text
+from cardshoe.controller.procedure.refusals import (
+    COMMAND_WORDS,
+    clear_hold_text,
+    refusal_text,
+    void_reason_text,
+)
 from cardshoe.controller.procedure.shoe import CARDS_PER_DECK, Fact, Round, ShoeState
+from cardshoe.controller.rules.hands import Winner
+from cardshoe.controller.rules.ties import TIE_RULES
 from cardshoe.drivers.link_events import (
     LinkLost,
     LinkRestored,
@@ -116,7 +129,7 @@ class TableModel(Dealing):
         """Feed one input and run on; the facts established, in order."""
         self._dispatch(item)
         for _ in range(MAX_AUTOMATIC_STEPS):
-            step = self.machine.first_allowed(self, AUTOMATIC_FROM[self.state])
+            step = self.machine.first_allowed(self, AUTOMATIC_FROM[cast(State, self.state)])
             if step is None:
                 break
             self.trigger(step)
@@ -154,6 +167,17 @@ class TableModel(Dealing):
         if self.state == State.RETURNING and self.shoe is not None:
             return self.shoe.cards_out
         return None
+
+    @property
+    def pack_count_wanted(self) -> bool:
+        """A manual shoe has started and its pack has not been counted yet."""
+        shoe = self.shoe
+        return (
+            shoe is not None
+            and not self.automatic
+            and not shoe.pack_checked
+            and self.position in (State.BURNING, State.READY, State.BETTING)
+        )
 
     @property
     def counts_wanted(self) -> bool:
@@ -214,6 +238,12 @@ class TableModel(Dealing):
     def no_hold_left(self, event: EventData) -> bool:
         return not self.holds
 
+    def round_may_be_voided(self, event: EventData) -> bool:
+        """A round is open and not yet void, and the reason is one of the table's."""
+        current = self.round
+        open_now = current is not None and current.void_reason is None
+        return open_now and self.position in ROUND_STATES and event.kwargs["reason"] in VOID_REASONS
+
     def was_held_in_destination(self, event: EventData) -> bool:
         """A resume goes back to exactly the state the hold interrupted."""
         transition = event.transition
@@ -237,6 +267,7 @@ class TableModel(Dealing):
                 decks,
                 str(self.config.device.kind),
                 self.config.fingerprint,
+                self.config.fingerprint_options(),
                 None if command.deck_set is None else deck_set_text(command.deck_set),
             )
         )
@@ -251,14 +282,41 @@ class TableModel(Dealing):
         expected = shoe.loaded
         shoe.loaded, shoe.cards_out = done.card_count, 0
         self._emit(ShoeShuffled(done.card_count))
+        shoe.pack_checked = True
         if done.card_count != expected:
             self._emit(
                 Alarm(
                     AlarmKind.CARD_COUNT,
                     f"the machine shuffled {done.card_count} cards; "
-                    f"{self.config.game.decks} decks hold {expected}",
+                    f"{self.config.game.decks} decks hold {expected}: load "
+                    f"{self.config.game.decks} decks, or correct game.decks and start a new shoe",
                 )
             )
+            self.trigger(Trigger.HOLD, reason=HoldReason.PACK_COUNT_MISMATCH)
+
+    def check_pack_count(self, event: EventData) -> None:
+        """Before the deal: the manual shoe must hold decks x 52 cards (issue 12, shoe start).
+
+        A 6-deck table dealt an 8-deck shoe voids round after round for excess
+        copies; the count names the cause before the first round.
+        """
+        count: PackCount = event.kwargs["count"]
+        shoe = self.shoe
+        if shoe is None or shoe.pack_checked or count.cards_remaining is None:
+            return
+        shoe.pack_checked = True
+        held = count.cards_remaining + count.cards_dealt
+        if held == shoe.loaded:
+            return
+        decks = self.config.game.decks
+        self._emit(
+            Alarm(
+                AlarmKind.CARD_COUNT,
+                f"the shoe holds {held} cards; {decks} decks hold {shoe.loaded}: load {decks} "
+                "decks, or correct game.decks and start a new shoe",
+            )
+        )
+        self.trigger(Trigger.HOLD, reason=HoldReason.PACK_COUNT_MISMATCH)
 
     def fail_shuffle(self, event: EventData) -> None:
         done: OperationDone = event.kwargs["done"]
@@ -288,6 +346,8 @@ class TableModel(Dealing):
         outcome = current.deal.outcome()
         settlement = None if current.demo else self.game.net_returns(outcome)
         marks = self.game.marks(outcome)
+        tied = outcome.winner is Winner.TIE and not current.demo
+        tie_bets = self.config.game.effective_tie_bets if tied else None
         self._emit(
             RoundResult(
                 current.number,
@@ -302,14 +362,21 @@ class TableModel(Dealing):
                 marks.banker_pair,
                 marks.sevens,
                 settlement,
+                tie_bets,
             )
         )
+        if tie_bets is not None and TIE_RULES[tie_bets].carried:
+            self._emit(BetsCarried(current.number, current.number + 1, tie_bets))
         self._finish_round()
 
     def void_round(self, event: EventData) -> None:
         current = self._open_round()
         self._emit(RoundVoided(current.number, current.void_reason or "", tuple(current.cards)))
         self._finish_round()
+
+    def void_by_supervisor(self, event: EventData) -> None:
+        """The round is void from now; the automatic round_void ends it as for any void."""
+        self._open_round().void_reason = str(VoidReason(event.kwargs["reason"]))
 
     def record_return(self, event: EventData) -> None:
         done: OperationDone = event.kwargs["done"]
@@ -501,14 +568,30 @@ class TableModel(Dealing):
     def on_procedure_exception(self, event: EventData) -> None:
         error = event.error
         if isinstance(error, MachineError):
-            self._violation(f"{event.event.name} is not allowed in state {self.state}")
+            self._not_allowed(event)
             return
         self._fail(error)
 
     def after_every_trigger(self, event: EventData) -> None:
         """finalize_event: a trigger that no guard let through is a violation, never ignored."""
         if event.error is None and not event.result and event.event.name not in AUTOMATIC:
-            self._violation(f"{event.event.name} is not allowed now (state {self.state})")
+            self._not_allowed(event)
+
+    def _not_allowed(self, event: EventData) -> None:
+        """An operator's command is refused in their words; anything else is a violation."""
+        trigger = Trigger(event.event.name)
+        if trigger not in COMMAND_WORDS:
+            self._violation(f"{trigger} is not allowed in state {self.state}")
+            return
+        state = State(self.state)
+        if trigger is Trigger.VOID_CURRENT_ROUND and event.kwargs["reason"] not in VOID_REASONS:
+            reason = void_reason_text(str(event.kwargs["reason"]))
+        elif trigger is Trigger.CLEAR_HOLD:
+            clearable = [hold for hold in self.holds if hold in OPERATOR_CLEARED_HOLDS]
+            reason = clear_hold_text(str(event.kwargs["reason"]), clearable)
+        else:
+            reason = refusal_text(trigger, state, self.position, self.holds)
+        self._emit(RefusedCommand(COMMAND_WORDS[trigger], reason))
 
     def _violation(self, detail: str) -> None:
         _LOGGER.warning("procedure violation: %s", detail)
@@ -558,7 +641,9 @@ INPUT_ROUTES: Mapping[type, Route] = {
     EndShoe: lambda model, item: model.trigger(Trigger.END_SHOE),
     AbandonShoe: lambda model, item: model.trigger(Trigger.ABANDON_SHOE, reason=item.reason),
     ClearHold: lambda model, item: model.trigger(Trigger.CLEAR_HOLD, reason=item.reason),
+    VoidRound: lambda model, item: model.trigger(Trigger.VOID_CURRENT_ROUND, reason=item.reason),
     DeviceCount: lambda model, item: model.trigger(Trigger.RECONCILE, count=item),
+    PackCount: lambda model, item: model.trigger(Trigger.PACK_COUNTED, count=item),
     HostFinding: lambda model, item: model.trigger(Trigger.HOLD, reason=item.hold),
     # The link's own events
     LinkLost: lambda model, item: model.trigger(Trigger.HOLD, reason=HoldReason.LINK_LOST),

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from cardshoe.controller.errors import UserError
-from cardshoe.controller.journal.store import Journal
+from cardshoe.controller.journal.store import Journal, Record
 from cardshoe.controller.procedure.facts import (
     Burned,
     CardAssigned,
@@ -27,7 +27,8 @@ from cardshoe.controller.rules.cards import Card, parse_card
 
 CARD_KINDS = (Burned.KIND, CardAssigned.KIND, CardSetAside.KIND)
 ROUND_END_KINDS = (RoundResult.KIND, RoundVoided.KIND)
-SHOE_KINDS = (ShoeStarted.KIND, ShoeEnded.KIND, *CARD_KINDS, *ROUND_END_KINDS)
+SHOE_KINDS = (ShoeEnded.KIND, *CARD_KINDS, *ROUND_END_KINDS)
+"""The records of a shoe that say what left it and when its rounds and itself ended."""
 
 
 @dataclass(frozen=True)
@@ -74,29 +75,35 @@ class JournaledShoe:
         return self.known_cards(self.seen_at_round_end[round_no])
 
 
-def read_shoes(journal: Journal) -> list[JournaledShoe]:
-    """Every shoe of the journal in the order it started, with its cards in the order seen."""
-    shoes: dict[str, JournaledShoe] = {}
-    for record in journal.records(kinds=SHOE_KINDS):
-        if record.kind == ShoeStarted.KIND:
-            payload = record.payload
-            shoes[payload["shoe_id"]] = JournaledShoe(
-                payload["shoe_id"], payload["game"], int(payload["decks"])
-            )
-            continue
-        shoe = shoes.get(record.shoe_id or "")
-        if shoe is None:
-            continue
-        if record.kind in CARD_KINDS:
-            text = record.payload.get("card")
-            shoe.cards.append(
-                SeenCard(None if text is None else parse_card(text), record.payload["physical_id"])
-            )
-        elif record.kind in ROUND_END_KINDS:
-            shoe.seen_at_round_end[int(record.payload["round_no"])] = len(shoe.cards)
-        else:
-            shoe.ended = True
-    return list(shoes.values())
+def read_shoes(journal: Journal, *, last: int | None = None) -> list[JournaledShoe]:
+    """The journal's shoes (only the `last` ones, when given) in the order they started,
+    each with its cards in the order seen.
+
+    Each shoe's records are read through the journal's index by shoe, so the live
+    watcher, which needs the last two shoes, never reads a year of cards at start-up.
+    """
+    starts = list(journal.records(kinds=[ShoeStarted.KIND]))
+    if last is not None:
+        starts = starts[-last:] if last else []
+    shoes = []
+    for start in starts:
+        payload = start.payload
+        shoe = JournaledShoe(payload["shoe_id"], payload["game"], int(payload["decks"]))
+        for record in journal.records(shoe_id=shoe.shoe_id, kinds=SHOE_KINDS):
+            _take(shoe, record)
+        shoes.append(shoe)
+    return shoes
+
+
+def _take(shoe: JournaledShoe, record: Record) -> None:
+    if record.kind in CARD_KINDS:
+        text = record.payload.get("card")
+        card = None if text is None else parse_card(text)
+        shoe.cards.append(SeenCard(card, record.payload["physical_id"]))
+    elif record.kind in ROUND_END_KINDS:
+        shoe.seen_at_round_end[int(record.payload["round_no"])] = len(shoe.cards)
+    elif record.kind == ShoeEnded.KIND:
+        shoe.ended = True
 
 
 def choose_shoe(shoes: Iterable[JournaledShoe], shoe_id: str | None, source: str) -> JournaledShoe:

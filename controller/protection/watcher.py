@@ -90,7 +90,7 @@ class ProtectionWatcher:
         self._device_serial = device_serial
         self._previous_order: list[str] = []
         self._shoe: _Shoe | None = None
-        self._recover(read_shoes(journal))
+        self._recover(read_shoes(journal, last=2))
         # Build the pricing table now (~0.2 s once), not after the first round.
         player_edges(self._game, config.game.decks, ())
 

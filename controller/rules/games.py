@@ -32,6 +32,7 @@ from cardshoe.controller.rules.paytables import (
 )
 from cardshoe.controller.rules.rounds import Outcome, RoundInProgress
 from cardshoe.controller.rules.settlement import Settlement, net_return, settle
+from cardshoe.controller.rules.ties import TieOption
 
 PLAYER_FIRST = (Hand.PLAYER, Hand.BANKER, Hand.PLAYER, Hand.BANKER)
 """Punto Banco and Macau Art. 7.1: alternately, one card at a time, Player first."""
@@ -62,30 +63,48 @@ class Variant:
     """The published paytables a casino may have approved; the first is the default."""
     commissions: tuple[Commission, ...]
     """The commission options the rules allow; the first is the default."""
+    ties: tuple[TieOption, ...]
+    """What the rules let a house do with the Banker and Player bets after a tie (Macau
+    Art. 11); the first is the default."""
+    drawing_method: str
+    """The drawing rule by the name its text gives it (Macau Art. 9 lets a house choose)."""
 
+
+MACAU_TIES = (TieOption.CANCEL, TieOption.STAND, TieOption.CHANGE)
+ONLY_RETURNED = (TieOption.CANCEL,)
 
 VARIANTS: dict[str, Variant] = {
     "punto-banco": Variant(
         DeckRange(1, 8, "customary for Punto Banco"),
-        Dealing((), PLAYER_FIRST, Tableau()), (PUNTO_BANCO,), (BANKER_5PCT, BANKER_HALF_ON_6)
+        Dealing((), PLAYER_FIRST, Tableau()),
+        (PUNTO_BANCO,),
+        (BANKER_5PCT, BANKER_HALF_ON_6),
+        ONLY_RETURNED,
+        "standard tableau",
     ),
     "seven-up": Variant(
         DeckRange(4, 8, "7 Up rules 2.1"),
         Dealing((MANDATORY_SEVEN,), SEVEN_UP_SHOE_ORDER, Tableau()),
         (SEVEN_UP, SEVEN_UP_SUPER_SEVENS_2_5_17_70_700),
         (NO_COMMISSION,),
+        ONLY_RETURNED,
+        "7 Up 3.9 tableau",
     ),
     "macau-1": Variant(
         DeckRange(6, 12, "Macau Art. 1"),
         Dealing((), PLAYER_FIRST, LowerHandDrawsFirst(other_draws_when_equal=True)),
         (MACAU_METHOD_1,),
         (MACAU_5PCT_ON_789, MACAU_HALF_ON_4),
+        MACAU_TIES,
+        "Macau Art. 9 method 1",
     ),
     "macau-2": Variant(
         DeckRange(6, 12, "Macau Art. 1"),
         Dealing((), PLAYER_FIRST, LowerHandDrawsFirst(other_draws_when_equal=False)),
         (MACAU_METHOD_2,),
         (MACAU_5PCT_ON_789, MACAU_HALF_ON_4),
+        MACAU_TIES,
+        "Macau Art. 9 method 2",
     ),
 }
 
@@ -193,6 +212,15 @@ def check_decks(game_name: str, decks: int, key: str) -> None:
             f"{key} = {decks} is out of range: use {allowed.fewest}-{allowed.most} "
             f"({game_name}, {allowed.source})"
         )
+
+
+def tie_options(game_name: str) -> tuple[str, ...]:
+    """What a game lets a house do with the bets after a tie (Art. 11), the default first."""
+    return tuple(str(option) for option in _variant(game_name).ties)
+
+
+def drawing_method(game_name: str) -> str:
+    return _variant(game_name).drawing_method
 
 
 def paytable_names(game_name: str) -> tuple[str, ...]:

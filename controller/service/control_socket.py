@@ -26,6 +26,7 @@ from a stale socket file left by a killed one, which is then replaced.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import fcntl
 import json
 import logging
@@ -34,6 +35,7 @@ import queue
 import socket
 import socketserver
 import stat
+import struct
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -387,6 +389,33 @@ def _depth(value: Any) -> int:
     return deepest
 
 
+@dataclass(frozen=True)
+class Peer:
+    """Who is at the other end of a connection, as the kernel says (SO_PEERCRED)."""
+
+    pid: int
+    uid: int
+    gid: int
+
+
+_PEER: contextvars.ContextVar[Peer | None] = contextvars.ContextVar("control_peer", default=None)
+
+
+def current_peer() -> Peer | None:
+    """The peer of the request being answered, for a handler that checks who asks; each
+    connection is answered in its own thread, so each sees its own peer."""
+    return _PEER.get()
+
+
+def peer_of(connection: socket.socket) -> Peer:
+    """The kernel's credentials of a Unix socket's peer: a client cannot forge them."""
+    size = struct.calcsize("3i")
+    pid, uid, gid = struct.unpack(
+        "3i", connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, size)
+    )
+    return Peer(pid, uid, gid)
+
+
 class _Connection(socketserver.StreamRequestHandler):
     server: _UnixServer
 
@@ -405,6 +434,7 @@ class _Connection(socketserver.StreamRequestHandler):
 
     def _serve(self) -> None:
         control = self.server.control
+        _PEER.set(peer_of(self.request))
         while line := self.rfile.readline(MAX_LINE_BYTES + 1):
             if len(line) > MAX_LINE_BYTES:
                 self._send(_refusal(f"a request is at most {MAX_LINE_BYTES} bytes", EXIT_BAD_INPUT))

@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from cardshoe.drivers.protocol.auth import KeyLookup
 
 
-
 @contextmanager
 def opened_device(
     url: str, *, timeout: float, keys: KeyLookup | None = None
@@ -47,9 +46,16 @@ def opened_device(
 def device_user_error(exc: DriverError) -> UserError:
     """The exit code a technician's script can act on, with the driver's one-line message."""
     from cardshoe.drivers.errors import CommandRefused, InvalidUrl, LinkProtocolError
+    from cardshoe.drivers.protocol.error_codes import ErrorCode
 
     if isinstance(exc, InvalidUrl):
         return UserError(str(exc), EXIT_BAD_INPUT)
+    if isinstance(exc, CommandRefused) and exc.code is ErrorCode.AUTH_REQUIRED:
+        return UserError(
+            f"{exc}: the device is paired, so it serves only an authenticated host: give its "
+            "table's --config (service.key_dir) or --key-dir DIR holding its SERIAL.key",
+            EXIT_CHECK_FAILED,
+        )
     if isinstance(exc, LinkProtocolError | CommandRefused):
         return UserError(str(exc), EXIT_CHECK_FAILED)
     return UserError(str(exc), EXIT_DEVICE_UNAVAILABLE)

@@ -23,7 +23,7 @@ from collections.abc import Callable
 
 import structlog
 
-from cardshoe.controller.procedure.inputs import DeviceCount
+from cardshoe.controller.procedure.inputs import DeviceCount, PackCount
 from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.procedure.table import TableModel
 from cardshoe.drivers.device import DealerDevice, ShoeDevice
@@ -58,10 +58,11 @@ class DrawControl:
         model: Callable[[], TableModel],
         *,
         decks: int,
-        record_count: Callable[[DeviceCount], None],
+        record_count: Callable[[DeviceCount | PackCount], None],
         clock: Callable[[], float],
     ) -> None:
-        """model: the session's table model as it stands; record_count journals a DeviceCount."""
+        """model: the session's table model as it stands; record_count journals the device's
+        counts (a DeviceCount at the shoe's end, a PackCount at its start)."""
         self._device = device
         self._model = model
         self._decks = decks
@@ -123,6 +124,9 @@ class DrawControl:
             if self._model().counts_wanted:
                 status = device.get_status()
                 self._record_count(DeviceCount(status.cards_dealt, status.cards_remaining))
+            elif self._model().pack_count_wanted:
+                status = device.get_status()
+                self._record_count(PackCount(status.cards_dealt, status.cards_remaining))
             elif isinstance(device, DealerDevice):
                 self._drive_dealer(device)
             elif Capability.GATE in device.info.capabilities:

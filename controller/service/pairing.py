@@ -38,6 +38,7 @@ KEY_DIR_MODE = 0o750
 _SERIAL_FOR_FILE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$")
 _MAX_KEY_FILE_BYTES = 256
 
+
 class KeyFileError(UserError):
     """A key file that cannot be used; the message names the file and the fix."""
 

@@ -23,8 +23,8 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Callable, Iterable
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -40,6 +40,7 @@ from cardshoe.controller.procedure.facts import (
     AlarmKind,
     Observer,
     ObserverHub,
+    RefusedCommand,
     ShoeEnded,
     ShoeStarted,
 )
@@ -58,6 +59,7 @@ from cardshoe.controller.procedure.inputs import (
     StorageFault,
     StorageLow,
     StorageRecovered,
+    VoidRound,
     to_record,
 )
 from cardshoe.controller.procedure.machine import State
@@ -101,6 +103,14 @@ REPEAT_INTERVAL_S = 10.0
 """At most one record of each refused or rejected kind per this many seconds."""
 REPEATABLE_ALARMS = frozenset({AlarmKind.PROCEDURE_VIOLATION, AlarmKind.DEVICE_FAULT})
 """An input whose only facts are these alarms changed nothing: a refusal, a rejected frame."""
+COMMAND_PREFIX = "command."
+"""The journal kinds of operator commands (inputs.HOST_INPUTS)."""
+OPERATOR = SESSION_KIND_PREFIX + "operator"
+"""Who gave the command journaled right after it in the same transaction: uid, user, role."""
+COMMAND_DENIED = SESSION_KIND_PREFIX + "command_denied"
+"""A command refused because of who gave it (their role), before it reached the procedure."""
+DEALER_SIGNED_IN = SESSION_KIND_PREFIX + "dealer_signed_in"
+"""A dealer took the table; relieves names the dealer they took it from."""
 DEVICE_RESYNC = SESSION_KIND_PREFIX + "device_resync"
 """An operator re-synchronised to the device's stream after a regression (a new epoch)."""
 
@@ -118,6 +128,14 @@ class DeviceNotApproved(UserError):
     """The device may not deal at this table (software verification); already journaled."""
 
     exit_code = 3
+
+
+def last_dealer(journal: Journal) -> str | None:
+    """The dealer the journal last recorded signing in, so a restart keeps who deals."""
+    signed = None
+    for record in journal.records(kinds=(DEALER_SIGNED_IN,)):
+        signed = record.payload.get("user")
+    return signed
 
 
 def journaled_stream_epoch(journal: Journal, device_serial: str) -> int | None:
@@ -233,6 +251,9 @@ class TableSession:
         self._last_event_at = clock()
         self._last_card_at = clock()
         self._round_opened_at: float | None = None
+        self._operator: dict[str, Any] | None = None
+        self.dealer: str | None = last_dealer(journal)
+        """The dealer signed in at the table, as the journal last recorded."""
         self._record_start()
         self._refuse_unapproved_firmware()
         self._take_up_device_stream()
@@ -319,8 +340,14 @@ class TableSession:
         """Close the shoe as it stands, unreconciled, voiding the open round."""
         self._command(AbandonShoe(reason))
 
-    def clear_hold(self, reason: str) -> None:
-        """Resolve a hold only a person can resolve: a sequence gap or regression.
+    def void_round(self, reason: str, note: str | None = None) -> None:
+        """A supervisor voids the round under way, for a reason of the table (Art. 10)."""
+        self._command(VoidRound(reason, note))
+
+    def clear_hold(self, reason: str, note: str | None = None) -> None:
+        """Resolve a hold only a person can resolve: a sequence gap or regression, a deck set
+        that is not the declared one, a pack of the wrong count. reason names the hold;
+        note is the person's own words.
 
         A gap: the lost events are given up, the driver resumes with the event
         after them. A regression: the table re-synchronises to the device's
@@ -345,7 +372,7 @@ class TableSession:
             )
         with self._lock:
             self._draw.reread()
-            self._command(ClearHold(reason, accepted), also=resync)
+            self._command(ClearHold(reason, accepted, note), also=resync)
             if isinstance(gap, SequenceRegression) and accepted is not None:
                 self.device.resync(accepted)
                 self._draw.restart(self.device.info.counters["next_seq"] - 1)
@@ -355,19 +382,41 @@ class TableSession:
                 self._last_seq = accepted
                 self._gap = None
 
+    @contextmanager
+    def acting_as(self, operator: Mapping[str, Any]) -> Iterator[None]:
+        """Commands given inside are journaled with who gave them (a session.operator record
+        in the command's own transaction)."""
+        with self._lock:
+            self._operator = dict(operator)
+            try:
+                yield
+            finally:
+                self._operator = None
+
+    def record_denied(self, command: str, operator: Mapping[str, Any], needs: str) -> None:
+        """Journal a command refused for its giver's role; it never reaches the procedure."""
+        self._record_session(COMMAND_DENIED, {**operator, "command": command, "needs": needs})
+
+    def sign_in(self) -> str | None:
+        """The dealer giving the command takes the table; returns the dealer relieved."""
+        with self._lock:
+            operator = self._operator or {}
+            relieved = self.dealer
+            self.dealer = str(operator.get("user", "")) or None
+            self._record_session(DEALER_SIGNED_IN, {**operator, "relieves": relieved})
+            return relieved
+
     def _command(self, command: object, also: tuple[str, dict[str, Any]] | None = None) -> None:
         with self._lock, self._log_context():
             facts = self._apply(command, also)
             self._publish(facts)
-            violations = [
-                fact.event.detail
-                for fact in facts
-                if isinstance(fact.event, Alarm)
-                and fact.event.kind is AlarmKind.PROCEDURE_VIOLATION
+            refusals = [
+                fact.event.reason for fact in facts if isinstance(fact.event, RefusedCommand)
             ]
             self._draw.drive(self._last_seq)
-        if violations:
-            raise ProcedureRefused("; ".join(violations))
+        if refusals:
+            log.info("operator command refused", reason="; ".join(refusals))
+            raise ProcedureRefused("; ".join(refusals))
 
     # --- the loop -----------------------------------------------------------------------
 
@@ -525,6 +574,15 @@ class TableSession:
         repeat_kind = _repeat_kind(item) if also is None else None
         try:
             with self.journal.transaction() as transaction:
+                kind = to_record(item).kind
+                if self._operator is not None and kind.startswith(COMMAND_PREFIX):
+                    transaction.append(
+                        OPERATOR,
+                        {**self._operator, "command": kind},
+                        shoe_id=self.model.shoe_id,
+                        round_no=self.model.round_no,
+                        device_serial=self.device_serial,
+                    )
                 facts = journaled_apply(self.model, item, transaction, self.device_serial)
                 if also is not None:
                     transaction.append(
@@ -728,5 +786,7 @@ def _repeat_kind(item: object) -> str | None:
 
 def _only_refusals(facts: list[Fact]) -> bool:
     return bool(facts) and all(
-        isinstance(fact.event, Alarm) and fact.event.kind in REPEATABLE_ALARMS for fact in facts
+        isinstance(fact.event, RefusedCommand)
+        or (isinstance(fact.event, Alarm) and fact.event.kind in REPEATABLE_ALARMS)
+        for fact in facts
     )

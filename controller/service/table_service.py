@@ -40,7 +40,13 @@ import structlog
 from cardshoe.controller.config import TableConfig
 from cardshoe.controller.errors import UserError
 from cardshoe.controller.journal.store import Journal, JournalCorrupt, JournalError
-from cardshoe.controller.procedure.facts import Alarm, AlarmKind, TableEvent
+from cardshoe.controller.procedure.facts import (
+    Alarm,
+    AlarmKind,
+    Observer,
+    RefusedCommand,
+    TableEvent,
+)
 from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.scoreboard.board import TableBoard
 from cardshoe.controller.service.control_socket import (
@@ -48,11 +54,14 @@ from cardshoe.controller.service.control_socket import (
     EventFeed,
     Handler,
     claim_socket_path,
+    current_peer,
 )
 from cardshoe.controller.service.device_access import device_user_error
 from cardshoe.controller.service.device_choice import configured_url
 from cardshoe.controller.service.logging_setup import LogObserver
 from cardshoe.controller.service.pairing import KeyStore
+from cardshoe.controller.service.retention import PruneAfterShoe
+from cardshoe.controller.service.roles import COMMAND_ROLES, Role, check_permitted, operator_of
 from cardshoe.controller.service.sdnotify import Notifier
 from cardshoe.controller.service.session import (
     TableSession,
@@ -114,13 +123,21 @@ SESSION_COMMANDS: Mapping[str, tuple[Callable[..., object], tuple[Parameter, ...
         TableSession.start_shoe,
         (Parameter("shoe_id", str), Parameter("deck_set", (int, str))),
     ),
+    "sign-in": (TableSession.sign_in, ()),
     "shoe-loaded": (TableSession.shoe_loaded, ()),
     "cut-done": (TableSession.cut_done, ()),
     "no-more-bets": (TableSession.close_bets, ()),
     "confirm-face-up": (TableSession.confirm_face_up, ()),
     "end-shoe": (TableSession.end_shoe, ()),
     "abandon-shoe": (TableSession.abandon_shoe, (Parameter("reason", str, required=True),)),
-    "clear-hold": (TableSession.clear_hold, (Parameter("reason", str, required=True),)),
+    "void-round": (
+        TableSession.void_round,
+        (Parameter("reason", str, required=True), Parameter("note", str)),
+    ),
+    "clear-hold": (
+        TableSession.clear_hold,
+        (Parameter("reason", str, required=True), Parameter("note", str)),
+    ),
 }
 """Control-socket command -> the session's operator command and its arguments. The session
 journals each one as an input, accepted or refused, like the dealer's button."""
@@ -141,6 +158,18 @@ class LastAlarm:
             }
 
 
+class RefusalCount:
+    """Counts the operator commands refused since the service started, for `shoectl status`:
+    they are journaled as command.refused, never as the table's last alarm."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def notify(self, event: TableEvent) -> None:
+        if isinstance(event, RefusedCommand):
+            self.count += 1
+
+
 class TableService:
     """The configured table's device, journal and session, served until request_stop()."""
 
@@ -159,6 +188,7 @@ class TableService:
         self._stop_requested = False
         self._session: TableSession | None = None
         self._last_alarm = LastAlarm()
+        self._refusals = RefusalCount()
         self._started_at = utc_timestamp()
         self._last_ping = clock()
         self._last_status = ""
@@ -186,7 +216,10 @@ class TableService:
                 self._send(self._notifier.stopping)
                 return
             resources.enter_context(device)
-            session = TableSession(self.config, journal, device, [LogObserver(), self._last_alarm])
+            observers: list[Observer] = [LogObserver(), self._last_alarm, self._refusals]
+            if self.config.uplink.prune_after_shoe:
+                observers.append(PruneAfterShoe(journal, self.config.uplink))
+            session = TableSession(self.config, journal, device, observers)
             self._session = session
             feed = EventFeed(open_shoe_board(self.config, journal, session.snapshot().shoe_id))
             session.subscribe(feed)
@@ -226,7 +259,11 @@ class TableService:
         return None
 
     def _refused(self, journal: Journal, problem: DriverError) -> UserError:
-        """Journal why the device was not taken at start-up; the error to stop with."""
+        """Journal why the device was not taken at start-up; the error to stop with.
+
+        Not logged as well: the error is the one line shoectl run ends with (stderr, which
+        journald keeps too), and a second copy on stdout would tell it twice.
+        """
         alarm = Alarm(AlarmKind.DEVICE_FAULT, f"start-up refused the device: {problem}")
         record_device_refusal(journal, alarm, device_serial=None)
         return device_user_error(problem)
@@ -302,9 +339,13 @@ class TableService:
             "game": self.config.game.name,
             "decks": self.config.game.decks,
             "journal": str(self.config.service.journal_path),
+            "fingerprint": self.config.fingerprint,
+            "options": self.config.fingerprint_options(),
             **snapshot_to_json(session.snapshot()),
             "device": {**session.device.info.to_json(), "connected": session.device.connected},
+            "dealer": session.dealer,
             "last_alarm": self._last_alarm.record,
+            "refused_commands": self._refusals.count,
         }
 
     def _handlers(self) -> dict[str, Handler]:
@@ -319,7 +360,16 @@ class TableService:
         def handle(request: Mapping[str, Any]) -> dict[str, Any]:
             session = self._session
             assert session is not None
-            command(session, **command_arguments(name, parameters, request))
+            arguments = command_arguments(name, parameters, request)
+            operator = operator_of(current_peer(), self.config.roles)
+            try:
+                check_permitted(name, operator)
+            except UserError:
+                needs = str(COMMAND_ROLES.get(name, Role.TECHNICIAN))
+                session.record_denied(name, operator.as_json(), needs)
+                raise
+            with session.acting_as(operator.as_json()):
+                command(session, **arguments)
             return self.status()
 
         return handle
@@ -373,19 +423,26 @@ def command_arguments(
     known = {parameter.name for parameter in parameters}
     unknown = sorted(set(request) - known - {"cmd"})
     if unknown:
-        takes = ", ".join(sorted(known)) or "no arguments"
-        raise UserError(f"{name} takes {takes}, not {', '.join(unknown)}")
+        takes = ", ".join(sorted(map(option_name, known))) or "no arguments"
+        raise UserError(f"{name} takes {takes}, not {', '.join(map(option_name, unknown))}")
     arguments = {}
     for parameter in parameters:
         value = request.get(parameter.name)
         if value is None:
             if parameter.required:
-                raise UserError(f"{name} needs {parameter.name}")
+                raise UserError(f"{name} needs {option_name(parameter.name)}")
             continue
         if isinstance(value, bool) or not isinstance(value, parameter.kind):
-            raise UserError(f"{name}: {parameter.name} must be a {parameter.kind_text}")
+            raise UserError(
+                f"{name}: {option_name(parameter.name)} must be a {parameter.kind_text}"
+            )
         arguments[parameter.name] = value
     return arguments
+
+
+def option_name(parameter: str) -> str:
+    """A command's argument as `shoectl control` spells it: shoe_id -> --shoe-id."""
+    return "--" + parameter.replace("_", "-")
 
 
 def snapshot_to_json(snapshot: TableSnapshot) -> dict[str, Any]:

@@ -171,6 +171,9 @@ class SensorFlag(IntFlag):
     """The card passed rotated end for end (its code was read backwards)."""
     DOUBLE_FEED_SUSPECTED = 1 << 3
     """More than one card left together; see feed_group and feed_size."""
+    FEED_IN_ORDER = 1 << 4
+    """With DOUBLE_FEED_SUSPECTED: the reader read the group's cards one after the other as
+    they left, so their order is the events' order (docs/protocol.md, double feeds)."""
 
 
 class StatusFlag(IntFlag):

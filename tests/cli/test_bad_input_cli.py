@@ -26,6 +26,7 @@ DEVICE_ABSENT = 3
 PLAY = ("rules", "play", "--game", "punto-banco", "--cards")
 ODDS = ("odds", "--game", "punto-banco", "--decks")
 RUN = ("run", "--device-wait", "0", "--config", "{tmp}/table.toml")
+UPLINK = ("uplink", "--journal", "/nonexistent/j.sqlite", "--state-dir", "/tmp")
 SERVICE_FILES = '[service]\njournal_path = "journal.sqlite"\ncontrol_socket = "control.sock"\n'
 """Keeps the service's journal and socket in {tmp}, beside its configuration."""
 
@@ -176,6 +177,64 @@ CASES: dict[str, BadInput] = {
     ),
     "web without a journal": BadInput(("web",), "give --journal PATH"),
     "demo serving the page on a bad address": BadInput(("demo", "--web", "x:y"), "--web 'x:y'"),
+    "uplink to a broker that is not mqtt://": BadInput(
+        (*UPLINK, "--broker", "http://floor:80"), "give mqtt://HOST:PORT or mqtts://HOST:PORT"
+    ),
+    "uplink with a port that is not a number": BadInput(
+        (*UPLINK, "--broker", "mqtt://floor:eighty"), "port that is not a number"
+    ),
+    "uplink over TLS without the floor's CA": BadInput(
+        (*UPLINK, "--broker", "mqtts://floor:8883"), "give --ca"
+    ),
+    "uplink with a certificate but no key": BadInput(
+        (
+            *UPLINK,
+            "--broker",
+            "mqtts://floor:8883",
+            "--ca",
+            "/etc/hostname",
+            "--cert",
+            "/etc/hostname",
+        ),
+        "give both --cert and --key",
+    ),
+    "uplink with a site that is not one topic level": BadInput(
+        (*UPLINK, "--broker", "mqtt://floor:1883", "--site", "east/+"), "'east/+' is not usable"
+    ),
+    "uplink without a broker": BadInput(
+        ("uplink", "--journal", "j.sqlite", "--state-dir", "/tmp"), "no broker"
+    ),
+    "uplink with a missing state folder": BadInput(
+        ("uplink", "--journal", "j", "--broker", "mqtt://f:1", "--state-dir", "/nonexistent/s"),
+        "no such folder",
+    ),
+    "floor status of an unreachable database": BadInput(
+        ("floor", "status", "--dsn", "postgresql://nobody@127.0.0.1:1/floor"),
+        "cannot reach the floor database",
+        DEVICE_ABSENT,
+    ),
+    "floor ingest from a broker that is not mqtt://": BadInput(
+        ("floor", "ingest", "--broker", "tcp://x:1", "--dsn", "postgresql://x@127.0.0.1:1/f"),
+        "give mqtt://HOST:PORT",
+    ),
+    "prune without an anchor": BadInput(
+        ("journal", "prune", "/nonexistent/j.sqlite"), "give --anchor ID:HASH or --state-dir"
+    ),
+    "prune with an anchor that is not ID:HASH": BadInput(
+        ("journal", "prune", "/nonexistent/j.sqlite", "--anchor", "12:abc"), "is not ID:HASH"
+    ),
+    "odds with a card seen more often than the shoe holds it": BadInput(
+        ("odds", "--game", "punto-banco", "--decks", "1", "--seen", "AS KD AS"), "AS seen 2 times"
+    ),
+    "odds of a missing journal": BadInput(
+        ("odds", "--journal", "{tmp}/j.sqlite", "--shoe", "S1"), "no such journal file"
+    ),
+    "analysis of a missing journal": BadInput(
+        ("analyze", "shuffle", "/nonexistent/j.sqlite"), "no such journal file"
+    ),
+    "analysis without a journal": BadInput(("analyze", "shuffle"), "Missing argument"),
+    "demo with an unknown shuffle": BadInput(("demo", "--shuffle", "wash"), "unknown shuffle"),
+    "simulator riffling no times": BadInput(("sim", "--shuffle", "riffle:0"), "riffle:N"),
 }
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import select
 import subprocess
 import sys
@@ -34,6 +35,8 @@ RULES_PLAY_FIELDS = (
     "sevens",
     "void",
 )
+
+
 def played_by_the_rules_engine(game_name: str, line: dict[str, Any]) -> None:
     """The round's cards, dealt afresh through get_game(...), give the round the demo printed."""
     played = get_game(game_name).new_round()
@@ -363,6 +366,9 @@ def test_on_a_terminal_it_draws_the_live_table_to_the_end(tmp_path: Path) -> Non
     text = screen.decode("utf-8", "replace")
     for expected in ("Bead road", "Big road", "Last results", "reconciled", "link: "):
         assert expected in text
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text)
+    for row in (r"loaded\s+52\b", r"intruders\s+0\b", r"remaining\s+\d+", r"device\s+\d+ out"):
+        assert re.search(row, plain), f"the last screen shows the reconciliation: {row}"
 
 
 def test_a_rerun_on_a_kept_journal_resumes_a_shoe_cut_short(

@@ -125,6 +125,17 @@ def test_seen_cards_price_the_remaining_shoe(shoectl) -> None:
     assert sevens_out["house_edge"]["super_sevens"] > full["house_edge"]["super_sevens"]
 
 
+def test_readable_output_names_a_bet_the_player_has_the_edge_on(shoectl) -> None:
+    no_sevens_yet = " ".join(f"{rank}{suit}" for rank in "AKQJT98" for suit in "SHDC")
+    result = shoectl("odds", "--game", "seven-up", "--decks", "4", "--seen", no_sevens_yet)
+    assert result.returncode == 0, result.stderr
+    (super_sevens,) = [line for line in result.stdout.splitlines() if line.startswith("super_")]
+    assert super_sevens.endswith("the player's edge")
+    assert "180 cards left after 28 seen" in result.stdout
+    full = shoectl("odds", "--game", "seven-up", "--decks", "4").stdout
+    assert "the player's edge" not in full
+
+
 def test_journal_gives_the_seen_cards_game_and_decks(shoectl, tmp_path) -> None:
     journal = tmp_path / "journal.sqlite"
     dealt = shoectl(

@@ -62,7 +62,6 @@ from cardshoe.firmware_sim.devices import create_device
 SERIAL = "PEER1"
 
 
-
 def keys_for(serial: str, key: bytes | None) -> Any:
     """A key store holding at most one key, as the host's key files would."""
     return {serial: key}.get

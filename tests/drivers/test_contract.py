@@ -52,7 +52,6 @@ from cardshoe.firmware_sim.faults import parse_injection
 Attach = Callable[..., Attached]
 
 
-
 @pytest.fixture(params=TRANSPORTS)
 def attach(request: pytest.FixtureRequest) -> Iterator[Attach]:
     """attach(profile, **device options): a fresh simulated device on this transport."""

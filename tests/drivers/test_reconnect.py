@@ -39,7 +39,6 @@ from cardshoe.firmware_sim.faults import parse_injection
 CARDS = 24
 
 
-
 def open_gate_again_after_restore(device: Device, event: object) -> None:
     """The device restarted with its gate locked; the controller opens it again."""
     if isinstance(event, LinkRestored):

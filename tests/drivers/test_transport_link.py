@@ -58,7 +58,6 @@ from cardshoe.drivers.protocol.messages import (
 FAST_RETRY = LinkTiming(reply_timeout_s=0.1, poll_interval_s=60.0, link_down_after_s=120.0)
 
 
-
 @pytest.fixture
 def peer() -> Iterator[ScriptedPeer]:
     peer = ScriptedPeer()

@@ -121,3 +121,18 @@ def test_two_ingests_share_the_feed_and_still_store_each_record_once(floor: Floo
         wait_until(lambda t=table_id: contiguous(floor, t) == 200, f"{table_id} verified")
         assert floor_records(floor.dsn, table_id) == [(m.record_id, m.hash) for m in messages]
     assert floor_alarms(floor.dsn) == []
+
+
+def test_a_record_postgres_cannot_store_is_an_alarm_and_ingest_goes_on(floor: Floor) -> None:
+    floor.ingest()
+    good = chained_messages("T6", 2)
+    poison = replace(good[1], payload={"text": "nul \x00 inside"})
+    poison = replace(poison, hash=_rehash(poison))
+    other = chained_messages("T7", 3)
+    publish(floor.broker.url, EVENTS.format("T6"), [good[0].encode(), poison.encode()])
+    publish(floor.broker.url, EVENTS.format("T7"), [m.encode() for m in other])
+    wait_until(lambda: contiguous(floor, "T7") == 3, "the other table's records")
+    wait_until(lambda: floor_alarms(floor.dsn), "the malformed alarm")
+    assert floor_alarms(floor.dsn) == [("T6", "malformed", 2)]
+    assert contiguous(floor, "T6") == 1
+    assert floor_table(floor.dsn, "T6")["chain_ok"] is False

@@ -3,22 +3,13 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from support.dealt_journals import deal_shoes
 from support.shoectl import ShoectlRunner
 
 from cardshoe.controller.journal.store import Journal
-
-
-def deal_shoes(path: Path, shoes: int) -> None:
-    """Whole shoes dealt into one journal by the real table software (shoectl demo)."""
-    for _ in range(shoes):
-        command = [sys.executable, "-m", "cardshoe.controller.cli", "demo", "--transport"]
-        command += ["inproc", "--rounds", "2", "--journal", str(path)]
-        subprocess.run(command, check=True, capture_output=True, timeout=120)
 
 
 def ids_and_hashes(path: Path) -> list[tuple[int, str, str]]:

@@ -21,6 +21,7 @@ from cardshoe.controller.procedure.facts import (
     CardAssigned,
     CardSetAside,
     IrregularityFound,
+    RefusedCommand,
     RoundResult,
     RoundVoided,
 )
@@ -272,6 +273,9 @@ def test_orientation_is_checked_against_the_device_kind(
 def test_clearing_a_hold_that_is_not_operator_cleared_is_a_violation() -> None:
     table = dealing()
     table.feed(table.device.fault(FaultKind.DOOR_OPEN))
-    table.feed(ClearHold("fault.door_open"))
-    assert AlarmKind.PROCEDURE_VIOLATION in alarm_kinds(table)
+    (fact,) = table.feed(ClearHold("fault.door_open"))
+    assert fact.event == RefusedCommand(
+        "clear-hold",
+        "clear-hold 'fault.door_open' is not possible now: no hold a person clears is active",
+    )
     assert table.state == State.HELD

@@ -28,6 +28,7 @@ from cardshoe.controller.procedure.facts import (
     HoldEnded,
     HoldStarted,
     LastRoundSet,
+    RefusedCommand,
     RoundOpened,
     RoundResult,
     RoundVoided,
@@ -471,15 +472,21 @@ def test_an_input_the_state_does_not_allow_is_a_recorded_violation_that_changes_
     before = table.state
     facts = table.feed(CloseBets())
     assert table.state == before
-    assert [fact.event.kind for fact in facts] == [AlarmKind.PROCEDURE_VIOLATION]
-    assert "close_bets" in facts[0].event.detail
+    assert [fact.event for fact in facts] == [
+        RefusedCommand(
+            "no-more-bets",
+            "no-more-bets is not possible now: the start-of-shoe burn is under way "
+            "(possible now: end-shoe, abandon-shoe)",
+        )
+    ]
 
 
 def test_a_failing_guard_is_a_violation_too() -> None:
     table = Table(automatic())
     table.open_auto_shoe()
     facts = table.feed(ConfirmFaceUp())
-    assert [fact.event.kind for fact in facts] == [AlarmKind.PROCEDURE_VIOLATION]
+    assert [type(fact.event) for fact in facts] == [RefusedCommand]
+    assert facts[0].event.reason.startswith("confirm-face-up is not possible now: bets are open")
 
 
 def test_a_cut_card_from_an_automatic_machine_is_a_violation() -> None:

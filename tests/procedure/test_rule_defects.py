@@ -8,6 +8,8 @@ from support.table_inputs import DECK_SET, Table, card_id, deal_while_due, ids, 
 from cardshoe.controller.config import (
     BurnPolicy,
     ConfigError,
+    DeviceConfig,
+    DeviceMode,
     GameConfig,
     ShoeProcedure,
     TableConfig,
@@ -20,7 +22,7 @@ from cardshoe.controller.procedure.facts import (
     RoundResult,
     RoundVoided,
 )
-from cardshoe.controller.procedure.inputs import CloseBets
+from cardshoe.controller.procedure.inputs import CloseBets, StartShoe
 from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.rules.cards import parse_cards
 from cardshoe.controller.rules.games import OutcomeMarks, get_game
@@ -129,3 +131,10 @@ def test_case_4_a_cut_card_within_the_tolerance_is_no_alarm() -> None:
         deal_while_due(table, shoe)
     table.feed(table.device.cut_card())
     assert not [a for a in table.events(Alarm) if a.kind is AlarmKind.CUT_CARD]
+
+
+def test_shoe_start_an_automatic_machine_shuffling_another_count_holds() -> None:
+    table = Table(TableConfig(device=DeviceConfig(kind=DeviceMode.AUTO)))
+    table.feed(StartShoe("S1", DECK_SET), table.device.shuffled(312))
+    assert table.model.holds == ["pack_count_mismatch"]
+    assert table.state == State.HELD and table.model.card_due() is None

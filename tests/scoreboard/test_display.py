@@ -61,7 +61,7 @@ def result(
 
 
 SHOE = [
-    ShoeStarted("T1-shoe", "punto-banco", 1, "shoe", "ab" * 32, None),
+    ShoeStarted("T1-shoe", "punto-banco", 1, "shoe", "ab" * 32, {}, None),
     Burned(parse_card("KS"), "KS#00BC614E/1", BurnReason.START_OF_SHOE, None),
     Burned(parse_card("2H"), "2H#00BC614E/1", BurnReason.START_OF_SHOE, 0),
     RoundOpened(1, False),
@@ -114,7 +114,7 @@ def test_whose_card_is_next_comes_from_the_game_before_the_first_card() -> None:
     board.apply("round.bets_closed", {"round_no": 1, "by": "command"})
     assert board.next_card == "player"
     seven_up = fed(
-        [ShoeStarted("S", "seven-up", 4, "auto", "cd" * 32, None), RoundOpened(1, False)]
+        [ShoeStarted("S", "seven-up", 4, "auto", "cd" * 32, {}, None), RoundOpened(1, False)]
     )
     assert seven_up.player == ["7*"]
     seven_up.apply("round.bets_closed", {"round_no": 1, "by": "command"})
@@ -198,7 +198,7 @@ def test_the_rich_view_shows_the_round_counters_roads_and_alerts() -> None:
 
 
 def test_the_roads_show_the_newest_columns_when_the_shoe_is_wider_than_the_screen() -> None:
-    events: list[TableEvent] = [ShoeStarted("S", "punto-banco", 8, "shoe", "ab" * 32, None)]
+    events: list[TableEvent] = [ShoeStarted("S", "punto-banco", 8, "shoe", "ab" * 32, {}, None)]
     for number in range(1, 61):
         winner = "banker" if number % 2 else "player"
         events += [RoundOpened(number, False), result(number, "TS TH", "TC TD", (0, 0), winner)]
@@ -224,3 +224,31 @@ def test_plain_lines_say_each_event_on_one_line() -> None:
     assert "round 2: VOID (foreign_card)" in printed
     assert "HOLD fault.jam (while dealing)" in printed
     assert plain_line("round.opened", {"round_no": 1, "demo": False}) is None
+
+
+def test_the_derived_roads_draw_their_marks_in_red_and_blue() -> None:
+    """Big eye boy of BBB PP B PPPP BB is R UUU RR U R, cockroach pig R R U U R
+    (test_derived_roads works both out): one mark per colour, red repeats, blue breaks."""
+    from cardshoe.controller.display.rich_view import DerivedRoadView
+    from cardshoe.controller.rules.hands import Winner
+    from cardshoe.controller.scoreboard.derived import DerivedRoad
+    from cardshoe.controller.scoreboard.roads import RoadResult
+
+    letters = {"B": Winner.BANKER, "P": Winner.PLAYER}
+    results = [RoadResult(letters[letter]) for letter in "BBBPPBPPPPBB"]
+    console = Console(width=20, color_system="truecolor")
+    expected = {
+        (DerivedRoad.BIG_EYE, "○"): [
+            ["red", "blue", "red", "blue", "red"],
+            ["blue", "red"],
+            ["blue"],
+        ],
+        (DerivedRoad.COCKROACH, "╱"): [["red", "blue", "red"], ["red", "blue"]],
+    }
+    for (road, mark), rows in expected.items():
+        lines = console.render_lines(DerivedRoadView(results, road), pad=False)
+        colours = [
+            [s.style.color.name for s in line if s.text == mark and s.style and s.style.color]
+            for line in lines
+        ]
+        assert [row for row in colours if row] == rows, road

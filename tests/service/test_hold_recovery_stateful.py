@@ -56,7 +56,9 @@ class HoldRecovery(RuleBasedStateMachine):
         self.core.dealer.reload_after_s = None
         self.name = f"hold-recovery-{next(_names)}"
         url = publish(self.core, self.name)
-        self.journal = Journal.open(self.folder / "journal.sqlite", table_id=CONFIG.table_id)
+        self.journal = Journal.open(
+            self.folder / "journal.sqlite", table_id=CONFIG.table_id, create=True
+        )
         self.device = open_device(url, timing=FAST_LINK)
         self.session = TableSession(CONFIG, self.journal, self.device, [DealerButton(self.core)])
         self.session.start_shoe(deck_set=SIM_DECK_SET)

@@ -137,7 +137,7 @@ def test_operator_commands_are_journaled_and_a_refused_one_is_exit_2(table: Tabl
         with pytest.raises(UserError) as refused:
             request(table.socket_path, "no-more-bets")
         assert refused.value.exit_code == 2
-        with pytest.raises(UserError, match="abandon-shoe needs reason"):
+        with pytest.raises(UserError, match="abandon-shoe needs --reason"):
             request(table.socket_path, "abandon-shoe")
         with pytest.raises(UserError, match="unknown command 'deal'"):
             request(table.socket_path, "deal")

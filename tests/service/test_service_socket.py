@@ -127,7 +127,7 @@ def test_a_subscriber_gets_the_status_then_every_event(
 
 def test_a_new_subscriber_gets_the_board_in_step_with_its_stream(tmp_path: Path) -> None:
     feed = EventFeed(TableBoard(table_id="T1"))
-    feed.notify(ShoeStarted("S1", "punto-banco", 8, "shoe", "f" * 64, None))
+    feed.notify(ShoeStarted("S1", "punto-banco", 8, "shoe", "f" * 64, {}, None))
     feed.notify(RoundOpened(round_no=1, demo=False))
     claim = claim_socket_path(tmp_path / "control.sock")
     with (

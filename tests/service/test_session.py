@@ -3,6 +3,7 @@ simulator, holds, restarts, and refused commands."""
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,7 +26,6 @@ from cardshoe.controller.errors import UserError
 from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.procedure.facts import (
     Alarm,
-    AlarmKind,
     CardAssigned,
     HoldEnded,
     HoldStarted,
@@ -217,7 +217,7 @@ def test_a_card_outside_a_shoe_during_a_hold_is_recorded(tmp_path: Path) -> None
         assert not core.pull_card()  # the image is altered instead, and the self-test reruns
         while HoldReason.FIRMWARE_NOT_APPROVED not in session.snapshot().holds:
             session.step(0.05)
-        with pytest.raises(ProcedureRefused, match="start_shoe"):
+        with pytest.raises(ProcedureRefused, match="new-shoe is not possible now: the table is on"):
             session.start_shoe()
         assert core.pull_card()
         while not journaled(path, "irregularity"):
@@ -323,12 +323,14 @@ def test_a_command_the_procedure_refuses_is_journaled_and_raised(tmp_path: Path)
     path = tmp_path / "journal.sqlite"
     core = simulated_device(MANUAL, seed=10)
     with session_on(MANUAL, core, path) as (session, dealer):
-        with pytest.raises(ProcedureRefused, match="close_bets"):
+        refusal = "no-more-bets is not possible now: no shoe is open (possible now: new-shoe"
+        with pytest.raises(ProcedureRefused, match=re.escape(refusal)):
             session.close_bets()
         assert session.state is State.IDLE
     assert journaled(path, "command.close_bets")
-    alarms = [event for event in dealer.seen if isinstance(event, Alarm)]
-    assert [alarm.kind for alarm in alarms] == [AlarmKind.PROCEDURE_VIOLATION]
+    (refused,) = journaled(path, "command.refused")
+    assert refused.payload["command"] == "no-more-bets"
+    assert not [event for event in dealer.seen if isinstance(event, Alarm)]
 
 
 def test_a_device_of_the_other_kind_is_refused(tmp_path: Path) -> None:

@@ -80,8 +80,11 @@ class JournalWatch:
 
     def refresh(self) -> int:
         after = self.ids[-1] if self.ids else 0
+        self.kinds: list[str] = []
+        """The kinds of the records this refresh found."""
         for record in self.journal.records(after_id=after):
             self.ids.append(record.id)
+            self.kinds.append(record.kind)
             if record.kind == "round.result" and not record.payload["demo"]:
                 self.settled += 1
         return self.ids[-1]
@@ -152,6 +155,38 @@ def test_the_page_equals_board_json_after_every_round(tmp_path: Path, page: Page
             assert_page_shows(page, board, watch.settled)
     assert ended is not None and ended.reconciled
     assert checked == list(range(1, len(checked) + 1)) and len(checked) >= 5
+
+
+def test_holds_alarms_and_voids_show_as_a_banner(tmp_path: Path, page: Page) -> None:
+    """A jam holds the table in round 2 (the simulator clears it); a foreign card in round 4
+    raises an alarm and voids the round. The banner says each while it stands, the void
+    until the next round's cards come; none is left once the shoe has ended."""
+    path = tmp_path / "journal.sqlite"
+    config = table_config(decks=1)
+    core = simulated_device(config, seed=4, inject=("jam@round=2", "foreign-card@round=4"))
+    banners: dict[str, list[str]] = {}
+    with session_on(config, core, path) as (session, _):
+        watch = JournalWatch(session.journal)
+        with WebService(path) as web:
+            page.goto(web.url)
+            page.wait_for_function("window.cardshoe.renders > 0")
+
+            def look() -> None:
+                last_id = watch.refresh()
+                shown = {"hold.started", "alarm", "round.void"} & set(watch.kinds)
+                if shown:
+                    page_caught_up(page, web, last_id)
+                    lines = page.locator("#banner:visible .banner-line").all_inner_texts()
+                    for kind in shown:
+                        banners.setdefault(kind, lines)
+
+            session.run_shoe(deck_set=SIM_DECK_SET, rounds=5, on_step=look)
+            board = page_caught_up(page, web, watch.refresh())
+            ended_banner = page.is_visible("#banner")
+    assert banners["hold.started"] == ["HELD 暫停 · fault.jam"]
+    assert banners["alarm"] == banners["round.void"]
+    assert banners["alarm"] == ["ALARM 警報 · foreign_card", "ROUND 4 VOID 無效 · foreign_card"]
+    assert board["table"]["voids"] == 1 and not ended_banner
 
 
 def test_a_restarted_service_mid_shoe_leaves_the_page_with_every_record_once(

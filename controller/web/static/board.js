@@ -168,20 +168,22 @@ function drawLastResult(last) {
 }
 
 function drawBanner(table) {
-  // Holds first; then an alarm raised in the round on the layout; then a void round.
+  // Holds while they last; an alarm and a void for the round they came in, and on while
+  // bets are open for the next one, so the players see why that round settled nothing.
   const banner = el("banner");
   const lines = table.holds.map((hold) => "HELD 暫停 · " + hold);
-  const alarm = table.alarms[table.alarms.length - 1];
-  const roundNo = table.round.round_no;
-  if (alarm && roundNo !== null && alarm.round === roundNo) {
-    lines.push("ALARM 警報 · " + alarm.kind);
-  }
   const last = table.last_result;
-  const voided = !lines.length && last && last.void && table.phase === "round void";
+  const roundNo = table.round.round_no;
+  const betting = table.phase === "betting";
+  const showing = (round) => round !== null && (round === roundNo ||
+    (betting && last !== null && round === last.round));
+  const alarm = table.alarms[table.alarms.length - 1];
+  if (alarm && showing(alarm.round)) lines.push("ALARM 警報 · " + alarm.kind);
+  const voided = last !== null && last.void !== null && showing(last.round);
   if (voided) lines.push("ROUND " + last.round + " VOID 無效 · " + last.void);
   banner.hidden = !lines.length;
-  banner.className = voided ? "banner void" : "banner";
-  banner.textContent = lines.join("   ");
+  banner.className = lines.length === Number(voided) ? "banner void" : "banner";
+  banner.replaceChildren(...lines.map((line) => make("span", "banner-line", line)));
 }
 
 function drawHeader(board) {

@@ -1,5 +1,9 @@
 """The uplink's two durable positions, in a small JSON file replaced atomically.
 
+It lives beside the journal because both sides of the table PC read it: the
+uplink (controller/floor/uplink.py) writes it, and pruning (prune.py, also
+run by the service after each shoe) takes the floor's anchor from it.
+
 acked is the last record the broker acknowledged (where publishing goes on);
 anchor is the last record the floor verified (where a resend starts). The
 file is written to a temporary name, flushed to disk and renamed over the old

@@ -1,0 +1,409 @@
+"""The floor feed at scale (issue 14): ingest throughput, commit-to-row latency, 200 tables.
+
+Everything is real: Debian's mosquitto and PostgreSQL started in a temporary
+folder (controller/floor/local_servers.py), `shoectl floor ingest` as its own
+process, journals written by the journal's own writer, and the uplinks'
+own Uplink class.
+
+- Ingest throughput: 1,000 tables' records (chained, hashed as the journal
+  does) are queued in the broker for ingest's persistent session while it is
+  stopped; then ingest starts and the clock runs until PostgreSQL holds them
+  all verified. A floor of 1,000 tables produces about 250 records/s; the
+  target is 40 times that.
+- Latency: 200 tables write their journals at 0.25 records/s each (the pace
+  of 200 real tables), every table with its uplink; a record's latency is
+  journal_records.received_at (inside ingest's committing transaction) minus
+  the record's own journal time.
+- Floor simulation: 200 tables written at 20 times that pace; resident
+  memory (VmRSS) of the broker, ingest, the process holding the 200
+  uplinks (bench/floor_uplinks.py: one thread per table, simulation only),
+  and one real `shoectl uplink` process as a table PC runs it.
+
+A measurement, not a test: it asserts nothing.
+
+    .venv/bin/python bench/bench_floor.py [--tables 200] [--seconds 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import psycopg
+from floor_uplinks import GROUP
+from results import Measurement, Target, percentile, print_measurements
+
+from cardshoe.controller.canonical import canonical_json
+from cardshoe.controller.floor.broker import BrokerSettings, new_client
+from cardshoe.controller.floor.local_servers import Mosquitto, Postgres
+from cardshoe.controller.floor.messages import EventMessage
+from cardshoe.controller.floor.schema import connect, migrate
+from cardshoe.controller.journal.chain import GENESIS_HASH, record_hash
+from cardshoe.controller.journal.store import Journal
+
+THROUGHPUT_TABLES = 1000
+THROUGHPUT_RECORDS = 60
+"""Records per table in the throughput run: 60,000 in all."""
+FLOOR_RATE = 250.0
+"""Records per second from a floor of 1,000 tables (issue 14)."""
+TABLE_RATE = FLOOR_RATE / 1000
+WAIT_S = 300.0
+BENCH = Path(__file__).resolve().parent
+
+
+def shoectl(*args: str) -> list[str]:
+    return [sys.executable, "-m", "cardshoe.controller.cli", *args]
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def chained(table_id: str, count: int) -> list[bytes]:
+    previous, bodies = GENESIS_HASH, []
+    for record_id in range(1, count + 1):
+        payload = {"card": "9H", "round": record_id // 6}
+        time_ns = time.time_ns()
+        digest = record_hash(
+            previous,
+            record_id=record_id,
+            time_ns=time_ns,
+            table_id=table_id,
+            shoe_id="S1",
+            round_no=record_id // 6,
+            device_serial=None,
+            device_seq=None,
+            kind="card.assigned",
+            payload_json=canonical_json(payload),
+        )
+        message = EventMessage(
+            table_id,
+            record_id,
+            time_ns,
+            "S1",
+            record_id // 6,
+            None,
+            None,
+            "card.assigned",
+            payload,
+            previous,
+            digest,
+        )
+        bodies.append(message.encode())
+        previous = digest
+    return bodies
+
+
+def wait_for(what: str, done: object) -> None:
+    deadline = time.monotonic() + WAIT_S
+    while not done():  # type: ignore[operator]
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def verified_total(dsn: str) -> int:
+    with psycopg.connect(dsn) as connection:
+        row = connection.execute("SELECT coalesce(sum(contiguous_id), 0) FROM floor_tables")
+        return int(row.fetchone()[0])  # type: ignore[index]
+
+
+def online_tables(dsn: str) -> int:
+    with psycopg.connect(dsn) as connection:
+        row = connection.execute("SELECT count(*) FROM floor_tables WHERE online")
+        return int(row.fetchone()[0])  # type: ignore[index]
+
+
+def start(command: list[str], log: Path) -> subprocess.Popen[bytes]:
+    with log.open("ab") as output:
+        return subprocess.Popen(command, stdout=output, stderr=output)
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def ingest_command(broker: Mosquitto, dsn: str, client_id: str = "bench") -> list[str]:
+    return shoectl(
+        "floor", "ingest", "--broker", broker.url, "--dsn", dsn, "--client-id", client_id
+    )
+
+
+def fresh_database(postgres: Postgres, name: str) -> str:
+    dsn = postgres.create_database(name)
+    with connect(dsn) as connection:
+        migrate(connection)
+    return dsn
+
+
+def measure_throughput(
+    folder: Path, broker: Mosquitto, postgres: Postgres, ingests: int
+) -> Measurement:
+    dsn = fresh_database(postgres, f"throughput_{ingests}")
+    logs = [folder / f"ingest-throughput-{ingests}-{number}.log" for number in range(ingests)]
+    commands = [ingest_command(broker, dsn, f"bench-{number}") for number in range(ingests)]
+    running = [start(command, log) for command, log in zip(commands, logs, strict=True)]
+    for log in logs:
+        wait_for("ingest to subscribe", lambda log=log: "ingest subscribed" in log.read_text())
+    for process in running:
+        stop(process)  # their sessions, and the shared subscription, stay with the broker
+    settings = BrokerSettings(broker.url)
+    client = new_client(settings, "bench-publisher")
+    client.max_inflight_messages_set(1000)
+    client.connect(settings.host, settings.port)
+    client.loop_start()
+    total = THROUGHPUT_TABLES * THROUGHPUT_RECORDS
+    last = None
+    for number in range(THROUGHPUT_TABLES):
+        table_id = f"T{number:04d}"
+        for body in chained(table_id, THROUGHPUT_RECORDS):
+            last = client.publish(f"cardshoe/v1/bench/{table_id}/events", body, qos=1)
+    assert last is not None
+    last.wait_for_publish(WAIT_S)
+    client.disconnect()
+    client.loop_stop()
+    running = [start(command, log) for command, log in zip(commands, logs, strict=True)]
+    wait_for("ingest to verify everything", lambda: verified_total(dsn) >= total)
+    for process in running:
+        stop(process)
+    with psycopg.connect(dsn) as connection:
+        row = connection.execute(
+            "SELECT extract(epoch FROM max(received_at) - min(received_at)) FROM journal_records"
+        ).fetchone()
+    assert row is not None
+    return Measurement(
+        f"floor ingest throughput, chain verified, {ingests} ingest process(es)",
+        total / float(row[0]),
+        "records/s",
+        Target(40 * FLOOR_RATE, at_least=True, text="≥ 10,000 records/s (40 × 1,000 tables)"),
+        f"{total:,} records of {THROUGHPUT_TABLES:,} tables queued in mosquitto for "
+        f"{ingests} shoectl floor ingest (one MQTT 5 shared subscription) into PostgreSQL 15; "
+        "records over the time from the first row stored to the last",
+    )
+
+
+class Writers:
+    """Tables appending to their journals, each at its own pace, from one thread."""
+
+    def __init__(self, journals: list[Path], rate_per_table: float) -> None:
+        self.journals = [Journal.open(path, table_id=path.stem) for path in journals]
+        self.interval = 1.0 / (rate_per_table * len(journals))
+        self.written = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _run(self) -> None:
+        next_at = time.monotonic()
+        while not self._stop.is_set():
+            journal = self.journals[self.written % len(self.journals)]
+            with journal.transaction() as transaction:
+                transaction.append(
+                    "bench.tick",
+                    {"card": "9H", "n": self.written},
+                    shoe_id="S1",
+                    round_no=None,
+                    device_serial=None,
+                )
+            self.written += 1
+            next_at += self.interval
+            self._stop.wait(max(0.0, next_at - time.monotonic()))
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        for journal in self.journals:
+            journal.close()
+
+
+def floor_run(
+    folder: Path,
+    broker: Mosquitto,
+    postgres: Postgres,
+    *,
+    name: str,
+    tables: int,
+    rate_per_table: float,
+    seconds: float,
+) -> tuple[str, dict[str, float]]:
+    """Tables writing and uplinking for `seconds`; returns the database and peak memory."""
+    dsn = fresh_database(postgres, name)
+    run_folder = folder / name
+    (run_folder / "state").mkdir(parents=True)
+    journals = [run_folder / f"T{number:04d}.sqlite" for number in range(tables)]
+    writers = Writers(journals, rate_per_table)
+    ingest = start(ingest_command(broker, dsn), run_folder / "ingest.log")
+    groups = [journals[i : i + GROUP] for i in range(0, len(journals), GROUP)]
+    uplinks = [
+        start(
+            [sys.executable, str(BENCH / "floor_uplinks.py"), broker.url, str(run_folder / "state")]
+            + [str(path) for path in group],
+            run_folder / f"uplinks-{number}.log",
+        )
+        for number, group in enumerate(groups)
+    ]
+    single_state = run_folder / "single"
+    single_state.mkdir()
+    single = start(
+        shoectl(
+            "uplink",
+            "--journal",
+            str(journals[0]),
+            "--broker",
+            broker.url,
+            "--site",
+            "bench-single",
+            "--state-dir",
+            str(single_state),
+        ),
+        run_folder / "single.log",
+    )
+    # Journal time runs from the first record: every uplink connects first (its status
+    # reaches the floor), so start-up on two cores is not counted as latency.
+    wait_for(f"{name}: every uplink online", lambda: online_tables(dsn) >= tables)
+    writers.start()
+    started = time.monotonic()
+    memory = {"broker": 0.0, "ingest": 0.0, "uplinks": 0.0, "single": 0.0}
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        time.sleep(1.0)
+        assert broker.process is not None
+        for key, pid in (
+            ("broker", broker.process.pid),
+            ("ingest", ingest.pid),
+            ("single", single.pid),
+        ):
+            memory[key] = max(memory[key], rss_mb(pid))
+        memory["uplinks"] = max(memory["uplinks"], sum(rss_mb(p.pid) for p in uplinks))
+    writers.stop()
+    memory["rate"] = writers.written / (time.monotonic() - started)
+    wait_for(f"{name}: the floor to catch up", lambda: verified_total(dsn) >= writers.written)
+    for process in (single, *uplinks, ingest):
+        stop(process)
+    memory["records"] = float(writers.written)
+    return dsn, memory
+
+
+def latencies_ms(dsn: str) -> list[float]:
+    with psycopg.connect(dsn) as connection:
+        rows = connection.execute(
+            "SELECT extract(epoch FROM received_at) * 1000 - time_ns / 1e6 FROM journal_records"
+        ).fetchall()
+    return [float(row[0]) for row in rows]
+
+
+def measure(tables: int = 200, seconds: float = 20.0) -> list[Measurement]:
+    folder = Path(tempfile.mkdtemp(prefix="cardshoe-bench-floor-"))
+    broker = Mosquitto(folder / "mosquitto")
+    postgres = Postgres(folder / "postgres")
+    broker.start()
+    postgres.start()
+    try:
+        rows = measure_floor(folder, broker, postgres, tables, seconds)
+    except BaseException:
+        print(f"bench_floor failed: the servers' and processes' logs are kept in {folder}")
+        raise
+    finally:
+        postgres.stop()
+        broker.stop()
+    shutil.rmtree(folder, ignore_errors=True)
+    return rows
+
+
+def measure_floor(
+    folder: Path, broker: Mosquitto, postgres: Postgres, tables: int, seconds: float
+) -> list[Measurement]:
+    rows = []
+    for ingests in (1, 2):
+        rows.append(measure_throughput(folder, broker, postgres, ingests))
+        # The stopped ingests' sessions would keep taking their share of the shared
+        # subscription: a broker restarted without persistence forgets them.
+        broker.restart()
+    dsn, _ = floor_run(
+        folder,
+        broker,
+        postgres,
+        name="latency",
+        tables=tables,
+        rate_per_table=TABLE_RATE,
+        seconds=seconds,
+    )
+    samples = latencies_ms(dsn)
+    how = (
+        f"{tables} tables at {TABLE_RATE} records/s each ({len(samples)} records), one "
+        "uplink per table (threads of one process), one ingest; PostgreSQL insert time minus "
+        "journal time"
+    )
+    rows.append(
+        Measurement(
+            "journal commit → PostgreSQL row, p50", percentile(samples, 50), "ms", None, how
+        )
+    )
+    rows.append(
+        Measurement(
+            "journal commit → PostgreSQL row, p99", percentile(samples, 99), "ms", None, how
+        )
+    )
+    pace = 20 * TABLE_RATE
+    _, memory = floor_run(
+        folder,
+        broker,
+        postgres,
+        name="floor_sim",
+        tables=tables,
+        rate_per_table=pace,
+        seconds=seconds,
+    )
+    how = (
+        f"{tables} tables asked to write {pace:g} records/s each (20 × a real table's pace), "
+        f"reached {memory['rate']:,.0f} records/s in all (one writer thread, durable "
+        f"commits); {memory['records']:,.0f} records, all verified; peak VmRSS while running"
+    )
+    rows += [
+        Measurement("floor of 200 tables: mosquitto RSS", memory["broker"], "MB", None, how),
+        Measurement("floor of 200 tables: ingest RSS", memory["ingest"], "MB", None, how),
+        Measurement(
+            f"floor of 200 tables: the {tables} uplinks' RSS ({GROUP} a process)",
+            memory["uplinks"],
+            "MB",
+            None,
+            how + f"; bench/floor_uplinks.py runs {GROUP} tables' Uplink objects in "
+            "threads of one process, for the simulation only; summed over the processes",
+        ),
+        Measurement(
+            "one table PC's shoectl uplink RSS",
+            memory["single"],
+            "MB",
+            None,
+            "a real shoectl uplink process following one of those journals",
+        ),
+    ]
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tables", type=int, default=200)
+    parser.add_argument("--seconds", type=float, default=20.0)
+    arguments = parser.parse_args()
+    print_measurements(measure(arguments.tables, arguments.seconds))
+
+
+if __name__ == "__main__":
+    main()

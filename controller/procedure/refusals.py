@@ -1,0 +1,86 @@
+"""Refusing an operator's command in the operator's words.
+
+A refused command names the command as typed (no-more-bets, not close_bets),
+says where the table stands in words a dealer uses, and lists what is
+possible now, taken from the transition table itself so it is never out of
+step with the procedure. The refusal is a fact of its own (command.refused),
+journaled and counted, not an alarm: a dealer pressing a command too early is
+not a reason for the pit to look.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from cardshoe.controller.procedure.corrections import VOID_REASONS
+from cardshoe.controller.procedure.machine import TRANSITIONS, State, Trigger
+
+COMMAND_WORDS: Mapping[Trigger, str] = {
+    Trigger.START_SHOE: "new-shoe",
+    Trigger.SHOE_LOADED: "shoe-loaded",
+    Trigger.CUT_DONE: "cut-done",
+    Trigger.CLOSE_BETS: "no-more-bets",
+    Trigger.CONFIRM_FACE_UP: "confirm-face-up",
+    Trigger.END_SHOE: "end-shoe",
+    Trigger.ABANDON_SHOE: "abandon-shoe",
+    Trigger.CLEAR_HOLD: "clear-hold",
+    Trigger.VOID_CURRENT_ROUND: "void-round",
+}
+"""Each operator command's trigger -> the command as the operator types it."""
+
+STATE_WORDS: Mapping[State, str] = {
+    State.IDLE: "no shoe is open",
+    State.LOADING: "the shoe is being loaded",
+    State.CUT: "the pack is being cut",
+    State.SHUFFLING: "the machine is shuffling",
+    State.BURNING: "the start-of-shoe burn is under way",
+    State.READY: "the next round is about to open",
+    State.BETTING: "bets are open",
+    State.ROUND_BURN: "the round's burn is under way",
+    State.DEALING: "the round is being dealt",
+    State.RETURNING: "the machine is taking the round's cards back",
+    State.SHOE_ENDED: "the shoe has ended and is being counted",
+    State.HELD: "the table is on hold",
+    State.FAULT: "the table stopped on a software fault",
+}
+"""Where the table stands, as a dealer would say it."""
+
+
+def possible_commands(state: State) -> list[str]:
+    """The commands with a transition out of `state`, in the table's order."""
+    possible: list[str] = []
+    for transition in TRANSITIONS:
+        sources = (
+            (transition.source,) if isinstance(transition.source, State) else transition.source
+        )
+        word = COMMAND_WORDS.get(transition.trigger)
+        if word is not None and state in sources and word not in possible:
+            possible.append(word)
+    return possible
+
+
+def refusal_text(trigger: Trigger, state: State, position: State, holds: Sequence[str]) -> str:
+    """Why an operator command cannot be carried out now, and what can."""
+    command = COMMAND_WORDS[trigger]
+    situation = STATE_WORDS[state]
+    if state is State.HELD:
+        situation = f"the table is on hold ({', '.join(holds)}) in {STATE_WORDS[position]}"
+    possible = possible_commands(state)
+    hint = f"possible now: {', '.join(possible)}" if possible else "no command is possible now"
+    return f"{command} is not possible now: {situation} ({hint})"
+
+
+def clear_hold_text(named: str, clearable: Sequence[str]) -> str:
+    """clear-hold takes the name of an active hold that only a person clears."""
+    if not clearable:
+        return f"clear-hold {named!r} is not possible now: no hold a person clears is active"
+    return (
+        f"clear-hold {named!r} is not possible now: name one of the active holds a person "
+        f"clears: {', '.join(clearable)} (free text goes in --note)"
+    )
+
+
+def void_reason_text(named: str) -> str:
+    """void-round takes a reason from the table, each citing its rule."""
+    reasons = "; ".join(f"{reason} ({rule.rule})" for reason, rule in VOID_REASONS.items())
+    return f"void-round {named!r} is not a reason of the table: use one of {reasons}"

@@ -1,0 +1,157 @@
+"""One round as a dispute needs it, rebuilt from the journal's records of that round.
+
+Last-game recall: the round's cards in shoe order (to a hand, set aside or
+burned), both hands, the result and every bet's settlement per unit, each
+irregularity and correction, every operator command with who gave it, and
+the ids of the records behind it all, so anyone can check the account
+against the journal itself (shoectl journal show, verify). A pure projection
+of records: it reads nothing else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+CARD_KINDS = {"card.assigned": None, "card.set_aside": "set_aside", "card.burned": "burn"}
+"""Card facts -> where the card went (None: the hand in its payload)."""
+OPERATOR_KIND = "session.operator"
+
+
+@dataclass(frozen=True)
+class JournalEntry:
+    """What recall needs of one journal record."""
+
+    id: int
+    time_utc: str
+    kind: str
+    payload: Mapping[str, Any]
+
+
+@dataclass
+class RoundRecall:
+    shoe_id: str
+    round_no: int
+    demo: bool = False
+    cards: list[dict[str, Any]] = field(default_factory=list)
+    player: list[str] = field(default_factory=list)
+    banker: list[str] = field(default_factory=list)
+    result: dict[str, Any] | None = None
+    void: str | None = None
+    settlement: dict[str, str] | None = None
+    irregularities: list[dict[str, Any]] = field(default_factory=list)
+    commands: list[dict[str, Any]] = field(default_factory=list)
+    alarms: list[dict[str, Any]] = field(default_factory=list)
+    records: list[int] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+
+
+def recall_round(
+    shoe_id: str, round_no: int, entries: Iterable[JournalEntry]
+) -> RoundRecall | None:
+    """The round from its records (in journal order); None when the round never opened."""
+    recall = RoundRecall(shoe_id, round_no)
+    opened = False
+    by: dict[str, Any] | None = None
+    for entry in entries:
+        recall.records.append(entry.id)
+        payload = entry.payload
+        if entry.kind == "round.opened":
+            opened, recall.demo = True, bool(payload["demo"])
+        elif entry.kind in CARD_KINDS:
+            went = CARD_KINDS[entry.kind] or payload["to"]
+            recall.cards.append(
+                {
+                    "record": entry.id,
+                    "card": payload["card"],
+                    "physical_id": payload["physical_id"],
+                    "to": went,
+                }
+            )
+        elif entry.kind == "round.result":
+            recall.player, recall.banker = list(payload["player"]), list(payload["banker"])
+            recall.settlement = payload["settlement"]
+            recall.result = {
+                name: payload[name]
+                for name in (
+                    "winner",
+                    "player_total",
+                    "banker_total",
+                    "natural",
+                    "player_pair",
+                    "banker_pair",
+                    "sevens",
+                    "tie_bets",
+                )
+                if name in payload
+            }
+        elif entry.kind == "round.void":
+            recall.void = payload["reason"]
+        elif entry.kind == "irregularity":
+            recall.irregularities.append({"record": entry.id, **payload})
+        elif entry.kind == "alarm":
+            recall.alarms.append({"record": entry.id, **payload})
+        elif entry.kind == OPERATOR_KIND:
+            by = {name: payload[name] for name in ("user", "uid", "role")}
+        elif entry.kind.startswith("command."):
+            recall.commands.append(
+                {
+                    "record": entry.id,
+                    "time": entry.time_utc,
+                    "kind": entry.kind,
+                    "payload": dict(payload),
+                    "by": by,
+                }
+            )
+            by = None
+    if not opened:
+        return None
+    if recall.result is None:
+        recall.player = [c["card"] for c in recall.cards if c["to"] == "player"]
+        recall.banker = [c["card"] for c in recall.cards if c["to"] == "banker"]
+    return recall
+
+
+def recall_text(recall: RoundRecall) -> str:
+    """The recall for a person: one line per fact, records in brackets."""
+    title = f"shoe {recall.shoe_id}, round {recall.round_no}" + (
+        " (demonstration)" if recall.demo else ""
+    )
+    lines = [title, "cards in shoe order:"]
+    for card in recall.cards:
+        lines.append(
+            f"  [{card['record']}] {card['card'] or '??'} "
+            f"({card['physical_id'] or 'unread'}) -> {card['to']}"
+        )
+    lines.append(f"player: {' '.join(recall.player) or '-'}")
+    lines.append(f"banker: {' '.join(recall.banker) or '-'}")
+    if recall.void is not None:
+        lines.append(f"void: {recall.void} (every stake returned; earlier results stand)")
+    elif recall.result is not None:
+        result = recall.result
+        lines.append(
+            f"result: {result['winner']}, player {result['player_total']} "
+            f"banker {result['banker_total']}"
+            + (f", tie bets {result['tie_bets']}" if result.get("tie_bets") else "")
+        )
+        if recall.settlement is not None:
+            per_unit = ", ".join(f"{bet} {value}" for bet, value in recall.settlement.items())
+            lines.append(f"settlement per unit: {per_unit}")
+    for found in recall.irregularities:
+        lines.append(
+            f"irregularity [{found['record']}] {found['code']}: {found['consequence']} "
+            f"({found['detail']})"
+        )
+    for alarm in recall.alarms:
+        lines.append(f"alarm [{alarm['record']}] {alarm['kind']}: {alarm['detail']}")
+    for command in recall.commands:
+        who = command["by"]
+        giver = "-" if who is None else f"{who['user']} (uid {who['uid']}, {who['role']})"
+        lines.append(
+            f"command [{command['record']}] {command['time']} {command['kind']} by {giver}"
+        )
+    lines.append(f"records: {recall.records[0]}-{recall.records[-1]} ({len(recall.records)})")
+    return "\n".join(lines)

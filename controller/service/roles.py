@@ -1,0 +1,115 @@
+"""Who may give which command: the control socket's peer uid, mapped to a role.
+
+The kernel tells the service the uid of every control-socket client
+(SO_PEERCRED, control_socket.current_peer); the table's [roles] section maps
+user names and @groups to roles. A person's highest role counts. Which role
+a command needs is the table COMMAND_ROLES: watching needs none, dealing a
+dealer, and what overrides the procedure's own checks (voids, security holds,
+re-synchronisation, abandoning a shoe) a supervisor.
+"""
+
+from __future__ import annotations
+
+import grp
+import os
+import pwd
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import IntEnum
+
+from cardshoe.controller.config import RolesConfig
+from cardshoe.controller.errors import EXIT_DEVICE_UNAVAILABLE, UserError
+from cardshoe.controller.service.control_socket import Peer
+
+
+class Role(IntEnum):
+    """Higher includes lower."""
+
+    WATCHER = 0
+    DEALER = 1
+    SUPERVISOR = 2
+    TECHNICIAN = 3
+
+    def __str__(self) -> str:
+        return self.name.lower()
+
+
+COMMAND_ROLES: Mapping[str, Role] = {
+    "status": Role.WATCHER,
+    "subscribe": Role.WATCHER,
+    "sign-in": Role.DEALER,
+    "new-shoe": Role.DEALER,
+    "shoe-loaded": Role.DEALER,
+    "cut-done": Role.DEALER,
+    "no-more-bets": Role.DEALER,
+    "confirm-face-up": Role.DEALER,
+    "end-shoe": Role.DEALER,
+    "void-round": Role.SUPERVISOR,
+    "clear-hold": Role.SUPERVISOR,
+    "abandon-shoe": Role.SUPERVISOR,
+}
+"""Each control-socket command -> the least role that may give it."""
+
+
+@dataclass(frozen=True)
+class Operator:
+    """A person at the control socket, as the journal records them."""
+
+    uid: int
+    user: str
+    role: Role
+
+    def as_json(self) -> dict[str, object]:
+        return {"uid": self.uid, "user": self.user, "role": str(self.role)}
+
+
+def operator_of(peer: Peer | None, roles: RolesConfig) -> Operator:
+    """The peer's user name and highest role; with no [roles] section, every role."""
+    if peer is None:
+        return Operator(os.getuid(), _user_name(os.getuid()), Role.TECHNICIAN)
+    user = _user_name(peer.uid)
+    if not roles.configured:
+        return Operator(peer.uid, user, Role.TECHNICIAN)
+    groups = _group_names(user, peer.gid)
+    held = [Role.WATCHER]
+    for role, names in (
+        (Role.DEALER, roles.dealer),
+        (Role.SUPERVISOR, roles.supervisor),
+        (Role.TECHNICIAN, roles.technician),
+    ):
+        for name in names:
+            if name == user or (name.startswith("@") and name[1:] in groups):
+                held.append(role)
+    return Operator(peer.uid, user, max(held))
+
+
+def check_permitted(command: str, operator: Operator) -> None:
+    needed = COMMAND_ROLES.get(command, Role.TECHNICIAN)
+    if operator.role < needed:
+        raise UserError(
+            f"{command} needs a {needed}: {operator.user} (uid {operator.uid}) is a "
+            f"{operator.role} at this table; ask a {needed}, or have [roles] in the table's "
+            "configuration name you",
+            EXIT_DEVICE_UNAVAILABLE,
+        )
+
+
+def _user_name(uid: int) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"uid-{uid}"
+
+
+def _group_names(user: str, gid: int) -> set[str]:
+    try:
+        ids = os.getgrouplist(user, gid)
+    except OSError:
+        ids = [gid]
+    names = set()
+    for group_id in ids:
+        try:
+            names.add(grp.getgrgid(group_id).gr_name)
+        except KeyError:
+            continue
+    return names

@@ -1,0 +1,56 @@
+"""shoectl journal round: last-game recall from a journal the real service wrote."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from support.service_support import running_service, simulated_table, wait_until
+from support.shoectl import ShoectlRunner
+
+from cardshoe.controller.service.control_socket import request
+
+
+def test_a_round_is_recalled_with_its_cards_result_settlement_commands_and_records(
+    tmp_path: Path, shoectl: ShoectlRunner
+) -> None:
+    with (
+        simulated_table(tmp_path) as table,
+        running_service(table, "--betting-time", "600") as service,
+    ):
+        service.wait_for_notification("READY=1")
+        socket = table.socket_path
+        request(socket, "new-shoe", shoe_id="D1")
+        request(socket, "shoe-loaded")
+        request(socket, "cut-done")
+        wait_until(lambda: table.status()["state"] == "betting", "round 1 open")
+        request(socket, "no-more-bets")
+        wait_until(lambda: table.status()["round_no"] == 2, "round 2 open")
+        request(socket, "void-round", reason="misdeal", note="card flipped")
+        wait_until(lambda: table.status()["round_no"] == 3, "round 3 open")
+        assert service.stop() == 0
+    journal = str(table.journal_path)
+    done = shoectl("journal", "round", journal, "--shoe", "D1", "--round", "1", "--json")
+    assert done.returncode == 0, done.stderr
+    settled = json.loads(done.stdout)
+    hands = {"player": settled["player"], "banker": settled["banker"]}
+    for hand, cards in hands.items():
+        assert cards == [c["card"] for c in settled["cards"] if c["to"] == hand]
+    assert 4 <= len(settled["cards"]) <= 6 and settled["void"] is None
+    assert settled["result"]["winner"] in ("player", "banker", "tie")
+    assert set(settled["settlement"]) == {"player", "banker", "tie", "player_pair", "banker_pair"}
+    (closed,) = [c for c in settled["commands"] if c["kind"] == "command.close_bets"]
+    assert closed["by"]["user"] == "root" and closed["by"]["role"] == "technician"
+    assert settled["records"] == sorted(settled["records"]) and len(settled["records"]) > 10
+    voided = json.loads(
+        shoectl("journal", "round", journal, "--shoe", "D1", "--round", "2", "--json").stdout
+    )
+    assert (voided["void"], voided["result"], voided["settlement"]) == ("misdeal", None, None)
+    (void_command,) = [c for c in voided["commands"] if c["kind"] == "command.void_round"]
+    assert void_command["payload"] == {"reason": "misdeal", "note": "card flipped"}
+    text = shoectl("journal", "round", journal, "--shoe", "D1", "--round", "1").stdout
+    assert "cards in shoe order:" in text and "settlement per unit: " in text
+    assert "command.close_bets by root (uid 0, technician)" in text
+    missing = shoectl("journal", "round", journal, "--shoe", "D1", "--round", "99")
+    assert missing.returncode == 2
+    assert missing.stderr.strip().startswith("shoectl: error: ") and "no round 99" in missing.stderr
