@@ -259,10 +259,13 @@ class TableService:
         return None
 
     def _refused(self, journal: Journal, problem: DriverError) -> UserError:
-        """Journal why the device was not taken at start-up; the error to stop with."""
+        """Journal why the device was not taken at start-up; the error to stop with.
+
+        Not logged as well: the error is the one line shoectl run ends with (stderr, which
+        journald keeps too), and a second copy on stdout would tell it twice.
+        """
         alarm = Alarm(AlarmKind.DEVICE_FAULT, f"start-up refused the device: {problem}")
         record_device_refusal(journal, alarm, device_serial=None)
-        log.error("device refused", reason=alarm.detail)
         return device_user_error(problem)
 
     def _candidates(self) -> tuple[Candidate, ...]:
