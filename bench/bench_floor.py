@@ -200,11 +200,11 @@ class Writers:
     """Tables appending to their journals, each at its own pace, from one thread."""
 
     def __init__(self, journals: list[Path], rate_per_table: float) -> None:
-        self.journals = [Journal.open(path, table_id=path.stem) for path in journals]
+        self.journals = [Journal.open(path, table_id=path.stem, create=True) for path in journals]
         self.interval = 1.0 / (rate_per_table * len(journals))
         self.written = 0
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run)
+        self._thread = threading.Thread(target=self._run, daemon=True)
 
     def start(self) -> None:
         self._thread.start()
@@ -274,28 +274,30 @@ def floor_run(
         ),
         run_folder / "single.log",
     )
-    # Journal time runs from the first record: every uplink connects first (its status
-    # reaches the floor), so start-up on two cores is not counted as latency.
-    wait_for(f"{name}: every uplink online", lambda: online_tables(dsn) >= tables)
-    writers.start()
-    started = time.monotonic()
-    memory = {"broker": 0.0, "ingest": 0.0, "uplinks": 0.0, "single": 0.0}
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        time.sleep(1.0)
-        assert broker.process is not None
-        for key, pid in (
-            ("broker", broker.process.pid),
-            ("ingest", ingest.pid),
-            ("single", single.pid),
-        ):
-            memory[key] = max(memory[key], rss_mb(pid))
-        memory["uplinks"] = max(memory["uplinks"], sum(rss_mb(p.pid) for p in uplinks))
-    writers.stop()
-    memory["rate"] = writers.written / (time.monotonic() - started)
-    wait_for(f"{name}: the floor to catch up", lambda: verified_total(dsn) >= writers.written)
-    for process in (single, *uplinks, ingest):
-        stop(process)
+    try:
+        # Journal time runs from the first record: every uplink connects first (its status
+        # reaches the floor), so start-up on two cores is not counted as latency.
+        wait_for(f"{name}: every uplink online", lambda: online_tables(dsn) >= tables)
+        writers.start()
+        started = time.monotonic()
+        memory = {"broker": 0.0, "ingest": 0.0, "uplinks": 0.0, "single": 0.0}
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            time.sleep(1.0)
+            assert broker.process is not None
+            for key, pid in (
+                ("broker", broker.process.pid),
+                ("ingest", ingest.pid),
+                ("single", single.pid),
+            ):
+                memory[key] = max(memory[key], rss_mb(pid))
+            memory["uplinks"] = max(memory["uplinks"], sum(rss_mb(p.pid) for p in uplinks))
+        writers.stop()
+        memory["rate"] = writers.written / (time.monotonic() - started)
+        wait_for(f"{name}: the floor to catch up", lambda: verified_total(dsn) >= writers.written)
+    finally:
+        for process in (single, *uplinks, ingest):
+            stop(process)
     memory["records"] = float(writers.written)
     return dsn, memory
 

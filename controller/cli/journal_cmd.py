@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from cardshoe.controller.cli.run_cmd import DEFAULT_CONFIG
+from cardshoe.controller.cli.run_cmd import TABLE_CONFIG_OPTION
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -41,14 +41,7 @@ def journal() -> None:
 
 
 @journal.command()
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=DEFAULT_CONFIG,
-    show_default=True,
-    help="The table configuration: its table_id and service.journal_path.",
-)
+@TABLE_CONFIG_OPTION
 @click.option(
     "--if-missing",
     is_flag=True,

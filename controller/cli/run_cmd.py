@@ -8,10 +8,7 @@ import click
 
 DEFAULT_CONFIG = Path("/etc/cardshoe/table.toml")
 """Where udev/systemd/cardshoe.service and docs/deployment.md put the table configuration."""
-
-
-@click.command()
-@click.option(
+TABLE_CONFIG_OPTION = click.option(
     "--config",
     "config_path",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -19,6 +16,11 @@ DEFAULT_CONFIG = Path("/etc/cardshoe/table.toml")
     show_default=True,
     help="The table configuration (docs/configuration.md).",
 )
+"""--config for the commands that act as the table itself (run, journal init)."""
+
+
+@click.command()
+@TABLE_CONFIG_OPTION
 @click.option(
     "--betting-time",
     type=click.FloatRange(min=0),

@@ -70,6 +70,10 @@ class AlarmKind:
     """Records missing for longer than gap_report_s."""
 
 
+class _StopWhileRetrying(Exception):
+    """Stop was asked while the database was away: the batch is left to the broker."""
+
+
 @dataclass(frozen=True)
 class IngestSettings:
     broker: BrokerSettings
@@ -138,6 +142,8 @@ class Ingest:
                 if time.monotonic() >= next_gap_check:
                     self._publish(self._with_database(self._report_gaps))
                     next_gap_check = time.monotonic() + 1.0
+        except _StopWhileRetrying:
+            log.warning("ingest stops with a batch not stored; the broker delivers it again")
         finally:
             client.disconnect()
             client.loop_stop()
@@ -287,8 +293,14 @@ class Ingest:
         return outcome
 
     def _with_database(self, work: Any) -> _Outcome:
-        """Run one transaction, retrying through a database restart until it commits."""
+        """Run one transaction, retrying through a database restart until it commits.
+
+        A stop requested meanwhile ends the retries: nothing of the batch was
+        acknowledged, so the broker hands it to ingest again.
+        """
         while True:
+            if self._stop_requested:
+                raise _StopWhileRetrying
             if self._db is None or self._db.closed:
                 try:
                     self._db = connect(self.settings.dsn)

@@ -193,33 +193,26 @@ TRANSITIONS: tuple[Transition, ...] = (
         unless=("shoe_is_finished",),
         after=("open_round",),
     ),
-    T(
-        Trigger.CLOSE_BETS,
-        State.BETTING,
-        State.ROUND_BURN,
-        ("burns_each_round",),
-        after=("record_bets_closed",),
-    ),
-    T(
-        Trigger.CLOSE_BETS,
-        State.BETTING,
-        State.DEALING,
-        unless=("burns_each_round",),
-        after=("record_bets_closed",),
-    ),
-    T(
-        Trigger.DEALER_BUTTON,
-        State.BETTING,
-        State.ROUND_BURN,
-        ("burns_each_round",),
-        after=("record_bets_closed",),
-    ),
-    T(
-        Trigger.DEALER_BUTTON,
-        State.BETTING,
-        State.DEALING,
-        unless=("burns_each_round",),
-        after=("record_bets_closed",),
+    # The pit's no-more-bets and the dealer's button close the bets alike.
+    *(
+        closing
+        for trigger in (Trigger.CLOSE_BETS, Trigger.DEALER_BUTTON)
+        for closing in (
+            T(
+                trigger,
+                State.BETTING,
+                State.ROUND_BURN,
+                ("burns_each_round",),
+                after=("record_bets_closed",),
+            ),
+            T(
+                trigger,
+                State.BETTING,
+                State.DEALING,
+                unless=("burns_each_round",),
+                after=("record_bets_closed",),
+            ),
+        )
     ),
     T(Trigger.BURN_DONE, State.ROUND_BURN, State.DEALING, ("burn_is_finished",)),
     T(

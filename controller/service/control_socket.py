@@ -572,8 +572,7 @@ def _connect(path: Path, timeout: float) -> socket.socket:
         except BlockingIOError:
             if time.monotonic() + pause > deadline:
                 raise UserError(
-                    f"the service on {path} is too busy to accept within {timeout:g} s: "
-                    "try again",
+                    f"the service on {path} is too busy to accept within {timeout:g} s: try again",
                     EXIT_NO_SERVICE,
                 ) from None
             time.sleep(pause)

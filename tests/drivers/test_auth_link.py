@@ -9,8 +9,6 @@ one, an unsealed one, an AUTH_RESPONSE that contradicts the HELLO.
 
 from __future__ import annotations
 
-import os
-import select
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -54,7 +52,6 @@ from cardshoe.drivers.protocol.messages import (
     Reply,
     SelfTestResult,
     SensorFlag,
-    decode_message,
     encode_message,
 )
 from cardshoe.firmware_sim.devices import create_device
@@ -220,22 +217,14 @@ class SealingPeer(ScriptedPeer):
         self.refused: list[str] = []
         super().__init__()
 
-    def _read(self) -> None:
-        while not self._stop.is_set():
-            if not select.select([self._master], [], [], 0.02)[0]:
-                continue
+    def _take(self, payload: bytes) -> None:
+        if is_sealed(payload) and self.auth is not None:
             try:
-                data = os.read(self._master, 4096)
-            except OSError:
+                payload = self.auth.open(payload)
+            except AuthError as exc:
+                self.refused.append(str(exc))
                 return
-            for payload in self._decoder.feed(data):
-                if is_sealed(payload) and self.auth is not None:
-                    try:
-                        payload = self.auth.open(payload)
-                    except AuthError as exc:
-                        self.refused.append(str(exc))
-                        continue
-                self._received.put(decode_message(payload))
+        super()._take(payload)
 
     def sealed(self, message: Message) -> bytes:
         assert self.auth is not None

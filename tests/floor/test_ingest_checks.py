@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from pathlib import Path
 
 from support.floor_support import (
     Floor,
@@ -16,7 +17,9 @@ from support.floor_support import (
 from support.service_support import wait_until
 from support.shoectl import ShoectlRunner
 
+from cardshoe.controller.floor.local_servers import Mosquitto, Postgres
 from cardshoe.controller.floor.messages import EventMessage, StatusMessage
+from cardshoe.controller.floor.schema import connect, migrate
 
 EVENTS = "cardshoe/v1/casino-1/{}/events"
 
@@ -136,3 +139,23 @@ def test_a_record_postgres_cannot_store_is_an_alarm_and_ingest_goes_on(floor: Fl
     assert floor_alarms(floor.dsn) == [("T6", "malformed", 2)]
     assert contiguous(floor, "T6") == 1
     assert floor_table(floor.dsn, "T6")["chain_ok"] is False
+
+
+def test_ingest_stops_when_asked_while_its_database_is_away(
+    tmp_path: Path, broker: Mosquitto
+) -> None:
+    """SIGTERM must end ingest even mid-retry (systemd would otherwise SIGKILL it)."""
+    own = Postgres(tmp_path / "own-postgres")
+    own.start()
+    try:
+        with connect(own.dsn) as connection:
+            migrate(connection)
+        floor = Floor(tmp_path, broker, own.dsn)
+        ingest = floor.ingest()
+        own.stop("immediate")
+        publish(broker.url, EVENTS.format("T8"), [chained_messages("T8", 1)[0].encode()])
+        wait_until(lambda: "floor database failed" in ingest.log, "ingest to retry the batch")
+        assert ingest.stop() == 0
+        assert "a batch not stored" in ingest.log
+    finally:
+        own.stop()

@@ -30,12 +30,11 @@ from support.service_support import (
     Table,
     open_manual_shoe,
     running_service,
-    simulated_table,
     wait_until,
 )
 from support.session_support import assert_every_event_journaled_once, journaled
 from support.shoectl import ShoectlRunner
-from support.storage_support import device_events, fill, small_filesystem
+from support.storage_support import device_events, fill, table_on_small_disk
 
 from cardshoe.controller.procedure.holds import HoldReason
 from cardshoe.controller.service.control_socket import request
@@ -74,15 +73,7 @@ def test_case18_storage_fault_campaign(tmp_path: Path, shoectl: ShoectlRunner) -
         pytest.skip("the campaign mounts a tmpfs and sets prlimit: it needs root (CI has it)")
     if shutil.which("prlimit") is None:
         pytest.skip("prlimit (util-linux) is missing")
-    (tmp_path / "table").mkdir()
-    with (
-        small_filesystem(tmp_path / "disk", "8m") as disk,
-        simulated_table(
-            tmp_path / "table",
-            journal_dir=disk,
-            service_lines=f"journal_min_free_mb = {FLOOR_MB}\n",
-        ) as table,
-    ):
+    with table_on_small_disk(tmp_path, "8m", floor_mb=FLOOR_MB) as (table, disk):
         config = str(table.config_path)
 
         # 1. the disk driven to full: held before it is, across a restart

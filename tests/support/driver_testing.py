@@ -88,7 +88,11 @@ class ScriptedPeer:
             except OSError:
                 return
             for payload in self._decoder.feed(data):
-                self._received.put(decode_message(payload))
+                self._take(payload)
+
+    def _take(self, payload: bytes) -> None:
+        """One frame's payload from the host; a peer that speaks more overrides this."""
+        self._received.put(decode_message(payload))
 
     def expect(self, kind: type, timeout: float = WAIT_S) -> Any:
         """The next message of this type from the host; others before it are skipped."""

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from cardshoe.controller.journal.store import Journal, Record
+from support.service_support import Table, simulated_table
 
 FILLER_CHUNK = 64 * 1024
 
@@ -37,6 +38,22 @@ def small_filesystem(mount_point: Path, size: str) -> Iterator[Path]:
         yield mount_point
     finally:
         subprocess.run(["umount", "-l", str(mount_point)], check=True)
+
+
+@contextlib.contextmanager
+def table_on_small_disk(folder: Path, size: str, floor_mb: int) -> Iterator[tuple[Table, Path]]:
+    """A simulated table in folder/table whose journal lives on a tmpfs of size at folder/disk,
+    with service.journal_min_free_mb = floor_mb; yields the table and the tmpfs."""
+    (folder / "table").mkdir()
+    with (
+        small_filesystem(folder / "disk", size) as disk,
+        simulated_table(
+            folder / "table",
+            journal_dir=disk,
+            service_lines=f"journal_min_free_mb = {floor_mb}\n",
+        ) as table,
+    ):
+        yield table, disk
 
 
 def fill(folder: Path, leave_bytes: int = 0, name: str = "filler") -> Path:
