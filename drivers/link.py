@@ -217,7 +217,8 @@ class Link:
         self._reported_conflicts: deque[int] = deque(maxlen=_RECENT_EVENTS)
         self._epoch: int | None = None
         """The stream epoch the position counts in: the journal's, else the first HELLO's."""
-        self._reported_failure: str | None = None
+        self._reported_failures: set[str] = set()
+        """Reasons a reconnect failed for in this outage: each is told once, not per attempt."""
         self._last_bad_payload: bytes | None = None
         self._buffer: deque[DeviceEvent] = deque()
         self._accepted = 0
@@ -524,7 +525,7 @@ class Link:
         self._check_position()
         if self._state is not LinkState.GONE:
             self._state = LinkState.UP
-        self._reported_failure = None
+        self._reported_failures.clear()
         self._cond.notify_all()
         return None, sequencing.ack_to_repeat(self._position)
 
@@ -1002,9 +1003,9 @@ class Link:
     def _report_connect_failure(self, exc: DriverError) -> None:
         reason = str(exc)
         with self._cond:
-            if reason == self._reported_failure:
+            if reason in self._reported_failures:
                 return
-            self._reported_failure = reason
+            self._reported_failures.add(reason)
             if isinstance(exc, AuthenticationFailed):
                 self._buffer.append(AuthFailure(reason))
             elif isinstance(exc, LinkProtocolError):

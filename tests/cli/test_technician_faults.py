@@ -143,5 +143,6 @@ def test_case_15_a_pulled_cable_logs_once_then_backs_off(tmp_path: Path) -> None
         table.core.replug()
         wait_until(lambda: table.status()["device"]["connected"], "the link back")
         assert service.stop() == 0
-    warnings = [json.loads(line) for line in lines if '"level": "warning"' in line]
-    assert 1 <= len(warnings) <= 3, [warning["event"] for warning in warnings]
+    told = [json.loads(line)["event"] for line in lines if '"level": "warning"' in line]
+    assert 1 <= len(told) <= 5, told  # 4 s of outage: two a second were logged before
+    assert len(set(told)) == len(told), told  # each reason once, not once per attempt
