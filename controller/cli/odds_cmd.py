@@ -112,7 +112,7 @@ def _journal_shoe(
                 f"{option} {given} disagrees with shoe {shoe.shoe_id}, dealt as {dealt}: "
                 f"leave {option} out"
             )
-    cards = shoe.known_cards() if after_round is None else shoe.cards_after_round(after_round)
+    cards = shoe.still_out() if after_round is None else shoe.cards_after_round(after_round)
     return shoe.game, shoe.decks, cards
 
 

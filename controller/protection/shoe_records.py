@@ -18,6 +18,7 @@ from cardshoe.controller.procedure.facts import (
     Burned,
     CardAssigned,
     CardSetAside,
+    CardsReturned,
     RoundResult,
     RoundVoided,
     ShoeEnded,
@@ -27,8 +28,9 @@ from cardshoe.controller.rules.cards import Card, parse_card
 
 CARD_KINDS = (Burned.KIND, CardAssigned.KIND, CardSetAside.KIND)
 ROUND_END_KINDS = (RoundResult.KIND, RoundVoided.KIND)
-SHOE_KINDS = (ShoeEnded.KIND, *CARD_KINDS, *ROUND_END_KINDS)
-"""The records of a shoe that say what left it and when its rounds and itself ended."""
+SHOE_KINDS = (ShoeEnded.KIND, CardsReturned.KIND, *CARD_KINDS, *ROUND_END_KINDS)
+"""The records of a shoe that say what left it, what went back into an automatic machine,
+and when its rounds and itself ended."""
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,9 @@ class JournaledShoe:
     cards: list[SeenCard] = field(default_factory=list)
     seen_at_round_end: dict[int, int] = field(default_factory=dict)
     """Round number -> how many cards had left the shoe when that round ended."""
+    returns: list[int] = field(default_factory=list)
+    """How many cards had left at each return to an automatic machine: every card out then
+    went back in, so it may be dealt again and is part of the remaining shoe once more."""
     ended: bool = False
 
     @property
@@ -64,6 +69,13 @@ class JournaledShoe:
         """The readable cards among the first `upto` that left (all of them by default)."""
         return [seen.card for seen in self.cards[:upto] if seen.card is not None]
 
+    def still_out(self, upto: int | None = None) -> list[Card]:
+        """The readable cards out of the shoe once the first `upto` had left (all by default):
+        those dealt since the last return to the machine before then."""
+        upto = len(self.cards) if upto is None else upto
+        since = max((at for at in self.returns if at <= upto), default=0)
+        return [seen.card for seen in self.cards[since:upto] if seen.card is not None]
+
     def cards_after_round(self, round_no: int) -> list[Card]:
         """The readable cards out of the shoe when round `round_no` ended."""
         if round_no not in self.seen_at_round_end:
@@ -72,7 +84,7 @@ class JournaledShoe:
             raise UserError(
                 f"shoe {self.shoe_id} has no round {round_no} that ended: it has {known}"
             )
-        return self.known_cards(self.seen_at_round_end[round_no])
+        return self.still_out(self.seen_at_round_end[round_no])
 
 
 def read_shoes(journal: Journal, *, last: int | None = None) -> list[JournaledShoe]:
@@ -102,6 +114,8 @@ def _take(shoe: JournaledShoe, record: Record) -> None:
         shoe.cards.append(SeenCard(card, record.payload["physical_id"]))
     elif record.kind in ROUND_END_KINDS:
         shoe.seen_at_round_end[int(record.payload["round_no"])] = len(shoe.cards)
+    elif record.kind == CardsReturned.KIND:
+        shoe.returns.append(len(shoe.cards))
     elif record.kind == ShoeEnded.KIND:
         shoe.ended = True
 

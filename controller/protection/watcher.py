@@ -32,6 +32,7 @@ from cardshoe.controller.procedure.facts import (
     Burned,
     CardAssigned,
     CardSetAside,
+    CardsReturned,
     RoundResult,
     RoundVoided,
     ShoeEnded,
@@ -41,6 +42,7 @@ from cardshoe.controller.procedure.facts import (
 from cardshoe.controller.protection.advantage import ShoeEdges, player_edges
 from cardshoe.controller.protection.shoe_records import JournaledShoe, SeenCard, read_shoes
 from cardshoe.controller.protection.stacked_shoe import StackedShoeDetector
+from cardshoe.controller.rules.cards import Card
 from cardshoe.controller.rules.games import Game
 from cardshoe.controller.rules.paytables import Bet
 
@@ -76,6 +78,9 @@ class _Shoe:
     decks: int
     detector: StackedShoeDetector
     cards: list[SeenCard] = field(default_factory=list)
+    """Every card that left, in order, returned or not: the order the stacked-shoe test reads."""
+    out: list[Card] = field(default_factory=list)
+    """The readable cards out of the shoe now; an automatic machine takes them back in."""
     favoured: set[Bet] = field(default_factory=set)
     """Bets whose last pricing was above the threshold: they alarmed when they turned."""
 
@@ -104,6 +109,8 @@ class ProtectionWatcher:
         elif self._shoe is not None:
             if isinstance(event, Burned | CardAssigned | CardSetAside):
                 self._take(self._shoe, SeenCard(event.card, event.physical_id), event)
+            elif isinstance(event, CardsReturned):
+                self._shoe.out.clear()
             elif isinstance(event, RoundResult | RoundVoided):
                 self._price(self._shoe, event.round_no)
 
@@ -113,13 +120,14 @@ class ProtectionWatcher:
 
     def _take(self, shoe: _Shoe, seen: SeenCard, event: TableEvent) -> None:
         shoe.cards.append(seen)
+        if seen.card is not None:
+            shoe.out.append(seen.card)
         round_no = getattr(event, "round_no", None)
         for run in shoe.detector.take(seen):
             self._raise(shoe, round_no, AlarmKind.STACKED_SHOE, run.detail, None)
 
     def _edges(self, shoe: _Shoe) -> ShoeEdges:
-        known = (seen.card for seen in shoe.cards if seen.card is not None)
-        return player_edges(self._game, shoe.decks, known)
+        return player_edges(self._game, shoe.decks, shoe.out)
 
     def _price(self, shoe: _Shoe, round_no: int) -> None:
         priced = self._edges(shoe)
@@ -172,6 +180,7 @@ class ProtectionWatcher:
         for seen in open_shoe.cards:
             shoe.cards.append(seen)
             shoe.detector.take(seen)  # a run it reports now had its alarm before the restart
+        shoe.out = open_shoe.still_out()
         alarmed = self._journal.records(shoe_id=open_shoe.shoe_id, kinds=[Advantage.KIND])
         favoured_now = self._edges(shoe).above(self._threshold)
         shoe.favoured = {Bet(record.payload["bet"]) for record in alarmed} & set(favoured_now)

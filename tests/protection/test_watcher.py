@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Callable
 from dataclasses import replace
@@ -22,6 +23,7 @@ from cardshoe.controller.config import SurveillanceConfig, TableConfig
 from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.procedure.facts import AlarmKind
 from cardshoe.controller.protection.advantage import player_edges
+from cardshoe.controller.protection.shoe_records import read_shoes
 from cardshoe.controller.rules.games import GAME_NAMES, deck_range, get_game
 from cardshoe.controller.scoreboard.board import TableBoard
 from cardshoe.controller.service.recovery import recover
@@ -144,3 +146,28 @@ def test_a_carried_over_slug_raises_the_stacked_shoe_alarm_once_across_a_restart
     assert board.alarms == []  # a display fed from the journal never shows it
     board.apply("alarm", {"kind": "foreign_card", "detail": "a card of set 7"})
     assert [alarm["kind"] for alarm in board.alarms] == ["foreign_card"]
+
+
+def test_an_automatic_machine_prices_what_is_out_not_what_went_back_in(
+    tmp_path: Path, shoectl
+) -> None:
+    """A continuous shuffler takes every round's cards back: a one-deck machine deals the same
+    card many times in a shoe, and what is left is the pack less the cards out now, not less
+    every card dealt (the crash campaign's [auto] run failed on this: a restarted watcher
+    refused a shoe it thought held a card seven times)."""
+    path = tmp_path / "journal.sqlite"
+    dealt = shoectl(
+        "demo", "--device", "auto", "--game", "punto-banco", "--decks", "1",
+        "--transport", "inproc", "--rounds", "30", "--journal", str(path),
+    )  # fmt: skip
+    assert dealt.returncode == 0, dealt.stderr
+    cards = [record.payload["card"] for record in journaled(path, "card.assigned")]
+    assert max(cards.count(card) for card in set(cards)) > 1  # more copies than one deck holds
+    with Journal.open_readonly(path) as journal:
+        (shoe,) = read_shoes(journal)
+    assert shoe.returns and shoe.still_out() == []  # the last round's cards went back in
+    after = max(shoe.seen_at_round_end)
+    assert shoe.cards_after_round(after) == shoe.still_out(shoe.seen_at_round_end[after])
+    priced = shoectl("odds", "--journal", str(path), "--json")
+    assert priced.returncode == 0, priced.stderr
+    assert json.loads(priced.stdout)["cards_left"] == 52
