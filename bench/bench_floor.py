@@ -33,13 +33,13 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import psycopg
 from floor_uplinks import GROUP
 from results import Measurement, Target, percentile, print_measurements
 
-from cardshoe.controller.canonical import canonical_json
 from cardshoe.controller.floor.broker import BrokerSettings, new_client
 from cardshoe.controller.floor.local_servers import Mosquitto, Postgres
 from cardshoe.controller.floor.messages import EventMessage
@@ -73,19 +73,7 @@ def chained(table_id: str, count: int) -> list[bytes]:
     for record_id in range(1, count + 1):
         payload = {"card": "9H", "round": record_id // 6}
         time_ns = time.time_ns()
-        digest = record_hash(
-            previous,
-            record_id=record_id,
-            time_ns=time_ns,
-            table_id=table_id,
-            shoe_id="S1",
-            round_no=record_id // 6,
-            device_serial=None,
-            device_seq=None,
-            kind="card.assigned",
-            payload_json=canonical_json(payload),
-        )
-        message = EventMessage(
+        unhashed = EventMessage(
             table_id,
             record_id,
             time_ns,
@@ -96,8 +84,10 @@ def chained(table_id: str, count: int) -> list[bytes]:
             "card.assigned",
             payload,
             previous,
-            digest,
+            "",
         )
+        digest = record_hash(previous, unhashed.hashed_values())
+        message = replace(unhashed, hash=digest)
         bodies.append(message.encode())
         previous = digest
     return bodies
