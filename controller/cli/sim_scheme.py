@@ -20,7 +20,7 @@ def _open_sim(url: str, usb_backend: Any) -> Transport:
     return open_serial(url, usb_backend)
 
 
-SIM_SCHEME = Scheme("sim", _open_sim, "a simulated shoe or machine (cardshoe.firmware_sim)")
+SIM_SCHEME = Scheme("sim", _open_sim)
 
 
 def register_sim_scheme() -> None:

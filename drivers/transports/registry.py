@@ -26,7 +26,6 @@ Opener = Callable[[str, Any], Transport]
 class Scheme:
     name: str
     open: Opener
-    summary: str
     configurable: bool = True
     """Whether a table's device.url may name it (USB devices are configured by their ids)."""
 
@@ -47,15 +46,10 @@ def _open_usb(url: str, usb_backend: Any) -> Transport:
 _SCHEMES: dict[str, Scheme] = {
     scheme.name: scheme
     for scheme in (
-        Scheme("usb", _open_usb, "an automatic machine's raw USB bulk pipes", configurable=False),
-        Scheme("socket", open_serial, "a serial-over-LAN adapter (pyserial socket://)"),
-        Scheme("rfc2217", open_serial, "a Telnet COM-port server (pyserial rfc2217://)"),
-        Scheme(
-            "loop",
-            open_serial,
-            "pyserial's echo port, for checking a host alone",
-            configurable=False,
-        ),
+        Scheme("usb", _open_usb, configurable=False),  # an automatic machine's bulk pipes
+        Scheme("socket", open_serial),  # a serial-over-LAN adapter
+        Scheme("rfc2217", open_serial),  # a Telnet COM-port server
+        Scheme("loop", open_serial, configurable=False),  # pyserial's echo port, for a host alone
     )
 }
 
