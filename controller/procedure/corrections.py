@@ -64,9 +64,15 @@ def _rows() -> dict[CorrectionKey, Correction]:
             "7 Up 5.4 voids only when the order cannot be established; Macau Art. 10",
         )
         rows[(Irregularity.MISREAD_CARD, when, True)] = Correction(
-            Remedy.VOID,
-            "its place is known but not its identity: the card is set aside, the round void",
-            "Macau Art. 10; 7 Up 5.2-5.3 (the hand cannot be reconstructed)",
+            Remedy.CORRECT,
+            "its place is known, only its identity is not: the table holds (misread_card) "
+            "until the card is passed through the reader again (the re-read) or a supervisor "
+            "enters it (enter-card); it then goes to the hand due it, recorded as "
+            "card.corrected. The re-read is checked like any card: unreadable again, the table "
+            "holds on; foreign, a duplicate or a copy too many, the round is void. void-round "
+            "stays possible. A misread card of a double feed cannot wait (the group's next "
+            "card comes at once): its round is void",
+            "Macau Art. 10 (corrected at once; cancelled only where it cannot be corrected)",
         )
         rows[(Irregularity.FOREIGN_CARD, when, True)] = Correction(
             Remedy.VOID, "a card not of the pack is in the round", "7 Up 5.1; Macau Art. 10"

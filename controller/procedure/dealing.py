@@ -9,7 +9,8 @@ part knows only cards. Like the model, it does no I/O: it emits facts.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from transitions import EventData
 
@@ -20,7 +21,9 @@ from cardshoe.controller.procedure.facts import (
     Burned,
     BurnReason,
     CardAssigned,
+    CardCorrected,
     CardSetAside,
+    CorrectionMethod,
     DeckSetAdopted,
     IrregularityFound,
     TableEvent,
@@ -36,7 +39,14 @@ from cardshoe.controller.procedure.irregularities import (
 )
 from cardshoe.controller.procedure.machine import ROUND_STATES, State, Trigger
 from cardshoe.controller.procedure.operator_input import deck_set_text
-from cardshoe.controller.procedure.shoe import CardDue, Fact, FeedGroup, Round, ShoeState
+from cardshoe.controller.procedure.shoe import (
+    CardDue,
+    Fact,
+    FeedGroup,
+    MisreadCard,
+    Round,
+    ShoeState,
+)
 from cardshoe.controller.rules.cards import Card
 from cardshoe.controller.rules.hands import Hand
 from cardshoe.drivers.protocol.messages import (
@@ -108,6 +118,10 @@ class Dealing:
             return
         if shoe.deck_set is None:
             self._adopt_deck_set(shoe, card_event)
+        current = self.round
+        if current is not None and current.misread is not None:
+            self._take_reread(shoe, current, current.misread, card_event)
+            return
         feed = shoe.feed
         continuing = feed is not None and card_event.feed_group == feed.group
         if feed is not None and not continuing:
@@ -133,6 +147,12 @@ class Dealing:
         self._count_card(shoe, inspection)
         if feed is not None:
             self._take_group_card(shoe, feed, inspection)
+        elif isinstance(due, Hand) and inspection.card_id is None and not inspection.voids:
+            if card_event.flags & SensorFlag.DOUBLE_FEED_SUSPECTED:
+                # The group's next card is on its way: no place can be kept for this one.
+                self._set_aside(inspection, Irregularity.MISREAD_CARD, findings)
+            else:
+                self._await_reread(inspection, due, findings)
         elif isinstance(due, Hand) and not inspection.voids:
             self._assign(inspection, findings)
         elif isinstance(due, Hand):
@@ -196,6 +216,10 @@ class Dealing:
 
     def _count_card(self, shoe: ShoeState, inspection: CardInspection) -> None:
         shoe.cards_out += 1
+        self._count_identity(shoe, inspection)
+
+    def _count_identity(self, shoe: ShoeState, inspection: CardInspection) -> None:
+        """What the card's identity adds to the shoe's accounting, apart from one card out."""
         if inspection.is_intruder:
             shoe.intruders += 1
         card_id, card = inspection.card_id, inspection.card
@@ -230,6 +254,92 @@ class Dealing:
         self._record_findings(inspection, findings, Consequence.RECORD)
         if Irregularity.FACE_DOWN_CARD in findings:
             self.trigger(Trigger.HOLD, reason=HoldReason.FACE_DOWN_CARD)
+
+    def _await_reread(
+        self, inspection: CardInspection, hand: Hand, findings: list[Irregularity]
+    ) -> None:
+        """A card due to a hand that could not be read: keep its place and hold (Art. 10).
+
+        Its place in the deal is known, only its identity is not, so it can be
+        put right: the dealer passes it through the reader again (the next CARD
+        event is that re-read), or a supervisor enters it. It is counted out of
+        the shoe now, once; its identity is counted when it is known.
+        """
+        current = self._open_round()
+        current.cards.append(None)
+        self._open_shoe().dealt += 1
+        current.misread = MisreadCard(hand, len(current.cards) - 1)
+        self._record_findings(inspection, findings, Consequence.RECORD)
+        self.trigger(Trigger.HOLD, reason=HoldReason.MISREAD_CARD)
+
+    def _take_reread(
+        self, shoe: ShoeState, current: Round, misread: MisreadCard, card_event: CardRead
+    ) -> None:
+        """The misread card passed through the reader again: the same physical card.
+
+        The device does not count a re-read as a card out, and neither does the
+        table. The strict checks apply to what it reads: unreadable again, the
+        table goes on holding; foreign, a duplicate or a copy too many, the round
+        is void as for any such card; otherwise it goes to the hand it was due.
+        """
+        inspection = inspect_card(
+            card_event,
+            automatic=self.automatic,
+            deck_set=shoe.deck_set,
+            decks=self.config.game.decks,
+            seen=shoe.seen,
+            copies=shoe.copies,
+            starts_feed_group=False,
+        )
+        findings = list(inspection.findings)
+        if inspection.card_id is None:
+            self._record_findings(inspection, findings, Consequence.RECORD)
+            return
+        wrong_pack = self._before_the_declared_set(shoe, inspection)
+        self._count_identity(shoe, inspection)
+        current.misread = None
+        current.cards[misread.index] = inspection.card
+        if inspection.voids:
+            reason = inspection.voids[0]
+            current.void_reason = reason
+            self._emit(
+                CardSetAside(current.number, inspection.card, _physical(inspection), str(reason))
+            )
+            self._record_findings(inspection, findings, Consequence.RECORD)
+        else:
+            card = inspection.card
+            assert card is not None
+            self._place_corrected(
+                current, misread, card, str(inspection.card_id), CorrectionMethod.REREAD, None
+            )
+            self._record_findings(inspection, findings, Consequence.RECORD)
+            if Irregularity.FACE_DOWN_CARD in findings:
+                self.trigger(Trigger.HOLD, reason=HoldReason.FACE_DOWN_CARD)
+        if wrong_pack:
+            self._hold_for_the_deck_set(shoe, inspection)
+
+    def _place_corrected(
+        self,
+        current: Round,
+        misread: MisreadCard,
+        card: Card,
+        physical_id: str,
+        method: CorrectionMethod,
+        by: Mapping[str, Any] | None,
+    ) -> None:
+        """The misread card, now known, goes to the hand it was due; the correction is recorded."""
+        current.misread = None
+        current.cards[misread.index] = card
+        hand = current.deal.deal(card)
+        assert hand is misread.hand, (hand, misread)
+        self._emit(
+            CardAssigned(current.number, card, physical_id, hand, current.deal.next_recipient())
+        )
+        self._emit(
+            CardCorrected(
+                current.number, Irregularity.MISREAD_CARD, method, card, physical_id, hand, by
+            )
+        )
 
     def _set_aside(
         self, inspection: CardInspection, reason: str, findings: list[Irregularity]

@@ -179,6 +179,37 @@ class CardAssigned(TableEvent):
     """Who gets the next card; None once the round is complete."""
 
 
+class CorrectionMethod(StrEnum):
+    """How a card due to a hand that could not be read was put right (Macau Art. 10)."""
+
+    REREAD = "reread"
+    """The dealer passed the same card through the reader again and it read."""
+    ENTERED = "entered"
+    """A supervisor read the card and entered it (enter-card)."""
+
+
+ENTERED_CARD_ID = "entered"
+"""The physical id of a card a supervisor entered: the reader never read its tag."""
+
+
+@dataclass(frozen=True)
+class CardCorrected(TableEvent):
+    """An irregular card put right at once (Macau Art. 10): it went to the hand it was due."""
+
+    KIND: ClassVar[str] = "card.corrected"
+    round_no: int
+    irregularity: str
+    """What was wrong: misread_card."""
+    correction: CorrectionMethod
+    card: Card
+    physical_id: str
+    """The card's tag as re-read, or "entered" for a card a supervisor entered."""
+    to: Hand
+    by: Mapping[str, Any] | None
+    """Who entered the card (uid, user, role), as the control socket knew them; None for a
+    re-read, which the dealer makes at the device's reader."""
+
+
 @dataclass(frozen=True)
 class CardSetAside(TableEvent):
     """A card of a round that no hand may receive (its round is void): dealt, not assigned."""

@@ -36,6 +36,9 @@ class HoldReason(StrEnum):
     CARDS_UNJOURNALED = "cards_unjournaled"
     """The device counts more cards out than the journal holds, with nothing left to send:
     a card event was lost on the way (a forged ACK)."""
+    MISREAD_CARD = "misread_card"
+    """A card due to a hand could not be read: its place is known, its identity not. It ends
+    when the card is re-read, a supervisor enters it (enter-card) or the round is void."""
     FEED_INCOMPLETE = "feed_incomplete"
     """A double feed announced more cards than came (or than a round can hold): the host
     would otherwise wait behind a locked gate for cards that cannot come."""

@@ -95,6 +95,17 @@ class VoidRound:
 
 
 @dataclass(frozen=True)
+class EnterCard:
+    """A supervisor enters the card the reader could not read; it goes to the hand due it."""
+
+    card: str
+    """As the rules engine prints it (7H); the session checks the notation before."""
+    note: str | None = None
+    operator: dict[str, Any] | None = None
+    """Who entered it (uid, user, role), so the correction the procedure records names them."""
+
+
+@dataclass(frozen=True)
 class DeviceCount:
     """The device's own card counts (from STATUS), for the end-of-shoe reconciliation."""
 
@@ -168,6 +179,7 @@ HOST_INPUTS: Mapping[str, type] = {
     "command.abandon_shoe": AbandonShoe,
     "command.clear_hold": ClearHold,
     "command.void_round": VoidRound,
+    "command.enter_card": EnterCard,
     "host.device_count": DeviceCount,
     "host.pack_count": PackCount,
     "host.journal_behind_device": JournalBehindDevice,

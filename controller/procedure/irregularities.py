@@ -81,10 +81,13 @@ IRREGULARITIES: Mapping[Irregularity, IrregularityRule] = {
         "more copies of this card have been drawn than the loaded decks hold",
     ),
     Irregularity.MISREAD_CARD: IrregularityRule(
-        Consequence.VOID_ROUND,
+        Consequence.HOLD,
         None,
         "Macau Art. 10",
-        "the card's code could not be read or failed its check value: its identity is unknown",
+        "the card's code could not be read or failed its check value: its identity is unknown; "
+        "due to a hand, the table holds (misread_card): re-read the card (pass it through the "
+        "reader again) or have a supervisor enter it (enter-card --card), or void the round "
+        "(void-round)",
     ),
     Irregularity.DOUBLE_FEED: IrregularityRule(
         Consequence.VOID_ROUND,

@@ -68,6 +68,7 @@ class Trigger(StrEnum):
     ABANDON_SHOE = "abandon_shoe"
     CLEAR_HOLD = "clear_hold"
     VOID_CURRENT_ROUND = "void_current_round"
+    ENTER_CARD = "enter_card"
     RECONCILE = "reconcile"
     PACK_COUNTED = "pack_counted"
     # Device and link events
@@ -252,6 +253,13 @@ TRANSITIONS: tuple[Transition, ...] = (
         None,
         ("round_may_be_voided",),
         after=("void_by_supervisor",),
+    ),
+    T(
+        Trigger.ENTER_CARD,
+        State.HELD,
+        None,
+        ("entered_card_fits",),
+        after=("enter_misread_card",),
     ),
     # Ending a shoe
     T(

@@ -25,6 +25,7 @@ COMMAND_WORDS: Mapping[Trigger, str] = {
     Trigger.ABANDON_SHOE: "abandon-shoe",
     Trigger.CLEAR_HOLD: "clear-hold",
     Trigger.VOID_CURRENT_ROUND: "void-round",
+    Trigger.ENTER_CARD: "enter-card",
 }
 """Each operator command's trigger -> the command as the operator types it."""
 
@@ -84,3 +85,19 @@ def void_reason_text(named: str) -> str:
     """void-round takes a reason from the table, each citing its rule."""
     reasons = "; ".join(f"{reason} ({rule.rule})" for reason, rule in VOID_REASONS.items())
     return f"void-round {named!r} is not a reason of the table: use one of {reasons}"
+
+
+def enter_card_text(card: str, copies_out: int | None, decks: int) -> str:
+    """enter-card needs a misread card awaiting correction, and a card the decks still hold.
+
+    copies_out None: no misread card awaits; else how many copies of the card are out.
+    """
+    if copies_out is None:
+        return (
+            f"enter-card {card} is not possible now: no misread card awaits correction (a card "
+            "due to a hand that the reader could not read holds the table as misread_card)"
+        )
+    return (
+        f"enter-card {card} is not possible now: {copies_out} copies of {card} are out of this "
+        f"shoe and {decks} decks hold {decks}: look at the card again, or void-round"
+    )

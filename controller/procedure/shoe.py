@@ -42,6 +42,16 @@ class FeedGroup:
     """The group's cards are burned for this reason; None: set aside in the round."""
 
 
+@dataclass(frozen=True)
+class MisreadCard:
+    """A card of the round that could not be read, awaiting its re-read or its entry."""
+
+    hand: Hand
+    """The hand it was due: the one it goes to once its identity is known."""
+    index: int
+    """Its place among the round's cards (Round.cards), where its identity goes."""
+
+
 @dataclass
 class Round:
     number: int
@@ -49,7 +59,9 @@ class Round:
     deal: RoundInProgress
     void_reason: str | None = None
     cards: list[Card | None] = field(default_factory=list)
-    """Every card the round took: assigned or set aside."""
+    """Every card the round took: assigned, set aside, or misread and not yet corrected."""
+    misread: MisreadCard | None = None
+    """A card due to a hand that could not be read: the table holds until it is corrected."""
 
 
 @dataclass

@@ -24,12 +24,14 @@ from cardshoe.controller.config import TableConfig
 from cardshoe.controller.procedure.corrections import VOID_REASONS, VoidReason
 from cardshoe.controller.procedure.dealing import Dealing
 from cardshoe.controller.procedure.facts import (
+    ENTERED_CARD_ID,
     Alarm,
     AlarmKind,
     BetsCarried,
     BetsClosed,
     BurnReason,
     CardsReturned,
+    CorrectionMethod,
     HoldEnded,
     HoldStarted,
     LastRoundSet,
@@ -57,6 +59,7 @@ from cardshoe.controller.procedure.inputs import (
     CutDone,
     DeviceCount,
     EndShoe,
+    EnterCard,
     HostFinding,
     JournalBehindDevice,
     PackCount,
@@ -82,10 +85,12 @@ from cardshoe.controller.procedure.operator_input import deck_set_text
 from cardshoe.controller.procedure.refusals import (
     COMMAND_WORDS,
     clear_hold_text,
+    enter_card_text,
     refusal_text,
     void_reason_text,
 )
 from cardshoe.controller.procedure.shoe import CARDS_PER_DECK, Fact, Round, ShoeState
+from cardshoe.controller.rules.cards import parse_card
 from cardshoe.controller.rules.hands import Winner
 from cardshoe.controller.rules.ties import TIE_RULES
 from cardshoe.drivers.link_events import (
@@ -128,6 +133,7 @@ class TableModel(Dealing):
     def apply(self, item: Any) -> list[Fact]:
         """Feed one input and run on; the facts established, in order."""
         self._dispatch(item)
+        self._end_misread_hold_when_moot()
         for _ in range(MAX_AUTOMATIC_STEPS):
             step = self.machine.first_allowed(self, AUTOMATIC_FROM[cast(State, self.state)])
             if step is None:
@@ -243,6 +249,19 @@ class TableModel(Dealing):
         current = self.round
         open_now = current is not None and current.void_reason is None
         return open_now and self.position in ROUND_STATES and event.kwargs["reason"] in VOID_REASONS
+
+    def entered_card_fits(self, event: EventData) -> bool:
+        """A misread card awaits correction, and the decks still hold a copy of the card."""
+        copies = self._entered_copies_out(event.kwargs["command"])
+        return copies is not None and copies < self.config.game.decks
+
+    def _entered_copies_out(self, command: EnterCard) -> int | None:
+        """How many copies of the entered card are out; None when no misread card awaits."""
+        current, shoe = self.round, self.shoe
+        if current is None or current.misread is None or current.void_reason is not None:
+            return None
+        assert shoe is not None
+        return shoe.copies[parse_card(command.card)]
 
     def was_held_in_destination(self, event: EventData) -> bool:
         """A resume goes back to exactly the state the hold interrupted."""
@@ -373,6 +392,32 @@ class TableModel(Dealing):
         current = self._open_round()
         self._emit(RoundVoided(current.number, current.void_reason or "", tuple(current.cards)))
         self._finish_round()
+
+    def enter_misread_card(self, event: EventData) -> None:
+        """A supervisor read the card the reader could not: it goes to the hand it was due."""
+        command: EnterCard = event.kwargs["command"]
+        current = self._open_round()
+        misread = current.misread
+        assert misread is not None
+        card = parse_card(command.card)
+        self._open_shoe().copies[card] += 1
+        self._place_corrected(
+            current, misread, card, ENTERED_CARD_ID, CorrectionMethod.ENTERED, command.operator
+        )
+
+    def _end_misread_hold_when_moot(self) -> None:
+        """The misread_card hold lasts exactly as long as a misread card awaits correction.
+
+        A re-read or an entered card ends it, and so does anything that voids
+        the round or closes the shoe (void-round, lost events, abandon-shoe):
+        nothing is left to correct then, and the void goes ahead.
+        """
+        current = self.round
+        if current is not None and current.void_reason is not None:
+            current.misread = None
+        awaiting = current is not None and current.misread is not None
+        if not awaiting and HoldReason.MISREAD_CARD in self.holds:
+            self.trigger(Trigger.RELEASE, reason=HoldReason.MISREAD_CARD)
 
     def void_by_supervisor(self, event: EventData) -> None:
         """The round is void from now; the automatic round_void ends it as for any void."""
@@ -586,6 +631,10 @@ class TableModel(Dealing):
         state = State(self.state)
         if trigger is Trigger.VOID_CURRENT_ROUND and event.kwargs["reason"] not in VOID_REASONS:
             reason = void_reason_text(str(event.kwargs["reason"]))
+        elif trigger is Trigger.ENTER_CARD:
+            command: EnterCard = event.kwargs["command"]
+            copies = self._entered_copies_out(command)
+            reason = enter_card_text(command.card, copies, self.config.game.decks)
         elif trigger is Trigger.CLEAR_HOLD:
             clearable = [hold for hold in self.holds if hold in OPERATOR_CLEARED_HOLDS]
             reason = clear_hold_text(str(event.kwargs["reason"]), clearable)
@@ -642,6 +691,7 @@ INPUT_ROUTES: Mapping[type, Route] = {
     AbandonShoe: lambda model, item: model.trigger(Trigger.ABANDON_SHOE, reason=item.reason),
     ClearHold: lambda model, item: model.trigger(Trigger.CLEAR_HOLD, reason=item.reason),
     VoidRound: lambda model, item: model.trigger(Trigger.VOID_CURRENT_ROUND, reason=item.reason),
+    EnterCard: lambda model, item: model.trigger(Trigger.ENTER_CARD, command=item),
     DeviceCount: lambda model, item: model.trigger(Trigger.RECONCILE, count=item),
     PackCount: lambda model, item: model.trigger(Trigger.PACK_COUNTED, count=item),
     HostFinding: lambda model, item: model.trigger(Trigger.HOLD, reason=item.hold),

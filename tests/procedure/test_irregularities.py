@@ -200,24 +200,27 @@ def test_a_card_during_a_hold_is_placed_in_its_order_and_recorded() -> None:
     assert table.events(RoundResult) and not table.events(RoundVoided)
 
 
-def test_a_card_during_a_hold_that_cannot_be_placed_voids_the_round() -> None:
+def test_a_misread_card_during_a_hold_keeps_its_place_until_it_is_re_read() -> None:
     table = dealing()
     table.feed(table.device.fault(FaultKind.JAM))
     table.draw([None])
     assert table.state == State.HELD
     table.feed(table.device.fault_cleared(FaultKind.JAM))
-    assert table.events(RoundVoided)[0].reason == Irregularity.MISREAD_CARD
-    assert table.state == State.BETTING
+    assert table.state == State.HELD and table.model.holds == [HoldReason.MISREAD_CARD]
+    table.draw(ids("2S"))
+    assert table.state == State.DEALING and not table.events(RoundVoided)
+    assert table.events(CardAssigned)[0].to.value == "player"
 
 
-def test_a_misread_card_in_a_round_voids_it_and_during_the_burn_is_simply_burned() -> None:
+def test_a_misread_card_in_a_round_holds_it_and_during_the_burn_is_simply_burned() -> None:
     table = Table(MANUAL)
     table.open_manual_shoe()
     table.draw([None])
     assert table.state == State.BETTING and codes(table) == [("misread_card", "burn")]
     table.feed(CloseBets())
     table.draw([None])
-    assert table.events(RoundVoided)[0].reason == Irregularity.MISREAD_CARD
+    assert table.state == State.HELD and codes(table)[-1] == ("misread_card", "hold")
+    assert not table.events(RoundVoided)
 
 
 def test_a_sequence_gap_voids_the_round_under_way_and_holds_until_cleared() -> None:
