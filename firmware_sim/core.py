@@ -89,6 +89,7 @@ INJECTION_NEEDS: dict[InjectionKind, Capability] = {
     InjectionKind.DUPLICATE_CARD: Capability.TAGGED_CARDS,
     InjectionKind.DOOR_OPEN: Capability.DOOR_SENSOR,
     InjectionKind.EARLY_CUT_CARD: Capability.CUT_CARD_DETECTION,
+    InjectionKind.DOUBLE_FEED_IN_ORDER: Capability.DOUBLE_FEED_DETECTION,
 }
 """An injection the device could not even notice is a mistake in the scenario."""
 
@@ -107,6 +108,9 @@ WIRE_INJECTIONS = frozenset(
     }
 )
 """Injections that strike the transmission of the card's event, not the card itself."""
+
+MISREAD_INJECTIONS = frozenset({InjectionKind.MISREAD_CARD, InjectionKind.UNREADABLE_CARD})
+"""Injections that keep the reader from reading the card as it leaves."""
 
 MAX_FEED_GROUP = 255
 ALTERED_IMAGE_SUFFIX = b"\x00altered"
@@ -192,6 +196,9 @@ class FirmwareCore(ABC):
         self._operation_count = 0
         self._cards_in_round = 0
         self._feed_group = 0
+        self._misread: tuple[CardId, Orientation, bool] | None = None
+        """The latest card that left unread: the card, which way up, and whether a re-read
+        can read it."""
         self.feed_overcount = 0
         """A faulty reader: each double feed is announced with this many cards more than left."""
         for injection in self.plan.take_at_power_up():
@@ -412,8 +419,15 @@ class FirmwareCore(ABC):
         for injection in due:
             if injection.kind in WIRE_INJECTIONS:
                 self._strike_transmission(injection, card_seq)
+        kinds = {injection.kind for injection in due}
+        unread = next((i for i in due if i.kind in MISREAD_INJECTIONS), None)
         self._cards_in_round += len(
-            self._queue_cards(min(feed_size, self.shoe.remaining), orientation)
+            self._queue_cards(
+                min(feed_size, self.shoe.remaining),
+                orientation,
+                in_order=InjectionKind.DOUBLE_FEED_IN_ORDER in kinds,
+                unread=unread,
+            )
         )
         if self.shoe.cut_card_at_exit:
             self._report_cut_card()
@@ -431,33 +445,87 @@ class FirmwareCore(ABC):
         """Apply the injections that change what leaves: how many cards, which, which way up."""
         feed_size = 1
         for injection in due:
-            if injection.kind is InjectionKind.DOUBLE_FEED:
+            if injection.kind in (InjectionKind.DOUBLE_FEED, InjectionKind.DOUBLE_FEED_IN_ORDER):
                 feed_size = 2
             elif injection.kind is InjectionKind.REVERSED_CARD:
                 orientation = Orientation.FACE_UP
             elif injection.kind is InjectionKind.FACE_DOWN:
                 orientation = Orientation.FACE_DOWN
-            elif injection.kind not in WIRE_INJECTIONS:
+            elif injection.kind not in WIRE_INJECTIONS | MISREAD_INJECTIONS:
                 self._strike(injection)
         return feed_size, orientation
 
-    def _queue_cards(self, count: int, orientation: Orientation) -> list[Event]:
+    def _queue_cards(
+        self,
+        count: int,
+        orientation: Orientation,
+        *,
+        in_order: bool = False,
+        unread: Injection | None = None,
+    ) -> list[Event]:
+        """The CARD events of `count` cards leaving together; `unread`: the first is not read."""
         detected = count > 1 and self.profile.has(Capability.DOUBLE_FEED_DETECTION)
+        flags = SensorFlag(0)
         if detected:
             self._feed_group = self._feed_group % MAX_FEED_GROUP + 1
+            flags = SensorFlag.DOUBLE_FEED_SUSPECTED
+            if in_order:
+                flags |= SensorFlag.FEED_IN_ORDER
         if not self.profile.has(Capability.ORIENTATION):
             orientation = Orientation.UNKNOWN
-        return [
-            self._queue(
-                CardRead,
-                card_code=self.shoe.take().encode(),
-                orientation=orientation,
-                flags=SensorFlag.DOUBLE_FEED_SUSPECTED if detected else SensorFlag(0),
-                feed_group=self._feed_group if detected else 0,
-                feed_size=min(count + self.feed_overcount, 0xFF) if detected else 1,
+        events = []
+        for index in range(count):
+            card = self.shoe.take()
+            misread = unread is not None and index == 0
+            events.append(
+                self._queue(
+                    CardRead,
+                    card_code=bytes(8) if misread else card.encode(),
+                    orientation=orientation,
+                    flags=flags | SensorFlag.ID_UNREADABLE if misread else flags,
+                    feed_group=self._feed_group if detected else 0,
+                    feed_size=min(count + self.feed_overcount, 0xFF) if detected else 1,
+                )
             )
-            for _ in range(count)
-        ]
+            if misread and unread is not None:
+                self._leave_unread(unread, card, orientation)
+        return events
+
+    def _leave_unread(self, injection: Injection, card: CardId, orientation: Orientation) -> None:
+        """The card left unread; a misread-card injection's dealer re-reads it after a while."""
+        readable = injection.kind is InjectionKind.MISREAD_CARD
+        self._misread = (card, orientation, readable)
+        log.info("simulator %s: injected fault %s", self.serial_number, injection)
+        if readable:
+            delay = injection.duration_s or DEFAULT_DURATION_S[injection.kind]
+            self._schedule(delay, self.reread_card)
+
+    @property
+    def unread_card(self) -> CardId | None:
+        """The card in the dealer's hand that the reader could not read, as a person sees it."""
+        return None if self._misread is None else self._misread[0]
+
+    @locked
+    def reread_card(self) -> bool:
+        """The dealer passes the latest unread card through the reader again: one more CARD
+        event for the same physical card, which leaves nothing and counts nothing (the host
+        awaits it: docs/protocol.md, re-reading a misread card). A damaged code
+        (unreadable-card) reads as unreadable again. False when no card left unread."""
+        if self._misread is None:
+            return False
+        card, orientation, readable = self._misread
+        if readable:
+            self._misread = None
+        self._queue(
+            CardRead,
+            card_code=card.encode() if readable else bytes(8),
+            orientation=orientation,
+            flags=SensorFlag(0) if readable else SensorFlag.ID_UNREADABLE,
+            feed_group=0,
+            feed_size=1,
+        )
+        self._notify()
+        return True
 
     def _report_cut_card(self) -> None:
         self.shoe.cut_card_seen = True

@@ -7,7 +7,8 @@ a SHUFFLE or a RETURN. An injection placed at a round fires when the first
 card of that round is about to leave; one placed at card N fires when the
 Nth card since the shoe was loaded (burn cards included) is about to leave.
 Each injection fires once. `,for=SECONDS` sets how long a jam, an open door,
-an unplug or a held-back ACK lasts.
+an unplug or a held-back ACK lasts, and how long the dealer takes to re-read a
+misread card.
 
 A scenario file is TOML holding the same strings, so a flag and a file
 never mean different things:
@@ -37,6 +38,15 @@ class InjectionKind(StrEnum):
     """A second copy of a physical card already dealt from this shoe."""
     DOUBLE_FEED = "double-feed"
     """Two cards leave together, order unknown."""
+    DOUBLE_FEED_IN_ORDER = "double-feed-in-order"
+    """Two cards leave together, but the reader reads them one after the other (FEED_IN_ORDER):
+    their order is known."""
+    MISREAD_CARD = "misread-card"
+    """The reader cannot read this card (ID_UNREADABLE); the dealer passes it through the
+    reader again after the duration, and the re-read reads it."""
+    UNREADABLE_CARD = "unreadable-card"
+    """This card's code is damaged: unreadable as it leaves, and at every re-read
+    (FirmwareCore.reread_card): only a supervisor's entry or a void can put it right."""
     REVERSED_CARD = "reversed-card"
     """A card lies face up inside a manual shoe."""
     FACE_DOWN = "face-down"
@@ -67,6 +77,7 @@ DEFAULT_DURATION_S = {
     InjectionKind.DOOR_OPEN: 1.0,
     InjectionKind.UNPLUG: 1.0,
     InjectionKind.DELAY_ACK: 0.5,
+    InjectionKind.MISREAD_CARD: 0.5,
 }
 """Kinds that last a while, and for how long unless `,for=` says otherwise."""
 

@@ -20,7 +20,14 @@ from cardshoe.controller.cli.status_cmd import status_text
 @click.command()
 @click.argument("name")
 @click.option("--reason", default=None, help="Why (abandon-shoe); the hold's name (clear-hold).")
-@click.option("--note", default=None, help="Free text for the journal (void-round, clear-hold).")
+@click.option(
+    "--note", default=None, help="Free text for the journal (void-round, enter-card, clear-hold)."
+)
+@click.option(
+    "--card",
+    default=None,
+    help="The card the reader could not read, as 7H or TD (enter-card, a supervisor's).",
+)
 @click.option("--shoe-id", default=None, help="The new shoe's id (new-shoe; default: generated).")
 @click.option(
     "--deck-set",
@@ -35,6 +42,7 @@ def control(
     name: str,
     reason: str | None,
     note: str | None,
+    card: str | None,
     shoe_id: str | None,
     deck_set: str | None,
     socket_path: Path | None,
@@ -44,7 +52,8 @@ def control(
     """Send an operator command NAME to the running `shoectl run`.
 
     NAME is one of sign-in, new-shoe, shoe-loaded, cut-done, no-more-bets,
-    confirm-face-up, end-shoe, abandon-shoe, void-round, clear-hold. Who may
+    confirm-face-up, end-shoe, abandon-shoe, void-round, enter-card,
+    clear-hold. Who may
     give which is the table's [roles] (docs/technician-guide.md). The service journals
     every command, accepted or refused, and prints the table's status after
     it. A refused command exits 2 with the service's reason on one line.
@@ -63,6 +72,7 @@ def control(
         for key, value in (
             ("reason", reason),
             ("note", note),
+            ("card", card),
             ("shoe_id", shoe_id),
             ("deck_set", deck_set),
         )

@@ -14,6 +14,7 @@ unreconciled, on the record.
 
 from __future__ import annotations
 
+import os
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -28,6 +29,7 @@ from cardshoe.controller.errors import UserError
 from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.procedure.facts import Observer, ShoeEnded
 from cardshoe.controller.procedure.holds import HoldReason, fault_hold
+from cardshoe.controller.procedure.irregularities import card_of
 from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.protection.shoe_records import read_shoes
 from cardshoe.controller.service.recovery import recover
@@ -73,13 +75,20 @@ HOLDS_THAT_END = frozenset(
     {
         HoldReason.LINK_LOST,
         HoldReason.FACE_DOWN_CARD,
+        HoldReason.MISREAD_CARD,
         fault_hold(FaultKind.JAM),
         fault_hold(FaultKind.DOOR_OPEN),
         fault_hold(FaultKind.EVENT_BACKLOG),
     }
 )
 """Holds that end at a demo table: the device recovers by itself, or the dealer corrects it
-(the face-down card). Any other hold needs a technician: the demo ends the shoe."""
+(the face-down card, a misread card re-read), or the demo's supervisor does (a card the reader
+cannot read, entered). Any other hold needs a technician: the demo ends the shoe."""
+DEMO_SUPERVISOR = {"uid": os.getuid(), "user": "demo-supervisor", "role": "supervisor"}
+"""Who enters a card at a demo table, as the journal names an operator."""
+SUPERVISOR_AFTER_S = 2.0
+"""A misread card still unread this long after its hold began is entered by the demo's
+supervisor, who reads it by eye (an unreadable-card fault is never re-read)."""
 
 
 @dataclass(frozen=True)
@@ -260,6 +269,7 @@ class DemoDealer:
         self._round_seen: tuple[int | None, float] | None = None
         self._button_for: int | None = None
         self._face_down_since: float | None = None
+        self._misread_since: float | None = None
 
     def on_step(self) -> None:
         if self.stop_requested():
@@ -278,8 +288,22 @@ class DemoDealer:
             if now - self._face_down_since >= self.pause_s:
                 self.session.confirm_face_up()
                 self._face_down_since = None
+        self._enter_unreadable_card(HoldReason.MISREAD_CARD in snapshot.holds, now)
         if snapshot.state is State.BETTING and self.presses_button:
             self._press_button_after_pause(snapshot.round_no, now)
+
+    def _enter_unreadable_card(self, awaiting: bool, now: float) -> None:
+        """The pit's supervisor enters a card whose re-read does not come (Art. 10)."""
+        if not awaiting:
+            self._misread_since = None
+            return
+        if self._misread_since is None:
+            self._misread_since = now
+        unread = self.core.unread_card
+        if unread is not None and now - self._misread_since >= SUPERVISOR_AFTER_S:
+            self._misread_since = None
+            with self.session.acting_as(DEMO_SUPERVISOR):
+                self.session.enter_card(str(card_of(unread)))
 
     def _press_button_after_pause(self, round_no: int | None, now: float) -> None:
         if self._round_seen is None or self._round_seen[0] != round_no:

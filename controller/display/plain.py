@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from cardshoe.controller.procedure.facts import TableEvent
+from cardshoe.controller.scoreboard.round_recall import correction_text
 
 FLAGS = ("natural", "player_pair", "banker_pair")
 
@@ -71,6 +72,7 @@ LINES: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "irregularity": lambda p: (
         f"irregularity {p['code']} in round {p['round_no']}: {p['consequence']} ({p['detail']})"
     ),
+    "card.corrected": lambda p: f"round {p['round_no']}: {correction_text(p)}",
     "hold.started": lambda p: f"HOLD {p['reason']} (while {p['held_state']})",
     "hold.ended": lambda p: (
         f"hold {p['reason']} ended"

@@ -98,9 +98,14 @@ class Dealing:
             return None
         return self._due_at(self.position)
 
-    def _due_at(self, position: State) -> CardDue | None:
+    def _due_at(self, position: State, *, within_ordered_feed: bool = False) -> CardDue | None:
+        """What a card leaving now is for; None while a double feed's cards are still coming,
+        unless within_ordered_feed: the card is one of a group read in order (FEED_IN_ORDER),
+        each of whose cards goes where a single card would."""
         shoe = self.shoe
-        if shoe is None or shoe.feed is not None:
+        if shoe is None:
+            return None
+        if shoe.feed is not None and not (within_ordered_feed and shoe.feed.in_order):
             return None
         if position in (State.BURNING, State.ROUND_BURN) and shoe.burn_remaining != 0:
             return shoe.burn_reason
@@ -126,11 +131,16 @@ class Dealing:
         continuing = feed is not None and card_event.feed_group == feed.group
         if feed is not None and not continuing:
             shoe.feed = feed = None
-        order_unknown = card_event.flags & SensorFlag.DOUBLE_FEED_SUSPECTED and not (
-            card_event.flags & SensorFlag.FEED_IN_ORDER
-        )
-        starts_group = bool(order_unknown) and not continuing
-        due = self._due_at(self.position)
+        suspected = bool(card_event.flags & SensorFlag.DOUBLE_FEED_SUSPECTED)
+        in_order = suspected and bool(card_event.flags & SensorFlag.FEED_IN_ORDER)
+        starts_group = suspected and not continuing
+        due = self._due_at(self.position, within_ordered_feed=True)
+        if feed is not None and feed.in_order:
+            # Read one after the other: each card is dealt as if alone, in the events' order.
+            feed.remaining -= 1
+            if feed.remaining <= 0:
+                shoe.feed = None
+            feed = None
         inspection = inspect_card(
             card_event,
             automatic=self.automatic,
@@ -138,7 +148,7 @@ class Dealing:
             decks=self.config.game.decks,
             seen=shoe.seen,
             copies=shoe.copies,
-            starts_feed_group=starts_group,
+            starts_feed_group=starts_group and not in_order,
         )
         findings = list(inspection.findings)
         if self.state == State.HELD:
@@ -165,7 +175,7 @@ class Dealing:
             group_burn = None if isinstance(due, Hand) else (due or BurnReason.IRREGULAR)
             # A round holds at most MAX_FEED_SIZE cards: no feed announces more truthfully.
             size = min(card_event.feed_size, MAX_FEED_SIZE)
-            shoe.feed = FeedGroup(card_event.feed_group, size - 1, group_burn)
+            shoe.feed = FeedGroup(card_event.feed_group, size - 1, group_burn, in_order)
             if shoe.feed.remaining <= 0:
                 shoe.feed = None
 

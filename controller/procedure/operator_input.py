@@ -1,4 +1,4 @@
-"""What an operator types, checked before it reaches the procedure: shoe ids and deck sets.
+"""What an operator types, checked before it reaches the procedure: shoe ids, deck sets, cards.
 
 A shoe id names the shoe in the journal, the logs and every display, so it
 keeps to a safe alphabet (the table id's) and is unique within a journal (the
@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from cardshoe.controller.config import SAFE_NAME_PATTERN, SAFE_NAME_RULE
 from cardshoe.controller.errors import UserError
+from cardshoe.controller.rules.cards import Card, parse_cards
+from cardshoe.controller.rules.errors import CardNotationError
 
 DECK_SET_MAX = 0xFFFF_FFFF
 """A deck set is a u32 on the wire (docs/protocol.md, card IDs)."""
@@ -49,3 +51,21 @@ def check_shoe_id(shoe_id: str, key: str = "--shoe-id") -> None:
     """Refuse a shoe id outside the safe alphabet; the session checks it is new."""
     if not SAFE_NAME_PATTERN.match(shoe_id):
         raise UserError(f"{key} {shoe_id!r} is not usable: use {SAFE_NAME_RULE}")
+
+
+def parse_entered_card(text: str, key: str = "--card") -> Card:
+    """One card of the shoe as a supervisor types it (7H, TD, 10d); UserError if not.
+
+    The rules engine's notation, so the card is printed back as the journal
+    holds it; 7 Up's mandatory seven is placed by the dealer, never read.
+    """
+    try:
+        cards = parse_cards(text)
+    except CardNotationError as error:
+        raise UserError(f"{key}: {error}") from None
+    if len(cards) != 1:
+        raise UserError(
+            f"{key} {text!r} is not one card: enter the one card the reader could not read, "
+            "as rank (A 2-9 T J Q K, or 10) then suit (S H D C), for example 7H"
+        )
+    return cards[0]

@@ -40,6 +40,9 @@ class FeedGroup:
     remaining: int
     burn: BurnReason | None
     """The group's cards are burned for this reason; None: set aside in the round."""
+    in_order: bool = False
+    """The reader read the group's cards one after the other (FEED_IN_ORDER): each is dealt as
+    if alone; no other card may leave, nor the round end, before the group is complete."""
 
 
 @dataclass(frozen=True)

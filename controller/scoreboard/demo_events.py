@@ -33,6 +33,7 @@ PASSED_THROUGH: dict[str, str] = {
     "shoe.shuffled": "shuffled",
     "shoe.last_round": "last_round",
     "irregularity": "irregularity",
+    "card.corrected": "correction",
     "hold.started": "hold",
     "hold.ended": "hold_ended",
     "alarm": "alarm",

@@ -41,6 +41,8 @@ class RoundRecall:
     void: str | None = None
     settlement: dict[str, str] | None = None
     irregularities: list[dict[str, Any]] = field(default_factory=list)
+    corrections: list[dict[str, Any]] = field(default_factory=list)
+    """Irregular cards put right at once (card.corrected): how, the card, its hand, who."""
     commands: list[dict[str, Any]] = field(default_factory=list)
     alarms: list[dict[str, Any]] = field(default_factory=list)
     records: list[int] = field(default_factory=list)
@@ -92,6 +94,8 @@ def recall_round(
             recall.void = payload["reason"]
         elif entry.kind == "irregularity":
             recall.irregularities.append({"record": entry.id, **payload})
+        elif entry.kind == "card.corrected":
+            recall.corrections.append({"record": entry.id, **payload})
         elif entry.kind == "alarm":
             recall.alarms.append({"record": entry.id, **payload})
         elif entry.kind == OPERATOR_KIND:
@@ -145,6 +149,8 @@ def recall_text(recall: RoundRecall) -> str:
             f"irregularity [{found['record']}] {found['code']}: {found['consequence']} "
             f"({found['detail']})"
         )
+    for fixed in recall.corrections:
+        lines.append(f"correction [{fixed['record']}] {correction_text(fixed)}")
     for alarm in recall.alarms:
         lines.append(f"alarm [{alarm['record']}] {alarm['kind']}: {alarm['detail']}")
     for command in recall.commands:
@@ -155,3 +161,17 @@ def recall_text(recall: RoundRecall) -> str:
         )
     lines.append(f"records: {recall.records[0]}-{recall.records[-1]} ({len(recall.records)})")
     return "\n".join(lines)
+
+
+def correction_text(payload: Mapping[str, Any]) -> str:
+    """One card.corrected for a person: what was wrong, how it was put right, by whom."""
+    who = payload.get("by")
+    by = (
+        "the dealer at the reader"
+        if who is None
+        else (f"{who['user']} (uid {who['uid']}, {who['role']})")
+    )
+    return (
+        f"{payload['irregularity']} corrected ({payload['correction']}): {payload['card']} "
+        f"to {payload['to']}, by {by}"
+    )

@@ -45,6 +45,7 @@ COMMAND_ROLES: Mapping[str, Role] = {
     "confirm-face-up": Role.DEALER,
     "end-shoe": Role.DEALER,
     "void-round": Role.SUPERVISOR,
+    "enter-card": Role.SUPERVISOR,
     "clear-hold": Role.SUPERVISOR,
     "abandon-shoe": Role.SUPERVISOR,
 }

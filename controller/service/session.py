@@ -52,6 +52,7 @@ from cardshoe.controller.procedure.inputs import (
     ConfirmFaceUp,
     CutDone,
     EndShoe,
+    EnterCard,
     HostFinding,
     JournalBehindDevice,
     ShoeLoaded,
@@ -63,7 +64,11 @@ from cardshoe.controller.procedure.inputs import (
     to_record,
 )
 from cardshoe.controller.procedure.machine import State
-from cardshoe.controller.procedure.operator_input import check_shoe_id, parse_deck_set
+from cardshoe.controller.procedure.operator_input import (
+    check_shoe_id,
+    parse_deck_set,
+    parse_entered_card,
+)
 from cardshoe.controller.procedure.shoe import CardDue, Fact
 from cardshoe.controller.procedure.table import TableModel
 from cardshoe.controller.protection.watcher import ProtectionWatcher
@@ -343,6 +348,17 @@ class TableSession:
     def void_round(self, reason: str, note: str | None = None) -> None:
         """A supervisor voids the round under way, for a reason of the table (Art. 10)."""
         self._command(VoidRound(reason, note))
+
+    def enter_card(self, card: str, note: str | None = None) -> None:
+        """A supervisor enters the card the reader could not read (Art. 10 correction).
+
+        UserError for text that is not one card, before anything is journaled;
+        the procedure refuses it unless a misread card awaits correction. The
+        operator giving the command is named in the correction it records.
+        """
+        entered = parse_entered_card(card)
+        with self._lock:
+            self._command(EnterCard(str(entered), note, self._operator))
 
     def clear_hold(self, reason: str, note: str | None = None) -> None:
         """Resolve a hold only a person can resolve: a sequence gap or regression, a deck set

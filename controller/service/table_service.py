@@ -134,6 +134,10 @@ SESSION_COMMANDS: Mapping[str, tuple[Callable[..., object], tuple[Parameter, ...
         TableSession.void_round,
         (Parameter("reason", str, required=True), Parameter("note", str)),
     ),
+    "enter-card": (
+        TableSession.enter_card,
+        (Parameter("card", str, required=True), Parameter("note", str)),
+    ),
     "clear-hold": (
         TableSession.clear_hold,
         (Parameter("reason", str, required=True), Parameter("note", str)),

@@ -16,6 +16,7 @@ from cardshoe.controller.procedure.corrections import (
 )
 from cardshoe.controller.procedure.diagram import corrections_markdown, void_reasons_markdown
 from cardshoe.controller.procedure.facts import (
+    Burned,
     CardAssigned,
     IrregularityFound,
     RefusedCommand,
@@ -99,6 +100,25 @@ def test_a_double_feed_the_reader_read_in_order_is_corrected_not_void() -> None:
     assert len(table.events(RoundResult)) == 1
     found = [(f.code, f.consequence) for f in table.events(IrregularityFound)]
     assert found == [("double_feed_in_order", "record")] * 2
+
+
+def test_no_card_is_asked_for_and_no_round_ends_before_an_ordered_group_is_complete() -> None:
+    """An automatic machine's DEAL_NEXT sent between the group's cards would deal a card
+    more; a round completed by the group's first card must wait for its second."""
+    table = betting()
+    table.feed(CloseBets())
+    table.draw(ids("2S 7H 3S KH"))
+    flags = SensorFlag.DOUBLE_FEED_SUSPECTED | SensorFlag.FEED_IN_ORDER
+    first, second = (
+        table.device.card(card, flags=flags, feed_group=4, feed_size=2) for card in ids("9D 5C")
+    )
+    table.feed(first)
+    assert table.model.card_due() is None and not table.events(RoundResult)
+    table.feed(second)
+    (result,) = table.events(RoundResult)
+    assert result.player_total == 4 and result.banker_total == 7
+    assert table.events(Burned)[-1].reason == "irregular"
+    assert table.state == State.BETTING and table.model.round_no == 2
 
 
 def test_docs_procedure_md_holds_the_tables_as_the_code_has_them() -> None:

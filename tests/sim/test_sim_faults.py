@@ -82,6 +82,11 @@ def cards(messages: list[Message]) -> list[CardRead]:
     return [m for m in messages if isinstance(m, CardRead)]
 
 
+def distinct(events: list[CardRead]) -> list[CardRead]:
+    """Each event once: while a wait goes unacknowledged, the device resends it."""
+    return list({event.seq: event for event in events}.values())
+
+
 def test_foreign_card_carries_another_deck_set_serial() -> None:
     host = connected("cs-1", "foreign-card@round=1")
     first = cards(pull(host))
@@ -123,6 +128,54 @@ def test_double_feed_sends_each_card_flagged_with_one_group(profile: str) -> Non
     assert {(card.feed_group, card.feed_size) for card in group} == {(1, 2)}
     assert group[1].seq == group[0].seq + 1
     assert group[0].card_code != group[1].card_code
+
+
+@pytest.mark.parametrize("profile", ["cs-1", "cs-auto"])
+def test_a_double_feed_read_in_order_flags_both_cards_feed_in_order(profile: str) -> None:
+    host = connected(profile, "double-feed-in-order@round=1")
+    if profile == "cs-1":
+        press(host)
+        group = cards(pull(host))
+    else:
+        group = cards(deal(host))
+    in_order = SensorFlag.DOUBLE_FEED_SUSPECTED | SensorFlag.FEED_IN_ORDER
+    assert [(card.flags, card.feed_group, card.feed_size) for card in group] == [
+        (in_order, 1, 2)
+    ] * 2
+    assert host.core.status().cards_dealt == 2
+
+
+def test_a_double_feed_in_order_needs_a_reader_that_detects_double_feeds() -> None:
+    with pytest.raises(SimConfigError, match="double-feed-in-order"):
+        connected("cs-1-basic", "double-feed-in-order@card=1")
+
+
+@pytest.mark.parametrize("profile", ["cs-1", "cs-auto"])
+def test_a_misread_card_leaves_unread_and_its_re_read_reads_it_counting_nothing(
+    profile: str,
+) -> None:
+    host = connected(profile, "misread-card@card=2,for=1.5")
+    first = cards(pull(host) if profile == "cs-1" else deal(host))
+    (unread,) = cards(pull(host) if profile == "cs-1" else deal(host))
+    assert unread.flags == SensorFlag.ID_UNREADABLE and unread.card is None
+    assert unread.card_code == bytes(8) and host.core.status().cards_dealt == 2
+    assert not cards(acked(host, host.wait(1.0)))
+    (reread,) = distinct(cards(acked(host, host.wait(1.0))))
+    assert reread.flags == SensorFlag(0) and reread.card is not None
+    assert reread.card == host.core.shoe.dealt[1] and reread.card != first[0].card
+    assert (reread.feed_group, reread.feed_size) == (0, 1)
+    assert host.core.status().cards_dealt == 2 and host.core.unread_card is None
+    assert not host.core.reread_card()
+
+
+def test_an_unreadable_card_stays_unreadable_at_every_re_read() -> None:
+    host = connected("cs-1", "unreadable-card@card=1")
+    (unread,) = cards(pull(host))
+    assert unread.card is None and host.core.unread_card == host.core.shoe.dealt[0]
+    assert not cards(acked(host, host.wait(2.0)))
+    assert host.core.reread_card()
+    (again,) = distinct(cards(acked(host, host.receive())))
+    assert again.flags == SensorFlag.ID_UNREADABLE and host.core.status().cards_dealt == 1
 
 
 def test_a_double_feed_a_shoe_cannot_detect_looks_like_two_single_cards() -> None:
