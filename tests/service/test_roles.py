@@ -6,51 +6,14 @@ The client runs under `setpriv --reuid`, so the kernel, not the client, says who
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import stat
-import subprocess
-import sys
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
+from support.other_users import DAEMON, NOBODY, as_user, needs_other_uids
 from support.service_support import running_service, simulated_table, wait_until
 from support.session_support import journaled
 
-NOBODY, DAEMON = 65534, 1
-
-pytestmark = pytest.mark.skipif(
-    os.geteuid() != 0 or shutil.which("setpriv") is None,
-    reason="needs root and setpriv to run clients under other real uids",
-)
-
-
-@pytest.fixture
-def shared_folder() -> Iterator[Path]:
-    """A folder other users can reach (pytest's tmp_path is 0700)."""
-    folder = Path(tempfile.mkdtemp(prefix="cardshoe-roles-"))
-    folder.chmod(0o755)
-    yield folder
-    shutil.rmtree(folder)
-
-
-def as_user(uid: int, socket: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
-    command = [
-        "setpriv",
-        f"--reuid={uid}",
-        f"--regid={uid}",
-        "--clear-groups",
-        sys.executable,
-        "-m",
-        "cardshoe.controller.cli",
-        *arguments,
-        "--socket",
-        str(socket),
-    ]
-    environment = {**os.environ, "HOME": "/nonexistent", "PYTHONDONTWRITEBYTECODE": "1"}
-    return subprocess.run(command, capture_output=True, text=True, env=environment, timeout=60)
+pytestmark = needs_other_uids
 
 
 def test_roles_come_from_the_peer_uid_and_every_command_is_journaled_with_it(

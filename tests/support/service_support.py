@@ -29,6 +29,7 @@ from cardshoe.controller.service.control_socket import request
 from cardshoe.firmware_sim.attach_pty import PtyAttachment, serve_pty
 from cardshoe.firmware_sim.core import FirmwareCore
 from cardshoe.firmware_sim.devices import create_device
+from cardshoe.firmware_sim.faults import parse_injection
 from cardshoe.firmware_sim.timing import INSTANT, Timing
 from support.session_support import (
     assert_every_event_journaled_once,
@@ -87,17 +88,26 @@ def simulated_table(
     service_lines: str = "",
     journal: bool = True,
     journal_dir: Path | None = None,
+    inject: tuple[str, ...] = (),
 ) -> Iterator[Table]:
     """A configuration in folder naming a simulated device on a pty, dealer pulling by itself.
 
     game defaults to Punto Banco on a manual shoe and Macau method 1 on the machine.
     device_lines, service_lines: more [device] and [service] keys, as TOML lines.
     journal_dir: keep the journal there instead of in folder.
+    inject: simulator faults, KIND@round=N or KIND@card=N (docs/simulator.md).
     Pairing keys live in folder/keys. journal: make the table's journal, as
     `shoectl journal init` does at installation (the service never makes one).
     """
     profile = "cs-1" if kind == "shoe" else "cs-auto"
-    core = create_device(profile, seed=seed, decks=decks, timing=timing, pairing_mode=pairing_mode)
+    core = create_device(
+        profile,
+        seed=seed,
+        decks=decks,
+        timing=timing,
+        pairing_mode=pairing_mode,
+        injections=[parse_injection(text) for text in inject],
+    )
     core.dealer.auto = True
     core.dealer.pull_interval_s = pull_interval_s
     with serve_pty(core) as pty:
