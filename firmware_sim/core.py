@@ -160,7 +160,7 @@ class FirmwareCore(ABC):
         self._lock = threading.RLock()
         self._clock = clock
         self._listeners: list[Callable[[], None]] = []
-        self._timers: list[tuple[float, Callable[[], None]]] = []
+        self._timers: list[tuple[float, Callable[[], object]]] = []
         self.profile = profile
         self.timing = timing
         self.rng = make_rng(seed)
@@ -550,7 +550,7 @@ class FirmwareCore(ABC):
         if self.active_faults.pop(kind, None) is not None:
             self._queue(FaultCleared, kind=kind)
 
-    def _schedule(self, delay_s: float, action: Callable[[], None]) -> None:
+    def _schedule(self, delay_s: float, action: Callable[[], object]) -> None:
         self._timers.append((self._clock() + delay_s, action))
 
     def _start_operation(

@@ -290,7 +290,8 @@ class Dealing:
         The device does not count a re-read as a card out, and neither does the
         table. The strict checks apply to what it reads: unreadable again, the
         table goes on holding; foreign, a duplicate or a copy too many, the round
-        is void as for any such card; otherwise it goes to the hand it was due.
+        is void as for any such card; otherwise it goes to the hand it was due
+        (or, in a round voided meanwhile, is set aside with it).
         """
         inspection = inspect_card(
             card_event,
@@ -309,9 +310,9 @@ class Dealing:
         self._count_identity(shoe, inspection)
         current.misread = None
         current.cards[misread.index] = inspection.card
-        if inspection.voids:
-            reason = inspection.voids[0]
-            current.void_reason = reason
+        if inspection.voids or current.void_reason is not None:
+            reason = inspection.voids[0] if inspection.voids else current.void_reason
+            current.void_reason = current.void_reason or reason
             self._emit(
                 CardSetAside(current.number, inspection.card, _physical(inspection), str(reason))
             )

@@ -30,6 +30,7 @@ from cardshoe.controller.procedure.facts import (
     BetsCarried,
     BetsClosed,
     BurnReason,
+    CardSetAside,
     CardsReturned,
     CorrectionMethod,
     HoldEnded,
@@ -390,6 +391,10 @@ class TableModel(Dealing):
 
     def void_round(self, event: EventData) -> None:
         current = self._open_round()
+        if current.misread is not None:
+            # Never identified: set aside with its round, counted out of the shoe already.
+            self._emit(CardSetAside(current.number, None, None, current.void_reason or ""))
+            current.misread = None
         self._emit(RoundVoided(current.number, current.void_reason or "", tuple(current.cards)))
         self._finish_round()
 
@@ -413,9 +418,9 @@ class TableModel(Dealing):
         nothing is left to correct then, and the void goes ahead.
         """
         current = self.round
-        if current is not None and current.void_reason is not None:
-            current.misread = None
-        awaiting = current is not None and current.misread is not None
+        awaiting = (
+            current is not None and current.misread is not None and current.void_reason is None
+        )
         if not awaiting and HoldReason.MISREAD_CARD in self.holds:
             self.trigger(Trigger.RELEASE, reason=HoldReason.MISREAD_CARD)
 

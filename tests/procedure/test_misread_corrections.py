@@ -20,6 +20,7 @@ from cardshoe.controller.procedure.facts import (
     AlarmKind,
     CardAssigned,
     CardCorrected,
+    CardSetAside,
     CorrectionMethod,
     HoldEnded,
     IrregularityFound,
@@ -31,6 +32,7 @@ from cardshoe.controller.procedure.facts import (
 from cardshoe.controller.procedure.holds import HoldReason
 from cardshoe.controller.procedure.inputs import (
     AbandonShoe,
+    ClearHold,
     CloseBets,
     EndShoe,
     EnterCard,
@@ -41,6 +43,7 @@ from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.procedure.table import TableModel
 from cardshoe.controller.rules.cards import parse_card
 from cardshoe.controller.rules.hands import Hand
+from cardshoe.drivers.link_events import SequenceGap
 from cardshoe.drivers.protocol.messages import SensorFlag
 
 MANUAL = TableConfig(shoe=ShoeProcedure(burn=BurnPolicy.FIXED, burn_fixed=1))
@@ -183,7 +186,25 @@ def test_void_round_while_awaiting_a_re_read_ends_the_hold_and_the_round() -> No
     table.feed(VoidRound(VoidReason.MISDEAL, "card torn"))
     (voided,) = table.events(RoundVoided)
     assert voided.reason == "misdeal" and voided.cards == (parse_card("2S"), None)
+    (aside,) = table.events(CardSetAside)
+    assert (aside.card, aside.physical_id, aside.reason) == (None, None, "misdeal")
     assert table.state == State.BETTING and not table.model.holds
+    assert table.model.shoe is not None and table.model.shoe.dealt == 2
+
+
+def test_a_re_read_after_lost_events_voided_the_round_is_set_aside_and_counted_once() -> None:
+    table = dealing()
+    table.draw([None])
+    table.feed(SequenceGap(expected=5, got=7))
+    assert table.model.holds == [HoldReason.SEQUENCE_GAP]
+    table.draw(ids("2S"))
+    table.feed(ClearHold(HoldReason.SEQUENCE_GAP, accepted_seq=6))
+    (voided,) = table.events(RoundVoided)
+    assert voided.reason == HoldReason.SEQUENCE_GAP and voided.cards == (parse_card("2S"),)
+    assert [aside.card for aside in table.events(CardSetAside)] == [parse_card("2S")]
+    shoe = table.model.shoe
+    assert shoe is not None and (shoe.dealt, shoe.burned) == (1, 1)
+    assert table.state == State.BETTING
 
 
 def test_abandoning_the_shoe_while_awaiting_a_re_read_leaves_no_hold_behind() -> None:
