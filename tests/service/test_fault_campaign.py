@@ -161,6 +161,33 @@ FAULT_OUTCOMES: Mapping[InjectionKind, Mapping[DeviceMode, Expected]] = {
             irregularities=(("double_feed", "void_round"),),
         )
     ),
+    InjectionKind.DOUBLE_FEED_IN_ORDER: on_both(
+        Expected(
+            Outcome.RECORD,
+            "7 Up 5.4 voids only when the order cannot be established; Macau Art. 10: the "
+            "reader read the cards one after the other, so each goes to the hand due it",
+            irregularities=(("double_feed_in_order", "record"),) * 2,
+        )
+    ),
+    InjectionKind.MISREAD_CARD: on_both(
+        Expected(
+            Outcome.CORRECTION,
+            "Macau Art. 10: the card's place is known, only its identity is not; the table "
+            "holds until the dealer re-reads it, and it goes to the hand due it",
+            irregularities=(("misread_card", "hold"),),
+            holds=("misread_card",),
+        )
+    ),
+    InjectionKind.UNREADABLE_CARD: on_both(
+        Expected(
+            Outcome.CORRECTION,
+            "Macau Art. 10: a card that will not read waits for a supervisor to enter it "
+            "(enter-card) or to void the round; nothing else may leave the device meanwhile",
+            irregularities=(("misread_card", "hold"),),
+            holds=("misread_card",),
+            shoe_end=ShoeEnd.NEVER,
+        )
+    ),
     InjectionKind.REVERSED_CARD: {
         DeviceMode.SHOE: Expected(
             Outcome.RECORD,
