@@ -160,7 +160,9 @@ class Dealing:
         elif isinstance(due, Hand) and inspection.card_id is None and not inspection.voids:
             if card_event.flags & SensorFlag.DOUBLE_FEED_SUSPECTED:
                 # The group's next card is on its way: no place can be kept for this one.
-                self._set_aside(inspection, Irregularity.MISREAD_CARD, findings)
+                self._set_aside(
+                    inspection, Irregularity.MISREAD_CARD, findings, Consequence.VOID_ROUND
+                )
             else:
                 self._await_reread(inspection, due, findings)
         elif isinstance(due, Hand) and not inspection.voids:
@@ -353,7 +355,11 @@ class Dealing:
         )
 
     def _set_aside(
-        self, inspection: CardInspection, reason: str, findings: list[Irregularity]
+        self,
+        inspection: CardInspection,
+        reason: str,
+        findings: list[Irregularity],
+        placed_as: Consequence = Consequence.RECORD,
     ) -> None:
         current = self._open_round()
         current.cards.append(inspection.card)
@@ -363,7 +369,7 @@ class Dealing:
         self._emit(
             CardSetAside(current.number, inspection.card, _physical(inspection), str(reason))
         )
-        self._record_findings(inspection, findings, Consequence.RECORD)
+        self._record_findings(inspection, findings, placed_as)
 
     def _void_open_round(self, inspection: CardInspection) -> bool:
         """An intruder while a round is open (betting, its burn, dealing) voids that round.
@@ -452,6 +458,8 @@ class Dealing:
             consequence = rule.consequence
             if placed_as is Consequence.BURN and consequence is not Consequence.RECORD:
                 consequence = Consequence.BURN
+            elif placed_as is Consequence.VOID_ROUND and consequence is Consequence.HOLD:
+                consequence = Consequence.VOID_ROUND  # no hold: the card's round is void
             self._record_irregularity(code, inspection.card, _physical(inspection), consequence)
             if rule.alarm is not None:
                 alarms.setdefault(rule.alarm, code)

@@ -221,6 +221,8 @@ def test_a_misread_card_of_a_double_feed_cannot_wait_and_voids_its_round() -> No
     table.feed(table.device.card(ids("7H")[0], flags=in_order, feed_group=1, feed_size=2))
     assert table.events(RoundVoided)[0].reason == Irregularity.MISREAD_CARD
     assert not table.model.holds
+    found = [(f.code, f.consequence) for f in table.events(IrregularityFound)]
+    assert found[0] == ("misread_card", "void_round")
 
 
 def test_the_automatic_machine_takes_the_re_read_card_back_once() -> None:
@@ -243,3 +245,19 @@ def test_replaying_the_inputs_rebuilds_the_wait_and_the_correction() -> None:
     for item in table.inputs[-1:]:
         fresh.apply(item)
     assert fresh.state == State.DEALING and fresh.round.deal.player == (parse_card("2S"),)
+
+
+def test_a_re_read_of_another_deck_set_before_any_of_the_declared_one_holds_for_the_pack() -> None:
+    """The strict checks apply to the re-read card: with no card of the declared set out yet,
+    a card of another set may mean the declaration is wrong, so the table holds for it."""
+    table = Table(MANUAL)
+    table.open_manual_shoe()
+    table.draw([None])
+    table.feed(CloseBets())
+    table.draw([None])
+    table.draw([card_id(parse_card("AS"), deck=1, deck_set=DECK_SET + 1)])
+    assert table.model.holds == [HoldReason.DECK_SET_MISMATCH]
+    assert AlarmKind.FOREIGN_CARD in [alarm.kind for alarm in table.events(Alarm)]
+    table.feed(ClearHold(HoldReason.DECK_SET_MISMATCH, note="a stray card, removed"))
+    assert table.events(RoundVoided)[0].reason == Irregularity.FOREIGN_CARD
+    assert table.state == State.BETTING
