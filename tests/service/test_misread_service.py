@@ -137,6 +137,41 @@ def test_enter_card_through_the_cli_after_a_restart_and_its_refusals_in_one_line
     assert refused == ["enter-card"]
 
 
+def test_void_round_stays_possible_while_the_table_awaits_a_re_read(
+    tmp_path: Path, shoectl: ShoectlRunner
+) -> None:
+    with (
+        simulated_table(tmp_path, inject=("unreadable-card@card=15",)) as table,
+        running_service(table) as service,
+    ):
+        service.wait_for_notification("READY=1")
+        open_manual_shoe(table, "MR4")
+        wait_until(lambda: held_for_a_misread(table), "the misread card's hold")
+        held_round = table.status()["round_no"]
+        voided = shoectl(
+            "control",
+            "void-round",
+            "--reason",
+            "misdeal",
+            "--note",
+            "tag torn off",
+            "--socket",
+            str(table.socket_path),
+        )
+        assert voided.returncode == 0, voided.stderr
+        wait_until(lambda: (table.status()["round_no"] or 0) > held_round, "the next round")
+        ended = end_and_reconcile(table)
+        assert service.stop() == 0
+    (void,) = [
+        (r.round_no, r.payload["reason"]) for r in journaled(table.journal_path, "round.void")
+    ]
+    assert void == (held_round, "misdeal")
+    asides = [r.payload for r in journaled(table.journal_path, "card.set_aside")]
+    assert [(a["card"], a["physical_id"], a["reason"]) for a in asides] == [(None, None, "misdeal")]
+    assert not corrections(table)
+    assert ended["reconciled"] and ended["dealt"] + ended["burned"] == ended["device_cards_dealt"]
+
+
 @needs_other_uids
 def test_only_a_supervisor_enters_a_card_and_the_correction_names_them(
     shared_folder: Path, shoectl: ShoectlRunner
