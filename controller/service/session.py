@@ -233,7 +233,8 @@ class TableSession:
             )
         self.recovered: Recovered = recover(config, journal)
         self.model: TableModel = self.recovered.model
-        self._hub.subscribe(ProtectionWatcher(config, journal, self.device_serial))
+        self._watcher = ProtectionWatcher(config, journal, self.device_serial)
+        self._hub.subscribe(self._watcher)
         self._last_seq = 0
         self._repeats = RepeatCounter(REPEAT_INTERVAL_S)
         self._space_low_told = False
@@ -481,18 +482,22 @@ class TableSession:
         self._stop.clear()
         self._last_ended = None
         opened = False
-        while not self._stop.is_set():
-            with self._lock:
-                if self.state is State.IDLE and self._last_ended is not None:
-                    return self._last_ended
-                if self.state is State.IDLE and not opened:
-                    self._open_shoe(shoe_id, deck_set)
-                    opened = True
-                self._house_decisions(rounds, betting_time_s)
-            self.step(poll_s)
-            if on_step is not None:
-                on_step()
-        return None
+        try:
+            while not self._stop.is_set():
+                with self._lock:
+                    if self.state is State.IDLE and self._last_ended is not None:
+                        return self._last_ended
+                    if self.state is State.IDLE and not opened:
+                        self._open_shoe(shoe_id, deck_set)
+                        opened = True
+                    self._house_decisions(rounds, betting_time_s)
+                self.step(poll_s)
+                if on_step is not None:
+                    on_step()
+            return None
+        finally:
+            # The journal may close once the run ends: the last rounds' pricings go in first.
+            self._watcher.drain()
 
     def fresh_pack_loaded(self) -> bool:
         """Whether a new shoe may open by itself: on a manual shoe, only once the device
@@ -523,6 +528,15 @@ class TableSession:
     def stop(self) -> None:
         """Make run_shoe return after the step under way (from any thread)."""
         self._stop.set()
+
+    def wait_for_surveillance(self) -> None:
+        """Return once every round so far is priced and its alarms journaled.
+
+        The watcher journals from its own thread a few milliseconds after a
+        round; a reader that needs the journal to stand still between two
+        steps (a check after every round) waits for it here.
+        """
+        self._watcher.drain()
 
     def _house_decisions(self, rounds: int | None, betting_time_s: float | None) -> None:
         shoe, round_no = self.model.shoe, self.model.round_no

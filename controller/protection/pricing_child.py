@@ -1,0 +1,51 @@
+"""The pricing child (pricing_process.py): prices each shoe it is sent until its input ends.
+
+It reads pickled (pickled game, decks, cards out) from stdin and writes each
+ShoeEdges to stdout; each game is unpickled once and kept, with the payouts it
+remembers. Only its parent writes to it. It ignores Ctrl-C, which
+a terminal sends to the whole process group: the parent decides when it
+ends, by closing the pipe. Whatever ends it early ends it with one line on
+stderr, never a traceback: the parent notices the closed pipe, warns, and
+prices in its own process.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import sys
+from typing import BinaryIO
+
+from cardshoe.controller.protection.advantage import player_edges
+from cardshoe.controller.rules.games import Game
+
+
+def main() -> int:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        serve(sys.stdin.buffer, sys.stdout.buffer)
+    except BrokenPipeError:
+        # The parent hung up in the middle of an answer: it no longer wants it. Point
+        # stdout at /dev/null so the interpreter's last flush at exit does not fail too.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except Exception as exc:  # the parent logs that its child is gone and prices itself
+        print(f"cardshoe pricing child: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def serve(requests: BinaryIO, answers: BinaryIO) -> None:
+    games: dict[bytes, Game] = {}
+    while True:
+        try:
+            pickled, decks, out = pickle.load(requests)
+        except EOFError:
+            return
+        game = games.get(pickled) or games.setdefault(pickled, pickle.loads(pickled))
+        pickle.dump(player_edges(game, decks, out), answers)
+        answers.flush()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
