@@ -45,6 +45,15 @@ def unread_card_text(table: Table) -> str:
     return str(card_of(unread))
 
 
+def voids(table: Table) -> list[tuple[int | None, str]]:
+    """The rounds voided, but the one end-shoe withdraws when it comes between rounds."""
+    return [
+        (record.round_no, record.payload["reason"])
+        for record in journaled(table.journal_path, "round.void")
+        if record.payload["reason"] != "shoe_closed"
+    ]
+
+
 def end_and_reconcile(table: Table) -> dict[str, Any]:
     """The house ends the shoe after the round under way; its reconciliation, once in."""
     request(table.socket_path, "end-shoe")
@@ -73,7 +82,7 @@ def test_a_restart_in_the_middle_of_the_hold_resumes_it_and_the_re_read_corrects
             ended = end_and_reconcile(table)
             assert service.stop() == 0
     assert ended["reconciled"] and ended["dealt"] + ended["burned"] == ended["device_cards_dealt"]
-    assert not journaled(table.journal_path, "round.void")
+    assert voids(table) == []
     results = [r.payload["round_no"] for r in journaled(table.journal_path, "round.result")]
     assert corrected["round_no"] in results
     found = [
@@ -162,10 +171,7 @@ def test_void_round_stays_possible_while_the_table_awaits_a_re_read(
         wait_until(lambda: (table.status()["round_no"] or 0) > held_round, "the next round")
         ended = end_and_reconcile(table)
         assert service.stop() == 0
-    (void,) = [
-        (r.round_no, r.payload["reason"]) for r in journaled(table.journal_path, "round.void")
-    ]
-    assert void == (held_round, "misdeal")
+    assert voids(table) == [(held_round, "misdeal")]
     asides = [r.payload for r in journaled(table.journal_path, "card.set_aside")]
     assert [(a["card"], a["physical_id"], a["reason"]) for a in asides] == [(None, None, "misdeal")]
     assert not corrections(table)
