@@ -17,6 +17,8 @@ from typing import Any
 CARD_KINDS = {"card.assigned": None, "card.set_aside": "set_aside", "card.burned": "burn"}
 """Card facts -> where the card went (None: the hand in its payload)."""
 OPERATOR_KIND = "session.operator"
+REREAD_BY_KIND = "session.reread_by"
+"""The dealer signed in at a re-read, journaled right after its card.corrected."""
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,8 @@ def recall_round(
             recall.irregularities.append({"record": entry.id, **payload})
         elif entry.kind == "card.corrected":
             recall.corrections.append({"record": entry.id, **payload})
+        elif entry.kind == REREAD_BY_KIND and recall.corrections:
+            recall.corrections[-1]["dealer"] = payload["dealer"]
         elif entry.kind == "alarm":
             recall.alarms.append({"record": entry.id, **payload})
         elif entry.kind == OPERATOR_KIND:
@@ -165,12 +169,11 @@ def recall_text(recall: RoundRecall) -> str:
 
 def correction_text(payload: Mapping[str, Any]) -> str:
     """One card.corrected for a person: what was wrong, how it was put right, by whom."""
-    who = payload.get("by")
-    by = (
-        "the dealer at the reader"
-        if who is None
-        else (f"{who['user']} (uid {who['uid']}, {who['role']})")
-    )
+    who, dealer = payload.get("by"), payload.get("dealer")
+    if who is not None:
+        by = f"{who['user']} (uid {who['uid']}, {who['role']})"
+    else:
+        by = "the dealer at the reader" + (f" ({dealer})" if dealer else "")
     return (
         f"{payload['irregularity']} corrected ({payload['correction']}): {payload['card']} "
         f"to {payload['to']}, by {by}"

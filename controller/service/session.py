@@ -34,10 +34,17 @@ import structlog
 from cardshoe.controller.config import DeviceMode, TableConfig
 from cardshoe.controller.errors import UserError
 from cardshoe.controller.journal.repeats import RepeatCounter
-from cardshoe.controller.journal.store import Journal, JournalStorageError, StorageProblem
+from cardshoe.controller.journal.store import (
+    Journal,
+    JournalStorageError,
+    StorageProblem,
+    Transaction,
+)
 from cardshoe.controller.procedure.facts import (
     Alarm,
     AlarmKind,
+    CardCorrected,
+    CorrectionMethod,
     Observer,
     ObserverHub,
     RefusedCommand,
@@ -116,6 +123,8 @@ COMMAND_DENIED = SESSION_KIND_PREFIX + "command_denied"
 """A command refused because of who gave it (their role), before it reached the procedure."""
 DEALER_SIGNED_IN = SESSION_KIND_PREFIX + "dealer_signed_in"
 """A dealer took the table; relieves names the dealer they took it from."""
+REREAD_BY = SESSION_KIND_PREFIX + "reread_by"
+"""The dealer signed in when a misread card was re-read (the card.corrected before it)."""
 DEVICE_RESYNC = SESSION_KIND_PREFIX + "device_resync"
 """An operator re-synchronised to the device's stream after a regression (a new epoch)."""
 
@@ -614,6 +623,7 @@ class TableSession:
                         device_serial=self.device_serial,
                     )
                 facts = journaled_apply(self.model, item, transaction, self.device_serial)
+                self._name_the_rereading_dealer(facts, transaction)
                 if also is not None:
                     transaction.append(
                         also[0],
@@ -634,6 +644,24 @@ class TableSession:
             self._rebuild_from_journal()
             raise
         return facts
+
+    def _name_the_rereading_dealer(self, facts: list[Fact], transaction: Transaction) -> None:
+        """A re-read is the dealer's, at the device: name the dealer signed in beside it.
+
+        The procedure's correction cannot name them (its facts follow from its inputs
+        alone, and who deals is the session's), so a session record does, in the same
+        transaction.
+        """
+        for fact in facts:
+            event = fact.event
+            if isinstance(event, CardCorrected) and event.correction is CorrectionMethod.REREAD:
+                transaction.append(
+                    REREAD_BY,
+                    {"dealer": self.dealer, "card": str(event.card)},
+                    shoe_id=fact.shoe_id,
+                    round_no=fact.round_no,
+                    device_serial=self.device_serial,
+                )
 
     def _rebuild_from_journal(self) -> None:
         try:

@@ -10,6 +10,7 @@ Roles are told by the kernel (SO_PEERCRED): the clients run under `setpriv --reu
 from __future__ import annotations
 
 import os
+import pwd
 import signal
 import stat
 from pathlib import Path
@@ -63,11 +64,12 @@ def end_and_reconcile(table: Table) -> dict[str, Any]:
 
 
 def test_a_restart_in_the_middle_of_the_hold_resumes_it_and_the_re_read_corrects_the_card(
-    tmp_path: Path,
+    tmp_path: Path, shoectl: ShoectlRunner
 ) -> None:
     with simulated_table(tmp_path, inject=("misread-card@card=15,for=8",)) as table:
         with running_service(table) as service:
             service.wait_for_notification("READY=1")
+            request(table.socket_path, "sign-in")
             open_manual_shoe(table, "MR1")
             wait_until(lambda: held_for_a_misread(table), "the misread card's hold")
             service.stop(signal.SIGKILL)
@@ -90,6 +92,23 @@ def test_a_restart_in_the_middle_of_the_hold_resumes_it_and_the_re_read_corrects
         for r in journaled(table.journal_path, "irregularity")
     ]
     assert ("misread_card", "hold") in found
+    dealer = pwd.getpwuid(os.getuid()).pw_name
+    (named,) = [r.payload for r in journaled(table.journal_path, "session.reread_by")]
+    assert named == {"dealer": dealer, "card": corrected["card"]}
+    recall = shoectl(
+        "journal",
+        "round",
+        str(table.journal_path),
+        "--shoe",
+        "MR1",
+        "--round",
+        str(corrected["round_no"]),
+    )
+    assert recall.returncode == 0, recall.stderr
+    assert (
+        f"misread_card corrected (reread): {corrected['card']} to {corrected['to']}, by the "
+        f"dealer at the reader ({dealer})"
+    ) in recall.stdout
 
 
 def test_enter_card_through_the_cli_after_a_restart_and_its_refusals_in_one_line(
