@@ -3,16 +3,20 @@
 The session hands it every committed fact. It follows the shoe's cards and
 
 - after each round prices every bet of the game for the shoe that is left
-  (exactly, in milliseconds: rules/odds.py); when a bet's expected return to
-  the player rises above surveillance.advantage_threshold it journals an
-  `advantage` record and a surveillance alarm, once each time the bet turns;
+  (exactly, in milliseconds: rules/odds.py) in a child process
+  (pricing_process.py), waited for on a worker thread (pricing_worker.py),
+  so the next card never waits for it; when a bet's expected return to the player
+  rises above surveillance.advantage_threshold it journals an `advantage`
+  record and a surveillance alarm, once each time the bet turns;
 - after each card asks the stacked-shoe detector, and journals a
   surveillance alarm for a run a fair shuffle would almost never deal.
 
 Its alarms are ordinary `alarm` records, so the floor copies them like any
 other, but they go to the journal and the log only: never to the session's
 observers, so no table display or scoreboard shows them to the players.
-After a restart it rebuilds its shoe from the journal, alarms included.
+After a restart it rebuilds its shoe from the journal, alarms included; a
+pricing the restart cut short is made good by the next round's, which alarms
+for every favoured bet not yet alarmed.
 """
 
 from __future__ import annotations
@@ -39,11 +43,11 @@ from cardshoe.controller.procedure.facts import (
     ShoeStarted,
     TableEvent,
 )
-from cardshoe.controller.protection.advantage import ShoeEdges, player_edges
+from cardshoe.controller.protection.pricing_process import PRICING, PricedGame
+from cardshoe.controller.protection.pricing_worker import PricingWorker
 from cardshoe.controller.protection.shoe_records import JournaledShoe, SeenCard, read_shoes
 from cardshoe.controller.protection.stacked_shoe import StackedShoeDetector
 from cardshoe.controller.rules.cards import Card
-from cardshoe.controller.rules.games import Game
 from cardshoe.controller.rules.paytables import Bet
 
 log = structlog.get_logger(__name__)
@@ -82,22 +86,33 @@ class _Shoe:
     out: list[Card] = field(default_factory=list)
     """The readable cards out of the shoe now; an automatic machine takes them back in."""
     favoured: set[Bet] = field(default_factory=set)
-    """Bets whose last pricing was above the threshold: they alarmed when they turned."""
+    """Bets whose last pricing was above the threshold: they alarmed when they turned.
+    Only the pricing worker touches it once the watcher is running."""
+
+
+@dataclass(frozen=True)
+class _Pricing:
+    """One round's pricing: the cards out when it ended, copied for the worker."""
+
+    shoe: _Shoe
+    round_no: int
+    out: tuple[Card, ...]
 
 
 class ProtectionWatcher:
     """An observer of the session that journals the surveillance alarms (see module docstring)."""
 
     def __init__(self, config: TableConfig, journal: Journal, device_serial: str | None) -> None:
-        self._game: Game = config.game.build_game()
+        self._game = PricedGame(config.game.build_game())
         self._threshold = config.surveillance.advantage_threshold
         self._journal = journal
         self._device_serial = device_serial
         self._previous_order: list[str] = []
         self._shoe: _Shoe | None = None
+        self._pricing: PricingWorker[_Pricing] = PricingWorker(self._price)
         self._recover(read_shoes(journal, last=2))
-        # Build the pricing table now (~0.2 s once), not after the first round.
-        player_edges(self._game, config.game.decks, ())
+        # Start the pricing child and build its table now (~0.3 s once), not after round 1.
+        PRICING.price(self._game, config.game.decks, ())
 
     def notify(self, event: TableEvent) -> None:
         if isinstance(event, ShoeStarted):
@@ -106,13 +121,19 @@ class ProtectionWatcher:
             if self._shoe is not None:
                 self._previous_order = _tagged_order(self._shoe.cards)
             self._shoe = None
+            self.drain()
         elif self._shoe is not None:
             if isinstance(event, Burned | CardAssigned | CardSetAside):
                 self._take(self._shoe, SeenCard(event.card, event.physical_id), event)
             elif isinstance(event, CardsReturned):
                 self._shoe.out.clear()
             elif isinstance(event, RoundResult | RoundVoided):
-                self._price(self._shoe, event.round_no)
+                shoe = self._shoe
+                self._pricing.submit(_Pricing(shoe, event.round_no, tuple(shoe.out)))
+
+    def drain(self) -> None:
+        """Wait until every round handed over so far is priced and its alarms journaled."""
+        self._pricing.drain()
 
     def _start(self, shoe_id: str, decks: int) -> _Shoe:
         self._shoe = _Shoe(shoe_id, decks, StackedShoeDetector(decks, self._previous_order))
@@ -126,11 +147,10 @@ class ProtectionWatcher:
         for run in shoe.detector.take(seen):
             self._raise(shoe, round_no, AlarmKind.STACKED_SHOE, run.detail, None)
 
-    def _edges(self, shoe: _Shoe) -> ShoeEdges:
-        return player_edges(self._game, shoe.decks, shoe.out)
-
-    def _price(self, shoe: _Shoe, round_no: int) -> None:
-        priced = self._edges(shoe)
+    def _price(self, job: _Pricing) -> None:
+        """On the pricing worker: alarm for each bet that turned in the player's favour."""
+        shoe, round_no = job.shoe, job.round_no
+        priced = PRICING.price(self._game, shoe.decks, job.out)
         favoured = priced.above(self._threshold)
         shoe.favoured &= set(favoured)
         for bet, edge in favoured.items():
@@ -182,7 +202,7 @@ class ProtectionWatcher:
             shoe.detector.take(seen)  # a run it reports now had its alarm before the restart
         shoe.out = open_shoe.still_out()
         alarmed = self._journal.records(shoe_id=open_shoe.shoe_id, kinds=[Advantage.KIND])
-        favoured_now = self._edges(shoe).above(self._threshold)
+        favoured_now = PRICING.price(self._game, shoe.decks, shoe.out).above(self._threshold)
         shoe.favoured = {Bet(record.payload["bet"]) for record in alarmed} & set(favoured_now)
 
 

@@ -231,7 +231,8 @@ class TableSession:
             )
         self.recovered: Recovered = recover(config, journal)
         self.model: TableModel = self.recovered.model
-        self._hub.subscribe(ProtectionWatcher(config, journal, self.device_serial))
+        self._watcher = ProtectionWatcher(config, journal, self.device_serial)
+        self._hub.subscribe(self._watcher)
         self._last_seq = 0
         self._repeats = RepeatCounter(REPEAT_INTERVAL_S)
         self._space_low_told = False
@@ -474,18 +475,22 @@ class TableSession:
         self._stop.clear()
         self._last_ended = None
         opened = False
-        while not self._stop.is_set():
-            with self._lock:
-                if self.state is State.IDLE and self._last_ended is not None:
-                    return self._last_ended
-                if self.state is State.IDLE and not opened:
-                    self._open_shoe(shoe_id, deck_set)
-                    opened = True
-                self._house_decisions(rounds, betting_time_s)
-            self.step(poll_s)
-            if on_step is not None:
-                on_step()
-        return None
+        try:
+            while not self._stop.is_set():
+                with self._lock:
+                    if self.state is State.IDLE and self._last_ended is not None:
+                        return self._last_ended
+                    if self.state is State.IDLE and not opened:
+                        self._open_shoe(shoe_id, deck_set)
+                        opened = True
+                    self._house_decisions(rounds, betting_time_s)
+                self.step(poll_s)
+                if on_step is not None:
+                    on_step()
+            return None
+        finally:
+            # The journal may close once the run ends: the last rounds' pricings go in first.
+            self._watcher.drain()
 
     def fresh_pack_loaded(self) -> bool:
         """Whether a new shoe may open by itself: on a manual shoe, only once the device

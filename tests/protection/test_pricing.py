@@ -1,0 +1,117 @@
+"""Pricing off the session thread: a real child process and a real worker thread."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+
+import pytest
+from structlog.testing import capture_logs
+
+from cardshoe.controller.config import GameConfig
+from cardshoe.controller.protection.advantage import player_edges
+from cardshoe.controller.protection.pricing_process import PricedGame, PricingProcess
+from cardshoe.controller.protection.pricing_worker import PricingWorker
+from cardshoe.controller.rules.cards import parse_card
+
+
+@pytest.fixture
+def pricer():
+    process = PricingProcess()
+    yield process
+    process.close()
+
+
+OUT = [parse_card(card) for card in ("7S", "7H", "7D", "7C", "KS", "2H", "9D")]
+
+
+def test_the_child_prices_exactly_what_the_rules_engine_prices(pricer) -> None:
+    for name in ("punto-banco", "seven-up", "macau-2"):
+        game = GameConfig(name=name, decks=6).build_game()
+        assert pricer.price(PricedGame(game), 6, OUT) == player_edges(game, 6, OUT)
+
+
+def test_a_child_that_dies_is_replaced_and_no_pricing_is_lost(pricer) -> None:
+    game = PricedGame(GameConfig(decks=8).build_game())
+    expected = player_edges(game.game, 8, OUT)
+    assert pricer.price(game, 8, OUT) == expected
+    first = pricer._child
+    assert first is not None
+    os.kill(first.pid, signal.SIGKILL)
+    first.wait()
+    with capture_logs() as logs:
+        assert pricer.price(game, 8, OUT) == expected  # priced here while the child was gone
+    assert [log["event"] for log in logs] == [
+        "pricing process unavailable; pricing in the service"
+    ]
+    assert pricer.price(game, 8, OUT) == expected
+    assert pricer._child is not None and pricer._child.pid != first.pid
+
+
+def test_the_child_ignores_ctrl_c_and_ends_when_its_parent_hangs_up(pricer) -> None:
+    game = PricedGame(GameConfig(decks=8).build_game())
+    pricer.price(game, 8, ())
+    child = pricer._child
+    assert child is not None
+    os.kill(child.pid, signal.SIGINT)  # what a terminal sends the whole process group
+    assert pricer.price(game, 8, OUT) == player_edges(game.game, 8, OUT)
+    assert pricer._child is child and child.poll() is None
+    pricer.close()
+    assert child.returncode == 0
+
+
+def test_the_worker_does_every_job_in_order_and_leaves_no_thread_when_idle() -> None:
+    done: list[int] = []
+    release = threading.Event()
+
+    def slow(job: int) -> None:
+        release.wait(5)
+        done.append(job)
+
+    worker: PricingWorker[int] = PricingWorker(slow, name="test-pricing")
+    for job in range(5):
+        worker.submit(job)
+    assert [thread.name for thread in threading.enumerate()].count("test-pricing") == 1
+    release.set()
+    worker.drain()
+    assert done == [0, 1, 2, 3, 4]
+    assert "test-pricing" not in [thread.name for thread in threading.enumerate()]
+    worker.submit(5)  # a new thread for new work
+    worker.drain()
+    assert done[-1] == 5
+
+
+def test_a_failing_job_is_logged_and_the_next_one_still_runs() -> None:
+    done: list[int] = []
+
+    def fussy(job: int) -> None:
+        if job == 1:
+            raise ValueError("bad shoe")
+        done.append(job)
+
+    worker: PricingWorker[int] = PricingWorker(fussy)
+    with capture_logs() as logs:
+        for job in range(3):
+            worker.submit(job)
+        worker.drain()
+    assert done == [0, 2]
+    assert [log["event"] for log in logs] == [
+        "remaining-shoe pricing failed; the next round prices again"
+    ]
+
+
+def test_drain_waits_for_the_job_under_way() -> None:
+    started, finished = threading.Event(), threading.Event()
+
+    def job(_: None) -> None:
+        started.set()
+        time.sleep(0.2)
+        finished.set()
+
+    worker: PricingWorker[None] = PricingWorker(job)
+    worker.submit(None)
+    assert started.wait(5)
+    worker.drain()
+    assert finished.is_set()
