@@ -184,3 +184,36 @@ def test_a_dealer_relieving_another_burns_before_the_next_deal_even_across_a_cra
 def all_records(path: Path) -> list[Record]:
     with Journal.open_readonly(path) as journal:
         return list(journal.records())
+
+
+def test_on_the_automatic_machine_the_relief_burn_is_dealt_returned_and_reconciled(
+    shared_folder: Path,
+) -> None:
+    """The machine deals the relief burn on DEAL_NEXT like any card; it goes back in with the
+    round's cards, and the shoe still reconciles."""
+    with simulated_table(shared_folder, kind="auto") as table:
+        config = table.config_path.read_text().replace("]\nname", "]\nrelief_burn = 1\nname", 1)
+        config += '[roles]\ndealer = ["nobody", "daemon"]\n'
+        table.config_path.write_text(config)
+        socket = table.socket_path
+        with running_service(table, betting_time=None) as service:
+            service.wait_for_notification("READY=1")
+            socket.chmod(socket.stat().st_mode | stat.S_IROTH | stat.S_IWOTH)
+            assert as_user(NOBODY, socket, "control", "sign-in").returncode == 0
+            opened = as_user(NOBODY, socket, "control", "new-shoe", "--shoe-id", "A1")
+            assert opened.returncode == 0, opened.stderr
+            wait_until(lambda: table.status()["state"] == "betting", "round 1 open for bets")
+            assert as_user(DAEMON, socket, "control", "sign-in").returncode == 0
+            for command in ("no-more-bets", "end-shoe"):
+                done = as_user(DAEMON, socket, "control", command)
+                assert done.returncode == 0, done.stderr
+            wait_until(lambda: table.status()["state"] == "idle", "the shoe reconciled")
+            assert service.stop() == 0
+    (burned,) = journaled(table.journal_path, "card.burned")
+    assert (burned.payload["reason"], burned.round_no) == ("dealer_relief", 1)
+    (returned,) = journaled(table.journal_path, "round.cards_returned")
+    (result,) = journaled(table.journal_path, "round.result")
+    in_hands = len(result.payload["player"]) + len(result.payload["banker"])
+    assert returned.payload["expected"] == returned.payload["counted"] == in_hands + 1
+    (ended,) = [r.payload for r in journaled(table.journal_path, "shoe.ended")]
+    assert (ended["burned"], ended["returned"], ended["reconciled"]) == (1, in_hands + 1, True)
