@@ -378,18 +378,23 @@ class TableModel(Dealing):
         second relief before that burn makes it due once, not twice. Signing in
         again as the dealer signed in is no relief.
         """
-        shoe, cards = self.shoe, self.config.game.relief_burn
-        relief = sign_in.relieves is not None and sign_in.relieves != sign_in.dealer
-        if not (relief and cards and shoe is not None and self.position in RELIEF_BURN_STATES):
-            return
-        if shoe.relief_burn_due:
+        shoe, cards, relieved = self.shoe, self.config.game.relief_burn, sign_in.relieves
+        if (
+            relieved is None
+            or relieved == sign_in.dealer
+            or not cards
+            or shoe is None
+            or shoe.relief_burn_due
+            or self.position not in RELIEF_BURN_STATES
+        ):
             return
         shoe.relief_burn_due = True
         current = self.round
-        betting = current is not None and self.position is State.BETTING
-        before = current.number if betting and current is not None else shoe.rounds_opened + 1
-        assert sign_in.relieves is not None
-        self._emit(ReliefBurnDue(sign_in.dealer, sign_in.relieves, cards, before))
+        if current is not None and self.position is State.BETTING:
+            before = current.number
+        else:
+            before = shoe.rounds_opened + 1
+        self._emit(ReliefBurnDue(sign_in.dealer, relieved, cards, before))
 
     def settle_round(self, event: EventData) -> None:
         current = self._open_round()
