@@ -22,6 +22,7 @@ from cardshoe.controller.config import (
     ShoeProcedure,
     TableConfig,
 )
+from cardshoe.controller.display.plain import plain_line
 from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.procedure.facts import (
     Burned,
@@ -227,3 +228,11 @@ def test_a_restart_replays_the_relief_and_finds_the_burn_still_due(tmp_path: Pat
         assert recovered.model.card_due() is BurnReason.DEALER_RELIEF
         with pytest.raises(ConfigError, match="the game options changed while shoe S1 is open"):
             recover(manual(relief_burn=2), journal)
+
+
+def test_the_table_display_tells_the_relief_and_the_burn() -> None:
+    table, _ = opened(manual())
+    (due,) = [fact.event for fact in table.feed(SignIn("bob", "alice"))]
+    assert plain_line(due.KIND, due.payload()) == (
+        "bob relieves alice: 1 card(s) burn before round 1 is dealt"
+    )
