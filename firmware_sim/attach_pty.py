@@ -7,11 +7,13 @@ close and reopen it without the master ever reading EIO, and it sets the
 slave raw at once, so nothing the device sends is echoed back before the
 host has configured the port.
 
-Unplugging closes the pty: a host read fails as it would when a USB-serial
-adapter is pulled. A pty cannot come back under the same /dev/pts number,
-so re-plugging opens a new one and re-points a stable symlink (`link`) at
-it, as udev's /dev/serial/by-id links do for real adapters: a host that
-reconnects through the link finds the device again.
+Unplugging closes the pty and removes the link: a host read fails, and the
+path is gone, as when a USB-serial adapter is pulled and udev removes its
+/dev/serial/by-id link. (A link left pointing at the closed /dev/pts/N
+would let a host reconnect to whatever pty the kernel hands that number to
+next: another simulator's, under load.) A pty cannot come back under the
+same number, so re-plugging opens a new one and points the link at it: a
+host that reconnects through the link finds the device again.
 """
 
 from __future__ import annotations
@@ -79,6 +81,8 @@ class PtyEndpoint:
             self._open()
         else:
             self._close_pty()
+            with contextlib.suppress(FileNotFoundError):
+                self.link.unlink()
 
     def close(self) -> None:
         self._close_pty()

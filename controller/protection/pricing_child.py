@@ -4,22 +4,38 @@ It reads pickled (pickled game, decks, cards out) from stdin and writes each
 ShoeEdges to stdout; each game is unpickled once and kept, with the payouts it
 remembers. Only its parent writes to it. It ignores Ctrl-C, which
 a terminal sends to the whole process group: the parent decides when it
-ends, by closing the pipe.
+ends, by closing the pipe. Whatever ends it early ends it with one line on
+stderr, never a traceback: the parent notices the closed pipe, warns, and
+prices in its own process.
 """
 
 from __future__ import annotations
 
+import os
 import pickle
 import signal
 import sys
+from typing import BinaryIO
 
 from cardshoe.controller.protection.advantage import player_edges
 from cardshoe.controller.rules.games import Game
 
 
-def main() -> None:
+def main() -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    requests, answers = sys.stdin.buffer, sys.stdout.buffer
+    try:
+        serve(sys.stdin.buffer, sys.stdout.buffer)
+    except BrokenPipeError:
+        # The parent hung up in the middle of an answer: it no longer wants it. Point
+        # stdout at /dev/null so the interpreter's last flush at exit does not fail too.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except Exception as exc:  # the parent logs that its child is gone and prices itself
+        print(f"cardshoe pricing child: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def serve(requests: BinaryIO, answers: BinaryIO) -> None:
     games: dict[bytes, Game] = {}
     while True:
         try:
@@ -32,4 +48,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

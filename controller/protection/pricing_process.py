@@ -80,8 +80,10 @@ class PricingProcess:
         return edges
 
     def _start(self) -> subprocess.Popen[bytes]:
+        # -I: the child imports the installed cardshoe only, never a folder of the same
+        # name in the working directory or on PYTHONPATH.
         self._child = subprocess.Popen(
-            [sys.executable, "-m", CHILD_MODULE],
+            [sys.executable, "-I", "-m", CHILD_MODULE],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
         )

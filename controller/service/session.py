@@ -522,6 +522,15 @@ class TableSession:
         """Make run_shoe return after the step under way (from any thread)."""
         self._stop.set()
 
+    def wait_for_surveillance(self) -> None:
+        """Return once every round so far is priced and its alarms journaled.
+
+        The watcher journals from its own thread a few milliseconds after a
+        round; a reader that needs the journal to stand still between two
+        steps (a check after every round) waits for it here.
+        """
+        self._watcher.drain()
+
     def _house_decisions(self, rounds: int | None, betting_time_s: float | None) -> None:
         shoe, round_no = self.model.shoe, self.model.round_no
         last_wanted = rounds is not None and round_no is not None and round_no >= rounds

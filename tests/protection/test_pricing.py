@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import pickle
 import signal
+import subprocess
+import sys
 import threading
 import time
 
@@ -12,7 +15,11 @@ from structlog.testing import capture_logs
 
 from cardshoe.controller.config import GameConfig
 from cardshoe.controller.protection.advantage import player_edges
-from cardshoe.controller.protection.pricing_process import PricedGame, PricingProcess
+from cardshoe.controller.protection.pricing_process import (
+    CHILD_MODULE,
+    PricedGame,
+    PricingProcess,
+)
 from cardshoe.controller.protection.pricing_worker import PricingWorker
 from cardshoe.controller.rules.cards import parse_card
 
@@ -115,3 +122,30 @@ def test_drain_waits_for_the_job_under_way() -> None:
     assert started.wait(5)
     worker.drain()
     assert finished.is_set()
+
+
+def test_a_child_sent_garbage_says_so_in_one_line_and_exits() -> None:
+    child = subprocess.run(
+        [sys.executable, "-I", "-m", CHILD_MODULE], input=b"not a pickle", capture_output=True
+    )
+    assert child.returncode == 1
+    assert child.stdout == b""
+    lines = child.stderr.decode().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("cardshoe pricing child: UnpicklingError")
+
+
+def test_a_parent_that_hangs_up_mid_answer_gets_no_traceback_from_the_child() -> None:
+    game = PricedGame(GameConfig(decks=8).build_game())
+    child = subprocess.Popen(
+        [sys.executable, "-I", "-m", CHILD_MODULE],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert child.stdin is not None and child.stdout is not None
+    child.stdout.close()  # nobody will read the answers
+    for _ in range(3):
+        pickle.dump((game.pickled, 8, tuple(OUT)), child.stdin)
+    child.stdin.close()
+    assert child.wait(30) == 0
+    assert child.stderr is not None and child.stderr.read() == b""

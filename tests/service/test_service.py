@@ -227,3 +227,32 @@ def test_auto_shoe_opens_a_shoe_by_itself(table: Table) -> None:
         wait_until(lambda: rounds_finished(table) >= 1, "a round")
         assert table.status()["shoe_id"].startswith("T1-")
         assert service.stop() == 0
+
+
+def _children(pid: int) -> list[int]:
+    return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+def _gone(pid: int) -> bool:
+    """The process has exited (a zombie awaiting its reaper counts as gone)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return True
+    return state == "Z"
+
+
+@pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGKILL])
+def test_the_pricing_child_runs_under_the_service_and_ends_with_it(
+    table: Table, number: int
+) -> None:
+    with running_service(table) as service:
+        service.wait_for_notification("READY=1")
+        (child,) = _children(service.process.pid)
+        command = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
+        assert command[1:4] == [b"-I", b"-m", b"cardshoe.controller.protection.pricing_child"]
+        open_manual_shoe(table, "SHOE-P")
+        wait_until(lambda: rounds_finished(table) >= 2, "two rounds")
+        assert _children(service.process.pid) == [child]  # one child for the whole run
+        service.stop(number)
+    wait_until(lambda: _gone(child), "the pricing child to end with its service")

@@ -146,6 +146,7 @@ def test_the_page_equals_board_json_after_every_round(tmp_path: Path, page: Page
             page.wait_for_function("window.cardshoe.renders > 0")
 
             def check(finished: int) -> None:
+                session.wait_for_surveillance()
                 last_id = watch.refresh()
                 assert_page_shows(page, page_caught_up(page, web, last_id), watch.settled)
                 checked.append(finished)
