@@ -172,8 +172,8 @@ def test_pair_puts_the_key_in_the_configured_key_dir_where_info_finds_it(
     assert info.returncode == 0, info.stderr
     assert json.loads(info.stdout)["authenticated"] is True
     unauthenticated = shoectl("info", url)
-    assert unauthenticated.returncode == 1
-    assert "AUTH_REQUIRED" in one_line(unauthenticated)
+    assert unauthenticated.returncode == 3
+    assert "is paired, so it serves only an authenticated host" in one_line(unauthenticated)
 
 
 def test_pair_without_the_switch_is_exit_3_and_leaves_no_key_file(
