@@ -1,6 +1,6 @@
 """The table configuration: one TOML file, every key optional, every value checked.
 
-The game options (game, decks, device kind, burn, cut card, demonstration
+The game options (game, decks, device kind, burns, cut card, demonstration
 rounds, commission, paytable) are what a regulator approves (Macau Art. 18),
 so they are hashed into a fingerprint that is recorded with every shoe and
 must not change while a shoe is open. A key that is absent takes its
@@ -39,7 +39,7 @@ from cardshoe.controller.rules.games import (
 from cardshoe.controller.rules.ties import TieOption
 from cardshoe.drivers.transports.registry import configurable_schemes
 
-FINGERPRINT_FORMAT = "cardshoe-table-options/2"
+FINGERPRINT_FORMAT = "cardshoe-table-options/3"
 """Hashed with the options, so a change in what the fingerprint covers changes every fingerprint."""
 
 MAX_CARDS_PER_ROUND = 6
@@ -79,6 +79,7 @@ deck, over twice the text's number, and no deeper (docs/configuration.md)."""
 CUT_CARD_TOLERANCE_RANGE = (0, CUT_CARD_DEEPEST)
 FIXED_BURN_RANGE = (1, 8)
 ROUND_BURN_RANGE = (0, 8)
+RELIEF_BURN_RANGE = (0, 8)
 DEMO_ROUNDS_RANGE = (0, 3)
 SAFE_NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 """Table and shoe ids: safe in file names, log lines and journal queries."""
@@ -109,6 +110,9 @@ class GameConfig:
     """Demonstration rounds dealt, never settled, when a shoe starts (Macau Art. 2.2)."""
     round_burn: int = 0
     """Cards burned at the start of every round; 0 turns it off (Macau Art. 8)."""
+    relief_burn: int = 0
+    """Cards burned before the next deal when a dealer relieves another in a shoe (a house
+    policy: docs/procedure.md, "Relief burn"); 0 turns it off."""
     tie_bets: str | None = None
     """What happens to the Banker and Player bets after a tie (Macau Art. 11, rules/ties.py):
     cancel, stand or change, as the game allows; None means its default."""
@@ -124,6 +128,7 @@ class GameConfig:
             raise ConfigError(str(exc)) from None
         _check_range("game.demo_rounds", self.demo_rounds, *DEMO_ROUNDS_RANGE, "Macau Art. 2.2")
         _check_range("game.round_burn", self.round_burn, *ROUND_BURN_RANGE)
+        _check_range("game.relief_burn", self.relief_burn, *RELIEF_BURN_RANGE)
         _check_option("game.commission", self.commission, commission_names(self.name), self.name)
         _check_option("game.paytable", self.paytable, self._paytable_names, self.name)
         _check_option("game.tie_bets", self.tie_bets, tie_options(self.name), self.name)
@@ -396,7 +401,7 @@ class TableConfig:
             self._check_cut_card_depth()
 
     def _check_cut_card_depth(self) -> None:
-        per_round = MAX_CARDS_PER_ROUND + self.game.round_burn
+        per_round = MAX_CARDS_PER_ROUND + self.game.round_burn + self.game.relief_burn
         shallowest = self.shoe.rounds_after_cut_card * per_round
         deepest = min(CUT_CARD_DEEPEST, 52 * self.game.decks // 2)
         why = (
@@ -417,9 +422,11 @@ class TableConfig:
         Every option Art. 18 lists: Art. 2 (burn, demonstration rounds), 3 (the
         last round at the cut card), 7 (device mode), 9 (drawing method), 11
         (tie option), 16 (payouts) and 17 (commission), with the game and its
-        decks. Identity, device address, firmware list, file paths and alarm
-        thresholds are left out: they do not change the game, and moving a
-        table to another port must not look like a new set of rules.
+        decks, and the house's burns (Art. 8's round burn, the relief burn): a
+        burn changes which cards are dealt. Identity, device address, firmware
+        list, file paths and alarm thresholds are left out: they do not change
+        the game, and moving a table to another port must not look like a new
+        set of rules.
         """
         options: dict[str, Any] = {
             "format": FINGERPRINT_FORMAT,
@@ -431,6 +438,7 @@ class TableConfig:
             "paytable": self.game.effective_paytable,
             "demo_rounds": self.game.demo_rounds,
             "round_burn": self.game.round_burn,
+            "relief_burn": self.game.relief_burn,
             "device_kind": str(self.device.kind),
         }
         if self.uses_cut_card_and_burn:
@@ -527,6 +535,7 @@ _FIELD_READERS: dict[tuple[str, str], tuple[type, str]] = {
     ("game", "paytable"): (str, "a paytable name"),
     ("game", "demo_rounds"): (int, "a whole number 0-3"),
     ("game", "round_burn"): (int, "a whole number of cards"),
+    ("game", "relief_burn"): (int, "a whole number of cards"),
     ("game", "tie_bets"): (str, "a tie option name"),
     ("shoe", "burn"): (BurnPolicy, ""),
     ("shoe", "burn_fixed"): (int, "a whole number 1-8"),

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import logging
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from support.shoectl import ShoectlRunner
@@ -63,3 +66,12 @@ def logger_levels_restored() -> Iterator[None]:
     for name, logger in list(manager.loggerDict.items()):
         if isinstance(logger, logging.Logger):
             logger.setLevel(levels.get(name, logging.NOTSET))
+
+
+@pytest.fixture
+def shared_folder() -> Iterator[Path]:
+    """A folder other users can reach (pytest's tmp_path is 0700), for clients run as them."""
+    folder = Path(tempfile.mkdtemp(prefix="cardshoe-shared-"))
+    folder.chmod(0o755)
+    yield folder
+    shutil.rmtree(folder)

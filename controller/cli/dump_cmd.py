@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -13,6 +13,9 @@ from cardshoe.controller.cli.options import (
     KEY_DIR_OPTION,
     PAIRING_CONFIG_OPTION,
 )
+
+if TYPE_CHECKING:
+    from cardshoe.drivers.link import Link
 
 POLL_S = 0.2
 
@@ -39,33 +42,54 @@ def dump(
     One line per frame: time, direction (tx host to device, rx device to
     host), the bytes in hex with the 0x00 delimiter, and the decoded message.
     A frame the link rejects says why: bad_crc, bad_cobs, oversize or
-    undecodable. dump is a host like any other: it does the handshake,
-    acknowledges each event and polls the device when it falls silent, so
-    use it on a device that is not in service. Ctrl-C ends with exit 0.
+    undecodable. On a paired device's authenticated link the pairing key
+    (--config or --key-dir) opens each sealed frame: its message is shown
+    with its counter, and one that fails authentication (forged, altered,
+    replayed) says so and is not decoded. dump is a host like any other: it
+    does the handshake, acknowledges each event and polls the device when it
+    falls silent, so use it on a device that is not in service. Ctrl-C ends
+    with exit 0.
     """
-    import logging
-
     from cardshoe.controller.cli.service_access import pairing_keys
-    from cardshoe.controller.service.device_access import device_user_error
+    from cardshoe.controller.service.device_access import quiet_device_logs
     from cardshoe.controller.service.frame_tap import FrameTap, TappedTransport
-    from cardshoe.drivers.errors import DeviceGone, DriverError
     from cardshoe.drivers.link import Link, LinkTiming
-    from cardshoe.drivers.protocol.messages import Event
     from cardshoe.drivers.transports.registry import open_transport
 
-    # The dump shows every rejected frame itself; the drivers' warnings would repeat it.
-    logging.getLogger("cardshoe.drivers").setLevel(logging.ERROR)
+    keys = pairing_keys(config_path, key_dir)
     printer = FramePrinter(as_json)
-    tap = FrameTap(printer.show)
+    tap = FrameTap(printer.show, keys)
     link = Link(
         lambda: TappedTransport(open_transport(url), tap),
         url=url,
         timing=LinkTiming(),
         reconnect=False,
-        keys=pairing_keys(config_path, key_dir),
+        keys=keys,
     )
+    # The dump shows every rejected frame itself; the drivers' log lines would repeat it.
+    with quiet_device_logs():
+        _dump(link, timeout, count, printer, keys is not None)
+
+
+def _dump(
+    link: Link, timeout: float, count: int | None, printer: FramePrinter, keyed: bool
+) -> None:
+    """Handshake, then acknowledge every event until count frames are shown or Ctrl-C.
+
+    A paired device serves nothing but the handshake to a host without its
+    key: say so once, naming the options that give the key, rather than
+    showing its refusals frame after frame.
+    """
+    from cardshoe.controller.service.device_access import (
+        device_user_error,
+        refuse_paired_without_key,
+    )
+    from cardshoe.drivers.errors import DeviceGone, DriverError
+    from cardshoe.drivers.protocol.messages import Event
+
     try:
-        link.open(timeout)
+        hello = link.open(timeout)
+        refuse_paired_without_key(hello, link.url, keyed, "and open its sealed frames")
         while not printer.closed and (count is None or printer.shown < count):
             event = link.next_event(POLL_S)
             if isinstance(event, Event):
@@ -103,10 +127,17 @@ class FramePrinter:
 def frame_line(record: dict[str, Any]) -> str:
     """TIME  DIR  HEX  |  MESSAGE field=value ... (or the reason the frame is rejected)."""
     from cardshoe.controller.scoreboard.event_lines import event_line
+    from cardshoe.controller.service.frame_opener import NO_KEY
 
-    message = record["message"]
+    message, sealed = record["message"], record["sealed"]
     if message is not None:
         decoded = event_line({"time": "", "kind": message["type"], "payload": message["fields"]})
+        if sealed is not None:
+            decoded = f"{decoded.strip()}  [sealed #{sealed['counter']}, tag ok]"
+    elif record["frame"] == "auth_failed":
+        decoded = f"AUTH_FAILED not decoded, not the device's: {record['error']}"
+    elif record["frame"] == "sealed" and record["error"] == NO_KEY:
+        decoded = "SEALED"
     else:
         decoded = f"{record['frame'].upper()} {record['error'] or ''}"
     return f"{record['time']}  {record['direction']}  {record['hex']}  |  {decoded.strip()}"

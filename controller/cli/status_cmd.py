@@ -53,6 +53,7 @@ def status_text(record: dict[str, Any]) -> str:
             ("player", " ".join(record["player"]) or "-"),
             ("banker", " ".join(record["banker"]) or "-"),
             ("next card", record["card_due"] or "none due"),
+            ("relief burn", relief_burn_text(record)),
             (
                 "cards",
                 f"{record['dealt']} dealt, {record['burned']} burned, "
@@ -80,3 +81,12 @@ def status_text(record: dict[str, Any]) -> str:
     ]
     width = max(len(name) for name, _ in rows)
     return "\n".join(f"{name:<{width}}  {value}" for name, value in rows)
+
+
+def relief_burn_text(record: dict[str, Any]) -> str:
+    """Whether a dealer's relief makes the house burn before the next deal (game.relief_burn)."""
+    cards = record["options"]["relief_burn"]
+    if not cards:
+        return "off (game.relief_burn = 0)"
+    due = "due after the next no more bets" if record["relief_burn_due"] else "none due"
+    return f"{cards} card(s) when a dealer is relieved: {due}"

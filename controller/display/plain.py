@@ -60,6 +60,10 @@ LINES: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "shoe.shuffled": lambda p: f"the machine shuffled {p['card_count']} cards",
     "card.burned": _burned,
     "shoe.last_round": lambda p: f"round {p['last_round']} is the last ({p['cause']})",
+    "shoe.relief_burn_due": lambda p: (
+        f"{p['dealer'] or 'a dealer'} relieves {p['relieves']}: {p['cards']} card(s) burn "
+        f"before round {p['before_round']} is dealt"
+    ),
     "card.assigned": lambda p: f"round {p['round_no']}: {p['card']} to {p['to']}",
     "card.set_aside": lambda p: (
         f"round {p['round_no']}: {p['card'] or '??'} set aside ({p['reason']})"

@@ -69,6 +69,8 @@ class BurnReason(StrEnum):
     """Macau Art. 2.1: the burn after the cut, by the table's burn policy."""
     START_OF_ROUND = "start_of_round"
     """Macau Art. 8: the house's optional burn before each round."""
+    DEALER_RELIEF = "dealer_relief"
+    """The house's burn when a dealer relieves another (game.relief_burn), before the deal."""
     IRREGULAR = "irregular"
     """A card that no hand and no burn was due to receive."""
 
@@ -140,6 +142,18 @@ class Burned(TableEvent):
     reason: BurnReason
     burn_remaining: int | None
     """Cards still to burn in this burn, None while the first-card burn is not yet known."""
+
+
+@dataclass(frozen=True)
+class ReliefBurnDue(TableEvent):
+    """A dealer relieved another in the shoe: the house burns before the next deal."""
+
+    KIND: ClassVar[str] = "shoe.relief_burn_due"
+    dealer: str | None
+    relieves: str
+    cards: int
+    before_round: int
+    """The round whose deal the burn comes before, after its no more bets."""
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,21 @@ class StartShoe:
 
 
 @dataclass(frozen=True)
+class SignIn:
+    """A dealer takes the table (the sign-in command), relieving the one signed in before.
+
+    An input, not only a note about who deals: under game.relief_burn a relief in
+    the middle of a shoe makes the house burn before the next deal, so a restart's
+    replay must see it.
+    """
+
+    dealer: str | None
+    """The user giving the command; None when it came from no control-socket client."""
+    relieves: str | None
+    """The dealer signed in before; None for the first sign-in the journal holds."""
+
+
+@dataclass(frozen=True)
 class ShoeLoaded:
     """Manual shoe: the pack is shuffled and in the shoe, face down."""
 
@@ -171,6 +186,7 @@ class HostFinding:
 
 HOST_INPUTS: Mapping[str, type] = {
     "command.start_shoe": StartShoe,
+    "command.sign_in": SignIn,
     "command.shoe_loaded": ShoeLoaded,
     "command.cut_done": CutDone,
     "command.close_bets": CloseBets,

@@ -2,7 +2,7 @@
 
 A shoe goes idle -> loading -> cut -> burning (manual shoe) or idle ->
 shuffling (automatic machine, no cut and no burn: Macau Art. 2.3) -> ready,
-then round after round: betting -> [round_burn] -> dealing -> [returning]
+then round after round: betting -> [round_burn: relief and round burns] -> dealing -> [returning]
 -> ready, until the cut card's last round, an empty shoe or the house ends
 it -> shoe_ended -> reconciliation -> idle. A hold (device fault, door,
 jam, link lost, face-down card, sequence gap) takes the procedure from any
@@ -203,19 +203,33 @@ TRANSITIONS: tuple[Transition, ...] = (
                 trigger,
                 State.BETTING,
                 State.ROUND_BURN,
-                ("burns_each_round",),
+                ("burns_before_deal",),
                 after=("record_bets_closed",),
             ),
             T(
                 trigger,
                 State.BETTING,
                 State.DEALING,
-                unless=("burns_each_round",),
+                unless=("burns_before_deal",),
                 after=("record_bets_closed",),
             ),
         )
     ),
-    T(Trigger.BURN_DONE, State.ROUND_BURN, State.DEALING, ("burn_is_finished",)),
+    # A relief burn first, then the round's own burn (Art. 8), then the deal.
+    T(
+        Trigger.BURN_DONE,
+        State.ROUND_BURN,
+        None,
+        ("burn_is_finished", "round_burn_follows"),
+        after=("start_round_burn",),
+    ),
+    T(
+        Trigger.BURN_DONE,
+        State.ROUND_BURN,
+        State.DEALING,
+        ("burn_is_finished",),
+        unless=("round_burn_follows",),
+    ),
     T(
         Trigger.ROUND_VOID,
         ROUND_STATES,

@@ -94,6 +94,8 @@ class ShoeState:
     burn_reason: BurnReason | None = None
     burn_remaining: int | None = 0
     """Cards still to burn; None until the first card of the start-of-shoe burn is seen."""
+    relief_burn_due: bool = False
+    """A dealer relieved another: the next round's burn begins with game.relief_burn cards."""
     rounds_opened: int = 0
     rounds_finished: int = 0
     last_round: int | None = None

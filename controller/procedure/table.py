@@ -37,6 +37,7 @@ from cardshoe.controller.procedure.facts import (
     HoldStarted,
     LastRoundSet,
     RefusedCommand,
+    ReliefBurnDue,
     RoundOpened,
     RoundResult,
     RoundVoided,
@@ -65,6 +66,7 @@ from cardshoe.controller.procedure.inputs import (
     JournalBehindDevice,
     PackCount,
     ShoeLoaded,
+    SignIn,
     StartShoe,
     StorageFault,
     StorageLow,
@@ -120,6 +122,16 @@ DEALER_BUTTON = 0
 """BUTTON number of the dealer button (docs/protocol.md); others are device-specific."""
 MAX_AUTOMATIC_STEPS = 64
 """More automatic transitions than this after one input means the tables loop: a bug."""
+RELIEF_BURN_STATES: tuple[State, ...] = (
+    State.READY,
+    State.BETTING,
+    State.ROUND_BURN,
+    State.DEALING,
+    State.RETURNING,
+)
+"""Where a relief makes the house burn: the shoe has begun dealing rounds. Before that
+(loading, cut, the start-of-shoe burn, the machine's shuffle) the start of the shoe is
+the incoming dealer's own; once the shoe has ended no round is left to deal."""
 
 
 class TableModel(Dealing):
@@ -212,8 +224,16 @@ class TableModel(Dealing):
     def shoe_is_open(self, event: EventData) -> bool:
         return self.shoe is not None
 
-    def burns_each_round(self, event: EventData) -> bool:
-        return self.config.game.round_burn > 0
+    def burns_before_deal(self, event: EventData) -> bool:
+        """Art. 8's round burn, or a relief burn due, comes after no more bets."""
+        relief_due = self.shoe is not None and self.shoe.relief_burn_due
+        return self.config.game.round_burn > 0 or relief_due
+
+    def round_burn_follows(self, event: EventData) -> bool:
+        """The relief burn came first; the round's own burn (Art. 8) is still to come."""
+        shoe = self.shoe
+        relief = shoe is not None and shoe.burn_reason is BurnReason.DEALER_RELIEF
+        return relief and self.config.game.round_burn > 0
 
     def round_is_void(self, event: EventData) -> bool:
         return (
@@ -357,9 +377,44 @@ class TableModel(Dealing):
         shoe, current = self._open_shoe(), self._open_round()
         by = "dealer_button" if event.event.name == Trigger.DEALER_BUTTON else "command"
         self._emit(BetsClosed(current.number, by))
-        if self.config.game.round_burn:
-            shoe.burn_reason = BurnReason.START_OF_ROUND
-            shoe.burn_remaining = self.config.game.round_burn
+        if shoe.relief_burn_due:
+            shoe.relief_burn_due = False
+            shoe.burn_reason = BurnReason.DEALER_RELIEF
+            shoe.burn_remaining = self.config.game.relief_burn
+        elif self.config.game.round_burn:
+            self.start_round_burn(event)
+
+    def start_round_burn(self, event: EventData) -> None:
+        shoe = self._open_shoe()
+        shoe.burn_reason = BurnReason.START_OF_ROUND
+        shoe.burn_remaining = self.config.game.round_burn
+
+    def note_sign_in(self, sign_in: SignIn) -> None:
+        """A dealer relieving another in the shoe makes a relief burn due (game.relief_burn).
+
+        Not a trigger: signing in is possible in every state and changes none.
+        The burn comes after the no more bets of the first round not yet closed
+        for bets, before its deal (its own round burn, if any, follows it); a
+        second relief before that burn makes it due once, not twice. Signing in
+        again as the dealer signed in is no relief.
+        """
+        shoe, cards, relieved = self.shoe, self.config.game.relief_burn, sign_in.relieves
+        if (
+            relieved is None
+            or relieved == sign_in.dealer
+            or not cards
+            or shoe is None
+            or shoe.relief_burn_due
+            or self.position not in RELIEF_BURN_STATES
+        ):
+            return
+        shoe.relief_burn_due = True
+        current = self.round
+        if current is not None and self.position is State.BETTING:
+            before = current.number
+        else:
+            before = shoe.rounds_opened + 1
+        self._emit(ReliefBurnDue(sign_in.dealer, relieved, cards, before))
 
     def settle_round(self, event: EventData) -> None:
         current = self._open_round()
@@ -688,6 +743,7 @@ INPUT_ROUTES: Mapping[type, Route] = {
     OperationDone: _operation_done,
     # Operator and host commands
     StartShoe: lambda model, item: model.trigger(Trigger.START_SHOE, command=item),
+    SignIn: lambda model, item: model.note_sign_in(item),
     ShoeLoaded: lambda model, item: model.trigger(Trigger.SHOE_LOADED),
     CutDone: lambda model, item: model.trigger(Trigger.CUT_DONE),
     CloseBets: lambda model, item: model.trigger(Trigger.CLOSE_BETS),

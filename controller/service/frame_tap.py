@@ -6,6 +6,8 @@ native ports only. The tap cuts each direction at the 0x00 delimiters and
 judges every frame with the drivers' own FrameDecoder and decode_message,
 so a frame the link drops (bad COBS, CRC mismatch, oversize, undecodable) is
 shown with the reason it was dropped, and nothing here decodes a second way.
+Given the pairing keys, a FrameOpener (frame_opener.py) opens the sealed
+frames of an authenticated link and checks each one as its receiver does.
 """
 
 from __future__ import annotations
@@ -14,21 +16,26 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from cardshoe.controller.service.frame_opener import RX, TX, FrameOpener, Verdict
 from cardshoe.controller.timestamps import utc_timestamp
+from cardshoe.drivers.protocol.auth import KeyLookup
 from cardshoe.drivers.protocol.errors import MessageError
 from cardshoe.drivers.protocol.framing import DELIMITER, MAX_ENCODED, FrameDecoder
 from cardshoe.drivers.protocol.messages import decode_message, message_to_json
 from cardshoe.drivers.transports.base import Transport
 
-TX = "tx"
-"""Host to device."""
-RX = "rx"
-"""Device to host."""
+__all__ = ["RX", "TX", "FrameTap", "TappedTransport", "frame_record"]
 
 
-def frame_record(direction: str, raw: bytes, *, delimited: bool = True) -> dict[str, Any]:
+def frame_record(
+    direction: str, raw: bytes, *, delimited: bool = True, opener: FrameOpener | None = None
+) -> dict[str, Any]:
     """One frame as the link would take it: raw is its bytes before the delimiter, or
-    (delimited False) a run too long to be a frame, cut off where it became one."""
+    (delimited False) a run too long to be a frame, cut off where it became one.
+
+    A sealed frame is opened with the opener's keys (sealed: its counter), or
+    shown as "sealed" (nothing to open it with) or "auth_failed" (with why).
+    """
     record: dict[str, Any] = {
         "time": utc_timestamp(),
         "direction": direction,
@@ -36,6 +43,7 @@ def frame_record(direction: str, raw: bytes, *, delimited: bool = True) -> dict[
         "frame": "ok",
         "message": None,
         "error": None,
+        "sealed": None,
     }
     if not delimited:
         record["frame"] = "oversize"
@@ -49,11 +57,21 @@ def frame_record(direction: str, raw: bytes, *, delimited: bool = True) -> dict[
         counters = decoder.counters
         record["frame"] = "bad_cobs" if counters.cobs_errors else "bad_crc"
         return record
+    opening = (opener or FrameOpener(None)).open(direction, payloads[0])
+    if opening.payload is None:
+        record["frame"], record["error"] = opening.verdict.value, opening.reason
+        return record
+    if opening.verdict is Verdict.OPENED:
+        record["sealed"] = {"counter": opening.counter}
     try:
-        record["message"] = message_to_json(decode_message(payloads[0]))
+        message = decode_message(opening.payload)
     except MessageError as exc:
         record["frame"] = "undecodable"
         record["error"] = str(exc)
+        return record
+    if opener is not None:
+        opener.follow(direction, message)
+    record["message"] = message_to_json(message)
     return record
 
 
@@ -64,17 +82,21 @@ class FrameTap:
     writes (tx); `show` runs under one lock, so lines never interleave.
     """
 
-    def __init__(self, show: Callable[[dict[str, Any]], None]) -> None:
+    def __init__(
+        self, show: Callable[[dict[str, Any]], None], keys: KeyLookup | None = None
+    ) -> None:
+        """keys: the pairing keys (as open_device takes them) that open sealed frames."""
         self._show = show
         self._lock = threading.Lock()
         self._pending = {TX: bytearray(), RX: bytearray()}
+        self._opener = FrameOpener(keys)
 
     def feed(self, direction: str, data: bytes) -> None:
         with self._lock:
             pending = self._pending[direction]
             for byte in data:
                 if byte == DELIMITER[0]:
-                    self._show(frame_record(direction, bytes(pending)))
+                    self._show(frame_record(direction, bytes(pending), opener=self._opener))
                     pending.clear()
                     continue
                 pending.append(byte)

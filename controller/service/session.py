@@ -63,6 +63,7 @@ from cardshoe.controller.procedure.inputs import (
     HostFinding,
     JournalBehindDevice,
     ShoeLoaded,
+    SignIn,
     StartShoe,
     StorageFault,
     StorageLow,
@@ -121,8 +122,8 @@ OPERATOR = SESSION_KIND_PREFIX + "operator"
 """Who gave the command journaled right after it in the same transaction: uid, user, role."""
 COMMAND_DENIED = SESSION_KIND_PREFIX + "command_denied"
 """A command refused because of who gave it (their role), before it reached the procedure."""
-DEALER_SIGNED_IN = SESSION_KIND_PREFIX + "dealer_signed_in"
-"""A dealer took the table; relieves names the dealer they took it from."""
+SIGNED_IN = to_record(SignIn(None, None)).kind
+"""The journal kind of a sign-in: the dealer who took the table and the one relieved."""
 REREAD_BY = SESSION_KIND_PREFIX + "reread_by"
 """The dealer signed in when a misread card was re-read (the card.corrected before it)."""
 DEVICE_RESYNC = SESSION_KIND_PREFIX + "device_resync"
@@ -147,8 +148,8 @@ class DeviceNotApproved(UserError):
 def last_dealer(journal: Journal) -> str | None:
     """The dealer the journal last recorded signing in, so a restart keeps who deals."""
     signed = None
-    for record in journal.records(kinds=(DEALER_SIGNED_IN,)):
-        signed = record.payload.get("user")
+    for record in journal.records(kinds=(SIGNED_IN,)):
+        signed = record.payload.get("dealer")
     return signed
 
 
@@ -205,6 +206,8 @@ class TableSnapshot:
     burned: int
     rounds_finished: int
     last_round: int | None
+    relief_burn_due: bool
+    """A dealer relieved another: game.relief_burn cards burn after the next no more bets."""
 
 
 class TableSession:
@@ -300,6 +303,7 @@ class TableSession:
                 burned=0 if shoe is None else shoe.burned,
                 rounds_finished=0 if shoe is None else shoe.rounds_finished,
                 last_round=None if shoe is None else shoe.last_round,
+                relief_burn_due=shoe is not None and shoe.relief_burn_due,
             )
 
     # --- operator commands ------------------------------------------------------------
@@ -424,12 +428,17 @@ class TableSession:
         self._record_session(COMMAND_DENIED, {**operator, "command": command, "needs": needs})
 
     def sign_in(self) -> str | None:
-        """The dealer giving the command takes the table; returns the dealer relieved."""
+        """The dealer giving the command takes the table; returns the dealer relieved.
+
+        Journaled as an input (command.sign_in), since under game.relief_burn a
+        relief in the middle of a shoe makes the house burn before the next deal.
+        """
         with self._lock:
             operator = self._operator or {}
             relieved = self.dealer
-            self.dealer = str(operator.get("user", "")) or None
-            self._record_session(DEALER_SIGNED_IN, {**operator, "relieves": relieved})
+            dealer = str(operator.get("user", "")) or None
+            self._command(SignIn(dealer, relieved))
+            self.dealer = dealer
             return relieved
 
     def _command(self, command: object, also: tuple[str, dict[str, Any]] | None = None) -> None:

@@ -465,6 +465,7 @@ def snapshot_to_json(snapshot: TableSnapshot) -> dict[str, Any]:
         "burned": snapshot.burned,
         "rounds_finished": snapshot.rounds_finished,
         "last_round": snapshot.last_round,
+        "relief_burn_due": snapshot.relief_burn_due,
     }
 
 

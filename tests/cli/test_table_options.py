@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -62,7 +63,7 @@ def test_case_9_every_art_18_option_is_in_the_fingerprint() -> None:
     base = TableConfig(game=GameConfig(name="macau-1", decks=8))
     options = base.fingerprint_options()
     assert {"burn", "demo_rounds", "cut_card", "device_kind", "drawing", "tie_bets"} <= set(options)
-    assert {"paytable", "commission"} <= set(options)
+    assert {"paytable", "commission", "round_burn", "relief_burn"} <= set(options)
     stand = TableConfig(game=GameConfig(name="macau-1", decks=8, tie_bets="stand"))
     method_2 = TableConfig(game=GameConfig(name="macau-2", decks=8))
     assert len({base.fingerprint, stand.fingerprint, method_2.fingerprint}) == 3
@@ -82,13 +83,13 @@ def test_case_9_status_shows_the_fingerprint_and_a_change_mid_shoe_is_refused(
             assert status["fingerprint"] == table.config().fingerprint
             assert status["options"]["tie_bets"] == "cancel"
             text = shoectl("status", "--socket", str(table.socket_path)).stdout
-            assert f"options     {status['fingerprint'][:12]} (decks 6" in text
+            assert re.search(rf"^options +{status['fingerprint'][:12]} \(decks 6", text, re.M)
+            assert "relief_burn 0" in text
             assert service.stop() == 0
-        changed = table.config_path.read_text().replace(
-            "decks = 6\n", 'decks = 6\ntie_bets = "stand"\n'
-        )
-        table.config_path.write_text(changed)
-        refused = shoectl("run", "--config", str(table.config_path))
-        assert refused.returncode == 2
-        (line,) = refused.stderr.splitlines()
-        assert "the game options changed while shoe OPT-1 is open" in line
+        started = table.config_path.read_text()
+        for option in ('tie_bets = "stand"', "relief_burn = 1"):
+            table.config_path.write_text(started.replace("decks = 6\n", f"decks = 6\n{option}\n"))
+            refused = shoectl("run", "--config", str(table.config_path))
+            assert refused.returncode == 2, option
+            (line,) = refused.stderr.splitlines()
+            assert "the game options changed while shoe OPT-1 is open" in line, option

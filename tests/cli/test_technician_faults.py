@@ -13,12 +13,11 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
+from support.other_users import shoectl_unprivileged, unprivileged_uid
 from support.service_support import running_service, simulated_table, wait_until
 from support.shoectl import ShoectlRunner
 
-from cardshoe.controller.errors import UserError
-from cardshoe.controller.service.control_socket import claim_socket_path, request
+from cardshoe.controller.service.control_socket import request
 from cardshoe.firmware_sim.attach_pty import serve_pty
 from cardshoe.firmware_sim.devices import create_device
 
@@ -77,15 +76,25 @@ def test_case_15_a_socket_that_cannot_be_bound_is_one_line_not_a_traceback(
     assert "cannot serve the control socket" in log and "service.control_socket" in log
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root may write into any folder")
 def test_case_15_an_unwritable_socket_folder_is_refused_before_anything_starts(
-    tmp_path: Path,
+    shared_folder: Path,
 ) -> None:
-    folder = tmp_path / "run"
+    """Run by a user the kernel holds to the folder's mode: nobody, when the suite runs as root."""
+    folder = shared_folder / "run"
     folder.mkdir(mode=0o500)
-    with pytest.raises(UserError, match="may not write") as refused:
-        claim_socket_path(folder / "control.sock")
-    assert refused.value.exit_code == 3
+    os.chown(folder, unprivileged_uid(), -1)
+    config = shared_folder / "table.toml"
+    config.write_text(
+        'table_id = "T1"\n[device]\nkind = "shoe"\nurl = "sim://cs-1"\n[service]\n'
+        f'journal_path = "{shared_folder / "journal.sqlite"}"\n'
+        f'control_socket = "{folder / "control.sock"}"\n'
+    )
+    done = shoectl_unprivileged("run", "--config", str(config))
+    assert done.returncode == 3, done.stderr
+    line = one_error_line(done.stderr)
+    assert f"the service user may not write {folder}" in line
+    assert "make it writable for that user or set service.control_socket" in line
+    assert sorted(item.name for item in shared_folder.iterdir()) == ["run", "table.toml"]
 
 
 def test_case_15_a_socket_url_without_a_port_says_so(shoectl: ShoectlRunner) -> None:

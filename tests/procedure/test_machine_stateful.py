@@ -3,7 +3,8 @@
 Hypothesis drives the procedure with every kind of input it can receive, in
 any order: cards (good, foreign, duplicate, unreadable, reversed, double
 feeds), the cut card, buttons, faults, link events, shuffles and returns,
-and every operator command, whether the state allows it or not. After every
+and every operator command (dealers' sign-ins and reliefs too), whether the
+state allows it or not. After every
 step the invariants below must hold; at the end, replaying the same inputs
 through a fresh model must give the same facts and the same state.
 """
@@ -37,6 +38,7 @@ from cardshoe.controller.procedure.inputs import (
     DeviceCount,
     EndShoe,
     ShoeLoaded,
+    SignIn,
     StartShoe,
 )
 from cardshoe.controller.procedure.machine import State
@@ -78,6 +80,7 @@ class ProcedureMachine(RuleBasedStateMachine):
         game=st.sampled_from(GAME_NAMES),
         demo_rounds=st.integers(0, 2),
         round_burn=st.integers(0, 2),
+        relief_burn=st.integers(0, 2),
         burn=st.sampled_from(list(BurnPolicy)),
         cut_card=st.sampled_from(list(CutCardPolicy)),
         seed=st.integers(0, 10_000),
@@ -87,12 +90,17 @@ class ProcedureMachine(RuleBasedStateMachine):
         game: str,
         demo_rounds: int,
         round_burn: int,
+        relief_burn: int,
         burn: BurnPolicy,
         cut_card: CutCardPolicy,
         seed: int,
     ) -> None:
         game_config = GameConfig(
-            name=game, decks=DECKS[game], demo_rounds=demo_rounds, round_burn=round_burn
+            name=game,
+            decks=DECKS[game],
+            demo_rounds=demo_rounds,
+            round_burn=round_burn,
+            relief_burn=relief_burn,
         )
         if self.automatic:
             config = TableConfig(game=game_config, device=DeviceConfig(kind=DeviceMode.AUTO))
@@ -224,6 +232,10 @@ class ProcedureMachine(RuleBasedStateMachine):
                 AbandonShoe("test"),
                 ClearHold(HoldReason.SEQUENCE_GAP),
                 ClearHold("fault.jam"),
+                SignIn("bob", "alice"),
+                SignIn("alice", "bob"),
+                SignIn("alice", None),
+                SignIn("alice", "alice"),
             ]
         )
     )

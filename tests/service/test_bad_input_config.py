@@ -20,7 +20,7 @@ from cardshoe.controller.config import ConfigError, TableConfig, load_config
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "table.toml"
 SECTION_KEYS = {
-    "game": ["name", "decks", "commission", "paytable", "demo_rounds", "round_burn"],
+    "game": ["name", "decks", "commission", "paytable", "demo_rounds", "round_burn", "relief_burn"],
     "shoe": ["burn", "burn_fixed", "cut_card_depth", "cut_card"],
     "device": ["kind", "url", "usb_vid", "usb_pid", "usb_serial", "allowed_firmware_hashes"],
     "service": ["journal_path", "control_socket"],

@@ -66,6 +66,7 @@ commission = "half-on-4"
 paytable = "macau-2007-method-2"
 demo_rounds = 3
 round_burn = 1
+relief_burn = 2
 [shoe]
 burn = "fixed"
 burn_fixed = 5
@@ -86,6 +87,7 @@ control_socket = "/run/cardshoe/control.sock"
     assert config.table_id == "MO-7"
     assert config.game.name == "macau-2"
     assert (config.game.decks, config.game.demo_rounds, config.game.round_burn) == (10, 3, 1)
+    assert config.game.relief_burn == 2
     assert config.game.effective_commission == "half-on-4"
     assert config.shoe.burn is BurnPolicy.FIXED
     assert config.shoe.burn_fixed == 5
@@ -109,6 +111,9 @@ control_socket = "/run/cardshoe/control.sock"
         ({"game": {"decks": True}}, "game.decks"),
         ({"game": 8}, "[game] section"),
         ({"game": {"demo_rounds": 4}}, "game.demo_rounds = 4 is out of range: use 0-3"),
+        ({"game": {"relief_burn": 9}}, "game.relief_burn = 9 is out of range: use 0-8"),
+        ({"game": {"relief_burn": -1}}, "game.relief_burn = -1 is out of range: use 0-8"),
+        ({"game": {"relief_burn": "1"}}, 'game.relief_burn = "1" is not a whole number of cards'),
         ({"shoe": {"burn": "random"}}, '"decks" | "first-card" | "fixed"'),
         ({"shoe": {"burn": "fixed"}}, "shoe.burn_fixed"),
         ({"shoe": {"burn": "fixed", "burn_fixed": 9}}, "shoe.burn_fixed = 9 is out of range"),
@@ -155,6 +160,8 @@ def test_cut_card_depth_must_leave_room_for_the_rounds_after_it() -> None:
     assert TableConfig.from_mapping(with_round_burn).shoe.cut_card_depth == 12
     with_round_burn["shoe"]["cut_card"] = "one-more-round"
     assert "use 16-26" in config_error(with_round_burn)
+    with_relief_burn = {"game": {"round_burn": 2, "relief_burn": 1}, "shoe": {"cut_card_depth": 8}}
+    assert "use 9-26" in config_error(with_relief_burn)
     assert "use 6-26" in config_error({"shoe": {"cut_card_depth": 27}})
 
 
@@ -238,6 +245,7 @@ def test_fingerprint_covers_game_options_only() -> None:
         {"game": {"decks": 6}},
         {"game": {"demo_rounds": 1}},
         {"game": {"round_burn": 1}},
+        {"game": {"relief_burn": 1}},
         {"shoe": {"burn": "first-card"}},
         {"shoe": {"cut_card_depth": 14}},
         {"shoe": {"cut_card": "one-more-round"}},
@@ -246,6 +254,16 @@ def test_fingerprint_covers_game_options_only() -> None:
         {"game": {"commission": "half-on-6"}},
     ):
         assert TableConfig.from_mapping(change).fingerprint != base.fingerprint, change
+
+
+def test_the_relief_burn_is_an_approved_option_on_both_device_kinds() -> None:
+    for device in ({}, {"device": {"kind": "auto"}}):
+        relief = TableConfig.from_mapping({**device, "game": {"relief_burn": 1}})
+        assert relief.fingerprint_options()["relief_burn"] == 1
+        off = TableConfig.from_mapping(device)
+        assert off.fingerprint_options()["relief_burn"] == 0
+        with pytest.raises(UserError, match="the game options changed while shoe S9 is open"):
+            relief.ensure_unchanged_since(off.fingerprint, "S9")
 
 
 def test_default_commission_and_explicit_default_share_a_fingerprint() -> None:

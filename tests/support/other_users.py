@@ -20,17 +20,27 @@ needs_other_uids = pytest.mark.skipif(
 
 def as_user(uid: int, socket: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
     """`shoectl ARGUMENTS --socket SOCKET` under `setpriv --reuid UID` (its group too)."""
-    command = [
-        "setpriv",
-        f"--reuid={uid}",
-        f"--regid={uid}",
-        "--clear-groups",
-        sys.executable,
-        "-m",
-        "cardshoe.controller.cli",
-        *arguments,
-        "--socket",
-        str(socket),
-    ]
+    return shoectl_as(uid, *arguments, "--socket", str(socket))
+
+
+def shoectl_as(uid: int, *arguments: str) -> subprocess.CompletedProcess[str]:
+    """`shoectl ARGUMENTS` under `setpriv --reuid UID` (its group too, no other groups)."""
+    return _shoectl(["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"], arguments)
+
+
+def unprivileged_uid() -> int:
+    """A uid the kernel checks file permissions for: this one, or nobody when tests run as root."""
+    return NOBODY if os.geteuid() == 0 else os.geteuid()
+
+
+def shoectl_unprivileged(*arguments: str) -> subprocess.CompletedProcess[str]:
+    """`shoectl ARGUMENTS` as unprivileged_uid(): root may write anywhere, so it runs as nobody."""
+    if os.geteuid() == 0:
+        return shoectl_as(NOBODY, *arguments)
+    return _shoectl([], arguments)
+
+
+def _shoectl(prefix: list[str], arguments: tuple[str, ...]) -> subprocess.CompletedProcess[str]:
+    command = [*prefix, sys.executable, "-m", "cardshoe.controller.cli", *arguments]
     environment = {**os.environ, "HOME": "/nonexistent", "PYTHONDONTWRITEBYTECODE": "1"}
     return subprocess.run(command, capture_output=True, text=True, env=environment, timeout=60)
