@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 CARD_KINDS = {"card.assigned": None, "card.set_aside": "set_aside", "card.burned": "burn"}
-"""Card facts -> where the card went (None: the hand in its payload)."""
+"""Card facts -> where the card went (None: the hand in its payload). A burned or set-aside
+card also says why (the burn's reason: round_burn, dealer_relief...; the void's)."""
 OPERATOR_KIND = "session.operator"
 REREAD_BY_KIND = "session.reread_by"
 """The dealer signed in at a re-read, journaled right after its card.corrected."""
@@ -73,6 +74,7 @@ def recall_round(
                     "card": payload["card"],
                     "physical_id": payload["physical_id"],
                     "to": went,
+                    "reason": payload.get("reason"),
                 }
             )
         elif entry.kind == "round.result":
@@ -130,9 +132,10 @@ def recall_text(recall: RoundRecall) -> str:
     )
     lines = [title, "cards in shoe order:"]
     for card in recall.cards:
+        why = f" ({card['reason']})" if card["reason"] else ""
         lines.append(
             f"  [{card['record']}] {card['card'] or '??'} "
-            f"({card['physical_id'] or 'unread'}) -> {card['to']}"
+            f"({card['physical_id'] or 'unread'}) -> {card['to']}{why}"
         )
     lines.append(f"player: {' '.join(recall.player) or '-'}")
     lines.append(f"banker: {' '.join(recall.banker) or '-'}")

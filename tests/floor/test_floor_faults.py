@@ -107,7 +107,8 @@ def test_a_journal_pruned_mid_run_stays_whole_on_the_floor(
     run = Run(floor, tmp_path)
     try:
         wait_until(lambda: run.writers["T1"].written > 2 * TableWriter.SHOE_RECORDS, "two shoes")
-        wait_for_floor(floor, [run.journals["T1"]])
+        # Stopped before waiting for the floor: under load a floor chasing a journal that is
+        # still growing may never stand level with it within the wait.
         run.writers["T1"].stop()
         held = journal_records(run.journals["T1"])
         wait_until(

@@ -14,6 +14,7 @@ from pathlib import Path
 from support.other_users import DAEMON, NOBODY, as_user, needs_other_uids
 from support.service_support import running_service, simulated_table, wait_until
 from support.session_support import journaled
+from support.shoectl import ShoectlRunner
 
 from cardshoe.controller.journal.store import Journal, Record
 
@@ -80,7 +81,7 @@ def test_roles_come_from_the_peer_uid_and_every_command_is_journaled_with_it(
 
 
 def test_a_dealer_relieving_another_burns_before_the_next_deal_even_across_a_crash(
-    shared_folder: Path,
+    shared_folder: Path, shoectl: ShoectlRunner
 ) -> None:
     """game.relief_burn = 1: nobody deals, daemon relieves them while bets are open; the
     service is killed and restarted, and the burn still comes after no more bets."""
@@ -142,6 +143,16 @@ def test_a_dealer_relieving_another_burns_before_the_next_deal_even_across_a_cra
         if r.payload["command"] == "command.sign_in"
     ]
     assert signers == [("nobody", "dealer"), ("daemon", "dealer")]
+    recalled = shoectl("journal", "round", str(table.journal_path), "--shoe", "R2", "--round", "1")
+    assert recalled.returncode == 0, recalled.stderr
+    (burn_line,) = [line for line in recalled.stdout.splitlines() if "-> burn" in line]
+    assert burn_line.endswith("-> burn (dealer_relief)")
+    as_json = shoectl(
+        "journal", "round", str(table.journal_path), "--shoe", "R2", "--round", "1", "--json"
+    )
+    cards = json.loads(as_json.stdout)["cards"]
+    assert (cards[0]["to"], cards[0]["reason"]) == ("burn", "dealer_relief")
+    assert {card["reason"] for card in cards[1:]} == {None}
 
 
 def all_records(path: Path) -> list[Record]:

@@ -174,7 +174,8 @@ def floor_has_caught_up(dsn: str, journal_path: Path) -> bool:
     wanted = journal_records(journal_path)
     if not wanted:
         return True
-    table_id = Journal.open_readonly(journal_path).table_id
+    with Journal.open_readonly(journal_path) as journal:
+        table_id = journal.table_id
     state = floor_table(dsn, table_id)
     return state is not None and state["contiguous_id"] >= wanted[-1][0]
 
