@@ -80,12 +80,13 @@ class PtyEndpoint:
         if plugged:
             self._open()
         else:
-            self._close_pty()
-            with contextlib.suppress(FileNotFoundError):
-                self.link.unlink()
+            self.close()
 
     def close(self) -> None:
+        """Close the pty and remove the link: what an unplug and the end of the device do."""
         self._close_pty()
+        with contextlib.suppress(FileNotFoundError):
+            self.link.unlink()
 
     def _close_pty(self) -> None:
         for fd in (self._master, self._slave):
@@ -113,10 +114,8 @@ class PtyAttachment:
         return self._endpoint.path
 
     def close(self) -> None:
-        """Stop the device thread, close the pty and remove the link."""
+        """Stop the device thread, which closes the pty and removes the link."""
         self._thread.close()
-        with contextlib.suppress(FileNotFoundError):
-            self.link.unlink()
         if self._own_dir is not None:
             self._own_dir.rmdir()
 
