@@ -111,8 +111,10 @@ class ProtectionWatcher:
         self._shoe: _Shoe | None = None
         self._pricing: PricingWorker[_Pricing] = PricingWorker(self._price)
         self._recover(read_shoes(journal, last=2))
-        # Start the pricing child and build its table now (~0.3 s once), not after round 1.
-        PRICING.price(self._game, config.game.decks, ())
+        if self._shoe is None:
+            # Start the pricing child and build its table now (~0.3 s once), not after round
+            # 1; recovering an open shoe has just priced it, which did the same.
+            PRICING.price(self._game, config.game.decks, ())
 
     def notify(self, event: TableEvent) -> None:
         if isinstance(event, ShoeStarted):
