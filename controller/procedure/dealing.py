@@ -141,14 +141,8 @@ class Dealing:
             if feed.remaining <= 0:
                 shoe.feed = None
             feed = None
-        inspection = inspect_card(
-            card_event,
-            automatic=self.automatic,
-            deck_set=shoe.deck_set,
-            decks=self.config.game.decks,
-            seen=shoe.seen,
-            copies=shoe.copies,
-            starts_feed_group=starts_group and not in_order,
+        inspection = self._inspect(
+            shoe, card_event, starts_feed_group=starts_group and not in_order
         )
         findings = list(inspection.findings)
         if self.state == State.HELD:
@@ -284,6 +278,20 @@ class Dealing:
         self._record_findings(inspection, findings, Consequence.RECORD)
         self.trigger(Trigger.HOLD, reason=HoldReason.MISREAD_CARD)
 
+    def _inspect(
+        self, shoe: ShoeState, card_event: CardRead, *, starts_feed_group: bool
+    ) -> CardInspection:
+        """inspect_card against this table and the shoe as it stands."""
+        return inspect_card(
+            card_event,
+            automatic=self.automatic,
+            deck_set=shoe.deck_set,
+            decks=self.config.game.decks,
+            seen=shoe.seen,
+            copies=shoe.copies,
+            starts_feed_group=starts_feed_group,
+        )
+
     def _take_reread(
         self, shoe: ShoeState, current: Round, misread: MisreadCard, card_event: CardRead
     ) -> None:
@@ -295,15 +303,7 @@ class Dealing:
         is void as for any such card; otherwise it goes to the hand it was due
         (or, in a round voided meanwhile, is set aside with it).
         """
-        inspection = inspect_card(
-            card_event,
-            automatic=self.automatic,
-            deck_set=shoe.deck_set,
-            decks=self.config.game.decks,
-            seen=shoe.seen,
-            copies=shoe.copies,
-            starts_feed_group=False,
-        )
+        inspection = self._inspect(shoe, card_event, starts_feed_group=False)
         findings = list(inspection.findings)
         if inspection.card_id is None:
             self._record_findings(inspection, findings, Consequence.RECORD)
