@@ -14,6 +14,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from cardshoe.controller.scoreboard.demo_events import OUTCOME_FIELDS
+
 CARD_KINDS = {"card.assigned": None, "card.set_aside": "set_aside", "card.burned": "burn"}
 """Card facts -> where the card went (None: the hand in its payload). A burned or set-aside
 card also says why (the burn's reason: round_burn, dealer_relief...; the void's)."""
@@ -82,16 +84,7 @@ def recall_round(
             recall.settlement = payload["settlement"]
             recall.result = {
                 name: payload[name]
-                for name in (
-                    "winner",
-                    "player_total",
-                    "banker_total",
-                    "natural",
-                    "player_pair",
-                    "banker_pair",
-                    "sevens",
-                    "tie_bets",
-                )
+                for name in ("winner", *OUTCOME_FIELDS, "tie_bets")
                 if name in payload
             }
         elif entry.kind == "round.void":
