@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from support.table_inputs import Table, ids
+from support.table_inputs import MANUAL, Table, ids
 
-from cardshoe.controller.config import BurnPolicy, ShoeProcedure, TableConfig
 from cardshoe.controller.procedure.corrections import (
     CORRECTIONS,
     VOID_REASONS,
@@ -31,8 +30,6 @@ from cardshoe.controller.procedure.irregularities import (
 )
 from cardshoe.controller.procedure.machine import State
 from cardshoe.drivers.protocol.messages import SensorFlag
-
-MANUAL = TableConfig(shoe=ShoeProcedure(burn=BurnPolicy.FIXED, burn_fixed=1))
 
 
 def betting() -> Table:

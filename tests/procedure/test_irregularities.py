@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from support.table_inputs import DECK_SET, Device, Table, card_id, ids
+from support.table_inputs import AUTOMATIC, DECK_SET, MANUAL, Device, Table, card_id, ids
 
 from cardshoe.controller.config import (
     BurnPolicy,
-    DeviceConfig,
-    DeviceMode,
     GameConfig,
     ShoeProcedure,
     TableConfig,
@@ -37,9 +35,6 @@ from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.rules.cards import parse_cards
 from cardshoe.drivers.link_events import LinkLost, LinkRestored, SequenceGap
 from cardshoe.drivers.protocol.messages import Capability, DeviceKind, FaultKind, Hello, Orientation
-
-MANUAL = TableConfig(shoe=ShoeProcedure(burn=BurnPolicy.FIXED, burn_fixed=1))
-AUTOMATIC = TableConfig(device=DeviceConfig(kind=DeviceMode.AUTO))
 
 
 def dealing(config: TableConfig = MANUAL) -> Table:

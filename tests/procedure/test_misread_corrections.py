@@ -5,12 +5,10 @@ Fed as decoded device events and host commands, the procedure's real inputs.
 
 from __future__ import annotations
 
-from support.table_inputs import DECK_SET, Table, card_id, ids
+from support.table_inputs import AUTOMATIC, DECK_SET, MANUAL, Table, card_id, ids
 
 from cardshoe.controller.config import (
     BurnPolicy,
-    DeviceConfig,
-    DeviceMode,
     ShoeProcedure,
     TableConfig,
 )
@@ -46,8 +44,6 @@ from cardshoe.controller.rules.hands import Hand
 from cardshoe.drivers.link_events import SequenceGap
 from cardshoe.drivers.protocol.messages import SensorFlag
 
-MANUAL = TableConfig(shoe=ShoeProcedure(burn=BurnPolicy.FIXED, burn_fixed=1))
-AUTOMATIC = TableConfig(device=DeviceConfig(kind=DeviceMode.AUTO))
 SUPERVISOR = {"uid": 0, "user": "root", "role": "supervisor"}
 ROUND = "2S 7H 3S KH 9D"
 """Player 2S 3S 9D (4), Banker 7H KH (7): the Player draws, the Banker stands."""

@@ -12,11 +12,16 @@ from __future__ import annotations
 import os
 import pwd
 import signal
-import stat
 from pathlib import Path
 from typing import Any
 
-from support.other_users import DAEMON, NOBODY, as_user, needs_other_uids
+from support.other_users import (
+    DAEMON,
+    NOBODY,
+    as_user,
+    needs_other_uids,
+    open_to_other_users,
+)
 from support.service_support import (
     Table,
     open_manual_shoe,
@@ -209,7 +214,7 @@ def test_only_a_supervisor_enters_a_card_and_the_correction_names_them(
         socket = table.socket_path
         with running_service(table) as service:
             service.wait_for_notification("READY=1")
-            socket.chmod(socket.stat().st_mode | stat.S_IROTH | stat.S_IWOTH)
+            open_to_other_users(socket)
             for command in (("new-shoe", "--shoe-id", "MR3"), ("shoe-loaded",), ("cut-done",)):
                 done = as_user(NOBODY, socket, "control", *command)
                 assert done.returncode == 0, done.stderr

@@ -8,10 +8,15 @@ from __future__ import annotations
 import json
 import re
 import signal
-import stat
 from pathlib import Path
 
-from support.other_users import DAEMON, NOBODY, as_user, needs_other_uids
+from support.other_users import (
+    DAEMON,
+    NOBODY,
+    as_user,
+    needs_other_uids,
+    open_to_other_users,
+)
 from support.service_support import running_service, simulated_table, wait_until
 from support.session_support import journaled
 from support.shoectl import ShoectlRunner
@@ -32,7 +37,7 @@ def test_roles_come_from_the_peer_uid_and_every_command_is_journaled_with_it(
         with running_service(table, "--betting-time", "600") as service:
             service.wait_for_notification("READY=1")
             socket = table.socket_path
-            socket.chmod(socket.stat().st_mode | stat.S_IROTH | stat.S_IWOTH)
+            open_to_other_users(socket)
             signed = as_user(NOBODY, socket, "control", "sign-in", "--json")
             assert signed.returncode == 0, signed.stderr
             assert json.loads(signed.stdout)["dealer"] == "nobody"
@@ -92,7 +97,7 @@ def test_a_dealer_relieving_another_burns_before_the_next_deal_even_across_a_cra
         socket = table.socket_path
         with running_service(table, betting_time=None) as service:
             service.wait_for_notification("READY=1")
-            socket.chmod(socket.stat().st_mode | stat.S_IROTH | stat.S_IWOTH)
+            open_to_other_users(socket)
             assert as_user(NOBODY, socket, "control", "sign-in").returncode == 0
             for command in (("new-shoe", "--shoe-id", "R2"), ("shoe-loaded",), ("cut-done",)):
                 done = as_user(NOBODY, socket, "control", *command)
@@ -114,7 +119,7 @@ def test_a_dealer_relieving_another_burns_before_the_next_deal_even_across_a_cra
             assert service.stop(signal.SIGKILL) == -signal.SIGKILL
         with running_service(table, betting_time=None) as service:
             service.wait_for_notification("READY=1")
-            socket.chmod(socket.stat().st_mode | stat.S_IROTH | stat.S_IWOTH)
+            open_to_other_users(socket)
             status = table.status()
             assert (status["state"], status["round_no"], status["dealer"]) == (
                 "betting",
@@ -172,7 +177,7 @@ def test_on_the_automatic_machine_the_relief_burn_is_dealt_returned_and_reconcil
         socket = table.socket_path
         with running_service(table, betting_time=None) as service:
             service.wait_for_notification("READY=1")
-            socket.chmod(socket.stat().st_mode | stat.S_IROTH | stat.S_IWOTH)
+            open_to_other_users(socket)
             assert as_user(NOBODY, socket, "control", "sign-in").returncode == 0
             opened = as_user(NOBODY, socket, "control", "new-shoe", "--shoe-id", "A1")
             assert opened.returncode == 0, opened.stderr

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +17,12 @@ needs_other_uids = pytest.mark.skipif(
     os.geteuid() != 0 or shutil.which("setpriv") is None,
     reason="needs root and setpriv to run clients under other real uids",
 )
+
+
+def open_to_other_users(socket: Path) -> None:
+    """Let every uid connect to the control socket (the service makes it 0660), so that the
+    service, not the file mode, decides what each of them may do."""
+    socket.chmod(socket.stat().st_mode | stat.S_IROTH | stat.S_IWOTH)
 
 
 def as_user(uid: int, socket: Path, *arguments: str) -> subprocess.CompletedProcess[str]:

@@ -10,7 +10,13 @@ import random
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from cardshoe.controller.config import TableConfig
+from cardshoe.controller.config import (
+    BurnPolicy,
+    DeviceConfig,
+    DeviceMode,
+    ShoeProcedure,
+    TableConfig,
+)
 from cardshoe.controller.procedure.inputs import CutDone, DeviceCount, ShoeLoaded, StartShoe
 from cardshoe.controller.procedure.shoe import Fact
 from cardshoe.controller.procedure.table import TableModel
@@ -32,6 +38,9 @@ from cardshoe.drivers.protocol.messages import (
 )
 
 DECK_SET = 0x00BC614E
+MANUAL = TableConfig(shoe=ShoeProcedure(burn=BurnPolicy.FIXED, burn_fixed=1))
+"""A manual shoe whose start-of-shoe burn is one card, so a test reaches round 1 at once."""
+AUTOMATIC = TableConfig(device=DeviceConfig(kind=DeviceMode.AUTO))
 _SUITS = {Suit.SPADES: 0, Suit.HEARTS: 1, Suit.DIAMONDS: 2, Suit.CLUBS: 3}
 
 
