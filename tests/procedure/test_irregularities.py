@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from support.table_inputs import AUTOMATIC, DECK_SET, MANUAL, Device, Table, card_id, ids
+from support.table_inputs import AUTOMATIC, DECK_SET, MANUAL, Device, Table, card_id, dealing, ids
 
 from cardshoe.controller.config import (
     BurnPolicy,
@@ -35,19 +35,6 @@ from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.rules.cards import parse_cards
 from cardshoe.drivers.link_events import LinkLost, LinkRestored, SequenceGap
 from cardshoe.drivers.protocol.messages import Capability, DeviceKind, FaultKind, Hello, Orientation
-
-
-def dealing(config: TableConfig = MANUAL) -> Table:
-    """A table whose round 1 has just closed its bets: the next card goes to Player."""
-    table = Table(config)
-    if config.uses_cut_card_and_burn:
-        table.open_manual_shoe()
-        table.draw(ids("2C", deck=8))
-    else:
-        table.open_auto_shoe()
-    table.feed(CloseBets())
-    assert table.state == State.DEALING
-    return table
 
 
 def codes(table: Table) -> list[tuple[str, str]]:

@@ -5,7 +5,7 @@ Fed as decoded device events and host commands, the procedure's real inputs.
 
 from __future__ import annotations
 
-from support.table_inputs import AUTOMATIC, DECK_SET, MANUAL, Table, card_id, ids
+from support.table_inputs import AUTOMATIC, DECK_SET, MANUAL, Table, card_id, dealing, ids
 
 from cardshoe.controller.config import (
     BurnPolicy,
@@ -47,19 +47,6 @@ from cardshoe.drivers.protocol.messages import SensorFlag
 SUPERVISOR = {"uid": 0, "user": "root", "role": "supervisor"}
 ROUND = "2S 7H 3S KH 9D"
 """Player 2S 3S 9D (4), Banker 7H KH (7): the Player draws, the Banker stands."""
-
-
-def dealing(config: TableConfig = MANUAL) -> Table:
-    """Round 1 with its bets closed: the next card goes to the Player."""
-    table = Table(config)
-    if config.uses_cut_card_and_burn:
-        table.open_manual_shoe()
-        table.draw(ids("2C", deck=8))
-    else:
-        table.open_auto_shoe()
-    table.feed(CloseBets())
-    assert table.state == State.DEALING
-    return table
 
 
 def awaiting(table: Table) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from support.table_inputs import DECK_SET, Table, card_id, deal_while_due, ids, tagged_shoe
+from support.table_inputs import DECK_SET, Table, card_id, deal_while_due, dealing, ids, tagged_shoe
 
 from cardshoe.controller.config import (
     BurnPolicy,
@@ -30,15 +30,6 @@ from cardshoe.controller.rules.games import OutcomeMarks, get_game
 TWO_DECKS = TableConfig(
     game=GameConfig(decks=2), shoe=ShoeProcedure(burn=BurnPolicy.FIXED, burn_fixed=1)
 )
-
-
-def dealing(config: TableConfig) -> Table:
-    table = Table(config)
-    table.open_manual_shoe()
-    table.draw(ids("2C", deck=2))
-    table.feed(CloseBets())
-    assert table.state == State.DEALING
-    return table
 
 
 def test_case_1_a_duplicate_does_not_count_as_a_copy_of_the_genuine_card() -> None:

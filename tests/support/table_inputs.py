@@ -17,7 +17,14 @@ from cardshoe.controller.config import (
     ShoeProcedure,
     TableConfig,
 )
-from cardshoe.controller.procedure.inputs import CutDone, DeviceCount, ShoeLoaded, StartShoe
+from cardshoe.controller.procedure.inputs import (
+    CloseBets,
+    CutDone,
+    DeviceCount,
+    ShoeLoaded,
+    StartShoe,
+)
+from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.procedure.shoe import Fact
 from cardshoe.controller.procedure.table import TableModel
 from cardshoe.controller.rules.cards import Card, ShoeComposition, Suit, parse_cards
@@ -170,6 +177,23 @@ class Table:
 
     def count(self, cards_dealt: int, remaining: int | None) -> list[Fact]:
         return self.feed(DeviceCount(cards_dealt, remaining))
+
+
+def dealing(config: TableConfig = MANUAL) -> Table:
+    """A table whose round 1 has just closed its bets: the next card goes to the Player.
+
+    A manual shoe burns one card first (the 2C of its last deck), so the config's shoe
+    procedure must burn exactly one (as MANUAL's does).
+    """
+    table = Table(config)
+    if config.uses_cut_card_and_burn:
+        table.open_manual_shoe()
+        table.draw(ids("2C", deck=config.game.decks))
+    else:
+        table.open_auto_shoe()
+    table.feed(CloseBets())
+    assert table.state == State.DEALING
+    return table
 
 
 def deal_while_due(table: Table, shoe: Iterator[CardId]) -> None:
