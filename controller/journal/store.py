@@ -41,6 +41,7 @@ from cardshoe.controller.journal.chain import (
     RECORD_COLUMNS,
     record_hash,
 )
+from cardshoe.controller.own_files import open_own_file
 from cardshoe.controller.timestamps import utc_timestamp
 
 BUSY_TIMEOUT_S = 10.0
@@ -310,7 +311,7 @@ class WriterLock:
     def acquire(cls, journal_path: Path) -> WriterLock:
         path = journal_path.with_name(journal_path.name + ".lock")
         try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o640)
+            fd = open_own_file(path)
         except OSError as exc:
             raise JournalError(f"{path}: cannot create the lock: {exc.strerror}") from None
         try:

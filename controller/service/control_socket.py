@@ -49,6 +49,7 @@ from cardshoe.controller.errors import (
     EXIT_DEVICE_UNAVAILABLE,
     UserError,
 )
+from cardshoe.controller.own_files import check_private_folder, open_own_file
 from cardshoe.controller.procedure.facts import TableEvent
 from cardshoe.controller.rules.errors import RulesError
 from cardshoe.controller.timestamps import utc_timestamp
@@ -113,6 +114,9 @@ class SocketClaim:
 def claim_socket_path(path: Path) -> SocketClaim:
     """Take the socket path for this process, or refuse (exit 3) when a live service has it.
 
+    The folder must be the service's alone and the lock file is never opened through a
+    link (own_files.py), so nobody can make the service write its pid into another file.
+
     The lock file stays in place when the service ends: removing it would
     let two later services lock two different files under the same name.
     """
@@ -128,9 +132,10 @@ def claim_socket_path(path: Path) -> SocketClaim:
             f"{path.parent}: make it writable for that user or set service.control_socket",
             EXIT_NO_SERVICE,
         )
+    check_private_folder(path.parent, "set service.control_socket in a folder of its own")
     lock_path = lock_path_for(path)
     try:
-        lock_fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o640)
+        lock_fd = open_own_file(lock_path)
     except PermissionError:
         raise UserError(
             f"not permitted to create {lock_path}: run as the service user or set "
