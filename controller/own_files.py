@@ -44,7 +44,8 @@ def open_own_file(path: Path) -> int:
     """A read-write descriptor of the service's own file at path, made if missing.
 
     Raises UserError (exit 3) when path is a symbolic link or anything but a regular file
-    of this user or root (`shoectl journal init` may have run as root); OSError for other failures (the caller names them).
+    of this user or root (`shoectl journal init` may have run as root); OSError for other
+    failures (the caller names them).
     """
     try:
         descriptor = os.open(path, _OPEN_FLAGS | os.O_CREAT | os.O_EXCL, OWN_FILE_MODE)
