@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # The floor's real parts for `make test` and `make floor-demo`: Debian's mosquitto (the MQTT
 # broker) and PostgreSQL 15 (the floor's system of record), and openssl for the test
-# certificates. Quiet and offline when they are already here; never upgrades anything else
+# certificates; and strace, with which a crash test kills a real shoectl at its Nth write.
+# Quiet and offline when they are already here; never upgrades anything else
 # (--no-install-recommends --no-upgrade: recommends would pull in udev and a newer systemd).
 set -euo pipefail
 
-readonly PACKAGES=(mosquitto postgresql-15 openssl)
-readonly TOOLS=(/usr/sbin/mosquitto /usr/lib/postgresql/15/bin/initdb /usr/bin/openssl)
+readonly PACKAGES=(mosquitto postgresql-15 openssl strace)
+readonly TOOLS=(
+    /usr/sbin/mosquitto /usr/lib/postgresql/15/bin/initdb /usr/bin/openssl /usr/bin/strace
+)
 
 missing=()
 for i in "${!TOOLS[@]}"; do

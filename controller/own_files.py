@@ -73,3 +73,12 @@ def _open_existing(path: Path) -> int:
                 EXIT_DEVICE_UNAVAILABLE,
             ) from None
         raise
+
+
+def sync_folder(folder: Path) -> None:
+    """Make a rename in folder durable: after a power cut the new name is there, not the old."""
+    descriptor = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)

@@ -41,7 +41,7 @@ from cardshoe.controller.journal.chain import (
     RECORD_COLUMNS,
     record_hash,
 )
-from cardshoe.controller.own_files import open_own_file
+from cardshoe.controller.own_files import open_own_file, sync_folder
 from cardshoe.controller.timestamps import utc_timestamp
 
 BUSY_TIMEOUT_S = 10.0
@@ -106,6 +106,9 @@ PRUNE_CHECKPOINT_DDL = """CREATE TABLE IF NOT EXISTS prune_checkpoint (
 ) STRICT"""
 """Created by the first prune (journal/prune.py): the last record deleted and its hash, where
 verify() starts the chain of what remains. A journal never pruned has no such table."""
+
+STAGED_SUFFIX = ".new"
+"""Where `journal init` writes a new journal before renaming it into place."""
 
 CHECKPOINT_EVERY = 256
 """Commits between the journal's own WAL checkpoints, about as often as SQLite's automatic
@@ -359,16 +362,25 @@ class Journal:
 
         Refuses a path where a journal, or its -wal, already is: a journal is never
         replaced by a new one, so none of its records can be forgotten that way.
+        The journal is written whole beside its path (<journal>.new) and renamed into
+        place, so an init killed at any moment leaves no journal rather than a file
+        without a schema that a later `init --if-missing` would keep and the service
+        refuse; the next init starts the staged file again.
         """
         path = Path(path)
-        for part in (path, _wal_path(path)):
-            if part.exists():
-                raise JournalError(
-                    f"{part}: a journal is already there: check it with 'shoectl journal "
-                    "verify'; to start a new one, move the old journal's files elsewhere first"
-                )
-        with cls.open(path, table_id=table_id, create=True) as journal, journal._lock:
-            journal._guarded("writing the new journal", journal._wal_checkpoint, "TRUNCATE")
+        if not path.parent.is_dir():
+            raise JournalError(f"{path}: cannot create the journal: no folder {path.parent}")
+        writer_lock = WriterLock.acquire(path)
+        try:
+            _refuse_existing(path)
+            staged = path.with_name(path.name + STAGED_SUFFIX)
+            for part in _journal_files(staged):
+                part.unlink(missing_ok=True)
+            _write_new_journal(staged, table_id)
+            os.rename(staged, path)
+            sync_folder(path.parent)
+        finally:
+            writer_lock.release()
 
     @classmethod
     def open(cls, path: Path | str, *, table_id: str, create: bool = False) -> Journal:
@@ -888,6 +900,33 @@ def _lenient_text(data: bytes) -> str:
 
 def _wal_path(path: Path) -> Path:
     return path.with_name(path.name + "-wal")
+
+
+def _journal_files(path: Path) -> tuple[Path, ...]:
+    """The journal's main file and the two SQLite keeps beside it in WAL mode."""
+    return (path, _wal_path(path), path.with_name(path.name + "-shm"))
+
+
+def _refuse_existing(path: Path) -> None:
+    for part in (path, _wal_path(path)):
+        if part.exists():
+            raise JournalError(
+                f"{part}: a journal is already there: check it with 'shoectl journal "
+                "verify'; to start a new one, move the old journal's files elsewhere first"
+            )
+
+
+def _write_new_journal(path: Path, table_id: str) -> None:
+    """A whole new journal at path, every page in the main file and synced, no -wal left."""
+    connection = _connect(path, "rwc")
+    try:
+        _set_durable(connection, path)
+        _migrate(connection, path, table_id)
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    except sqlite3.Error as exc:
+        raise storage_error(path, exc, "writing the new journal") from None
+    finally:
+        connection.close()
 
 
 def _file_identity(path: Path) -> tuple[tuple[int, int] | None, ...]:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cardshoe.controller.errors import UserError
+from cardshoe.controller.own_files import sync_folder
 
 
 @dataclass(frozen=True)
@@ -66,8 +67,4 @@ def save_state(path: Path, state: UplinkState) -> None:
     finally:
         os.close(fd)
     os.replace(temporary, path)
-    directory = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(directory)
-    finally:
-        os.close(directory)
+    sync_folder(path.parent)

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cardshoe.controller.errors import EXIT_BAD_INPUT, EXIT_DEVICE_UNAVAILABLE, UserError
+from cardshoe.controller.own_files import sync_folder
 from cardshoe.drivers.protocol.messages import PAIRING_KEY_SIZE
 
 KEY_SUFFIX = ".key"
@@ -145,7 +146,7 @@ def staged_key_file(path: Path, key: bytes) -> Iterator[Callable[[], None]]:
         nonlocal committed
         os.replace(staged, path)
         committed = True
-        _sync_folder(path.parent)
+        sync_folder(path.parent)
 
     try:
         with os.fdopen(descriptor, "w", encoding="ascii") as stream:
@@ -156,12 +157,3 @@ def staged_key_file(path: Path, key: bytes) -> Iterator[Callable[[], None]]:
     finally:
         if not committed:
             staged.unlink(missing_ok=True)
-
-
-def _sync_folder(folder: Path) -> None:
-    """Make the rename itself durable, so a power cut cannot lose a key the device holds."""
-    descriptor = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
