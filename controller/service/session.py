@@ -424,8 +424,16 @@ class TableSession:
                 self._operator = None
 
     def record_denied(self, command: str, operator: Mapping[str, Any], needs: str) -> None:
-        """Journal a command refused for its giver's role; it never reaches the procedure."""
-        self._record_session(COMMAND_DENIED, {**operator, "command": command, "needs": needs})
+        """Journal a command refused for its giver's role; it never reaches the procedure.
+
+        A client can repeat a denied command as fast as it can send, so like any other
+        refusal it is journaled once per command per interval and otherwise counted.
+        """
+        with self._lock:
+            if self._repeats.admit(f"{COMMAND_DENIED}.{command}", self._clock()):
+                self._record_session(
+                    COMMAND_DENIED, {**operator, "command": command, "needs": needs}
+                )
 
     def sign_in(self) -> str | None:
         """The dealer giving the command takes the table; returns the dealer relieved.

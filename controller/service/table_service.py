@@ -164,7 +164,8 @@ class LastAlarm:
 
 class RefusalCount:
     """Counts the operator commands refused since the service started, for `shoectl status`:
-    they are journaled as command.refused, never as the table's last alarm."""
+    by the procedure (command.refused) or for the giver's role (session.command_denied), each
+    journaled at most once per kind per interval and never as the table's last alarm."""
 
     def __init__(self) -> None:
         self.count = 0
@@ -172,6 +173,9 @@ class RefusalCount:
     def notify(self, event: TableEvent) -> None:
         if isinstance(event, RefusedCommand):
             self.count += 1
+
+    def denied(self) -> None:
+        self.count += 1
 
 
 class TableService:
@@ -370,6 +374,7 @@ class TableService:
                 check_permitted(name, operator)
             except UserError:
                 needs = str(COMMAND_ROLES.get(name, Role.TECHNICIAN))
+                self._refusals.denied()
                 session.record_denied(name, operator.as_json(), needs)
                 raise
             with session.acting_as(operator.as_json()):
