@@ -15,8 +15,11 @@ service here instead of opening the port. The protocol:
 The socket file is mode 0660: the service's own group (cardshoe, under
 systemd) may connect, nobody else. Whatever a client does, the service stays
 bounded: a deep listen backlog (clients retry with backoff when even that is
-full), at most MAX_CONNECTIONS connections (and so threads) at once, idle ones
-closed after IDLE_TIMEOUT_S, a request at most MAX_LINE_BYTES long and
+full), at most MAX_CONNECTIONS connections (and so threads) at once, of which
+one uid holds at most MAX_CONNECTIONS_PER_UID and the last OPERATOR_RESERVE
+go only to the table's operators, idle ones closed after IDLE_TIMEOUT_S (the
+accept loop takes every connection at once, so none waits unaccepted: it is
+served and timed, or refused with an answer), a request at most MAX_LINE_BYTES long and
 MAX_REQUEST_DEPTH deep; a refused request is one JSON answer, never a
 traceback. One service per socket path: a lock file
 beside the socket, held for the life of the service, tells a live service
@@ -72,6 +75,11 @@ LISTEN_BACKLOG = 128
 with 50 clients at once)."""
 MAX_CONNECTIONS = 64
 """Connections served at once (one thread each); more are refused at once with an answer."""
+MAX_CONNECTIONS_PER_UID = 16
+"""Connections one uid may hold at once, so one client cannot take them all."""
+OPERATOR_RESERVE = 4
+"""The last of MAX_CONNECTIONS go only to the table's operators (ControlServer's is_operator),
+so idle or hostile clients of other uids never lock them out."""
 IDLE_TIMEOUT_S = 30.0
 """A connection that sends nothing (or reads nothing of its subscription) this long is closed."""
 CLIENT_TIMEOUT_S = 5.0
@@ -265,10 +273,14 @@ class ControlServer:
         *,
         idle_timeout_s: float = IDLE_TIMEOUT_S,
         max_connections: int = MAX_CONNECTIONS,
+        max_per_uid: int = MAX_CONNECTIONS_PER_UID,
+        is_operator: Callable[[Peer], bool] | None = None,
     ):
         self.path = claim.path
         self.idle_timeout_s = idle_timeout_s
         self.max_connections = max_connections
+        self.max_per_uid = max_per_uid
+        self._is_operator = is_operator or _is_this_user_or_root
         self._handlers = dict(handlers)
         self._feed = feed
         try:
@@ -280,7 +292,8 @@ class ControlServer:
                 "service.control_socket to a short path in a folder it may write",
                 EXIT_NO_SERVICE,
             ) from None
-        self._connections: set[socket.socket] = set()
+        self._connections: dict[socket.socket, int] = {}
+        """Each connection served, and its peer's uid."""
         self._connections_lock = threading.Lock()
         self._thread = threading.Thread(
             target=self._server.serve_forever,
@@ -310,17 +323,32 @@ class ControlServer:
 
     # --- called from connection threads -------------------------------------------
 
-    def admit(self, connection: socket.socket) -> bool:
-        """Count a new connection in, unless MAX_CONNECTIONS are already being served."""
+    def admit(self, connection: socket.socket, peer: Peer) -> str | None:
+        """Count a new connection in; or why not: all served, the peer's uid holds its share,
+        or only the operators' reserve is left and the peer is not one of them."""
         with self._connections_lock:
-            if len(self._connections) >= self.max_connections:
-                return False
-            self._connections.add(connection)
-            return True
+            served = len(self._connections)
+            if served >= self.max_connections:
+                return f"the service is serving {self.max_connections} connections: try again"
+            held = sum(1 for uid in self._connections.values() if uid == peer.uid)
+            if held >= self.max_per_uid:
+                return (
+                    f"uid {peer.uid} holds {held} connections to the service, the most one user "
+                    "may: close some (each idle one closes after "
+                    f"{self.idle_timeout_s:g} s), then try again"
+                )
+            reserved = served >= self.max_connections - OPERATOR_RESERVE
+            if reserved and not self._is_operator(peer):
+                return (
+                    f"the service is serving {served} connections and keeps the rest for the "
+                    "table's operators: try again"
+                )
+            self._connections[connection] = peer.uid
+            return None
 
     def release(self, connection: socket.socket) -> None:
         with self._connections_lock:
-            self._connections.discard(connection)
+            self._connections.pop(connection, None)
 
     def answer(self, line: bytes) -> tuple[dict[str, Any], queue.Queue[str | None] | None]:
         """The answer to one request line; for a subscription, also its queue of events.
@@ -412,6 +440,11 @@ def current_peer() -> Peer | None:
     return _PEER.get()
 
 
+def _is_this_user_or_root(peer: Peer) -> bool:
+    """Who may use the operators' reserve when the service says nothing else."""
+    return peer.uid in {0, os.geteuid()}
+
+
 def peer_of(connection: socket.socket) -> Peer:
     """The kernel's credentials of a Unix socket's peer: a client cannot forge them."""
     size = struct.calcsize("3i")
@@ -475,17 +508,17 @@ class _UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     request_queue_size = LISTEN_BACKLOG
 
     def process_request(self, request: Any, client_address: Any) -> None:
-        """A thread for the connection, or, beyond MAX_CONNECTIONS, one refusal and close."""
-        if self.control.admit(request):
+        """A thread for the connection, or, when ControlServer.admit says no, one refusal and
+        close."""
+        try:
+            reason = self.control.admit(request, peer_of(request))
+        except OSError:
+            reason = "the service could not tell who connected: try again"
+        if reason is None:
             super().process_request(request, client_address)
             return
-        _LOGGER.warning(
-            "control socket: refused a connection, %d are open", self.control.max_connections
-        )
-        refusal = _refusal(
-            f"the service is serving {self.control.max_connections} connections: try again",
-            EXIT_NO_SERVICE,
-        )
+        _LOGGER.warning("control socket: refused a connection: %s", reason)
+        refusal = _refusal(reason, EXIT_NO_SERVICE)
         with contextlib.suppress(OSError):
             request.setblocking(False)
             request.send(json.dumps(refusal).encode() + b"\n")

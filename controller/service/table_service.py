@@ -53,6 +53,7 @@ from cardshoe.controller.service.control_socket import (
     ControlServer,
     EventFeed,
     Handler,
+    Peer,
     claim_socket_path,
     current_peer,
 )
@@ -231,7 +232,9 @@ class TableService:
             self._session = session
             feed = EventFeed(open_shoe_board(self.config, journal, session.snapshot().shoe_id))
             session.subscribe(feed)
-            resources.enter_context(ControlServer(claim, self._handlers(), feed))
+            resources.enter_context(
+                ControlServer(claim, self._handlers(), feed, is_operator=self._is_operator)
+            )
             self._send(self._notifier.ready)
             log.info("service ready", socket=str(service.control_socket), pid=os.getpid())
             self._deal(session)
@@ -355,6 +358,10 @@ class TableService:
             "last_alarm": self._last_alarm.record,
             "refused_commands": self._refusals.count,
         }
+
+    def _is_operator(self, peer: Peer) -> bool:
+        """Who may take the control socket's last connections: a dealer or above."""
+        return operator_of(peer, self.config.roles).role >= Role.DEALER
 
     def _handlers(self) -> dict[str, Handler]:
         handlers: dict[str, Handler] = {"status": lambda request: self.status()}

@@ -8,15 +8,28 @@ uid where the case is about who asks.
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 from pathlib import Path
 
-from support.other_users import DAEMON, needs_other_uids, open_to_other_users
+import pytest
+from support.other_users import DAEMON, NOBODY, as_user, needs_other_uids, open_to_other_users
 from support.service_support import running_service, simulated_table
 from support.session_support import journaled
+from support.shoectl import ShoectlRunner
 
+from cardshoe.controller.errors import UserError
 from cardshoe.controller.journal.store import Journal
+from cardshoe.controller.service.control_socket import (
+    IDLE_TIMEOUT_S,
+    MAX_CONNECTIONS_PER_UID,
+    OPERATOR_RESERVE,
+    ControlServer,
+    EventFeed,
+    claim_socket_path,
+    request,
+)
 
 REPEATING_CLIENT = """
 import json, socket, sys
@@ -84,3 +97,106 @@ def test_issue21_case_8_five_thousand_denied_commands_add_one_record_not_five_th
     assert [(d["user"], d["command"], d["needs"]) for d in denials] == [
         ("daemon", "no-more-bets", "dealer")
     ]
+
+
+IDLE_HOLDER = """
+import json, select, socket, sys, time
+path, count = sys.argv[1], int(sys.argv[2])
+held = []
+for _ in range(count):
+    connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    connection.connect(path)
+    held.append(connection)
+answered = set()
+while ready := select.select([c for c in held if c not in answered], [], [], 1.0)[0]:
+    answered.update(ready)
+reasons = {json.loads(c.makefile("rb").readline())["error"] for c in answered}
+admitted = [c for c in held if c not in answered]
+print(json.dumps({"refused": len(answered), "reasons": sorted(reasons)}), flush=True)
+start = time.monotonic()
+while admitted and time.monotonic() - start < 60:
+    closed = select.select(admitted, [], [], 1.0)[0]
+    admitted = [c for c in admitted if c not in closed or c.recv(100)]
+print(json.dumps({"still_open": len(admitted), "after_s": time.monotonic() - start}), flush=True)
+"""
+
+
+def as_uid(uid: int, script: str, *arguments: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [
+            "setpriv",
+            f"--reuid={uid}",
+            f"--regid={uid}",
+            "--clear-groups",
+            sys.executable,
+            "-c",
+            script,
+            *arguments,
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+
+
+@needs_other_uids
+def test_issue21_case_9_two_hundred_idle_clients_never_lock_the_operator_out(
+    shared_folder: Path, shoectl: ShoectlRunner
+) -> None:
+    """nobody holds 200 idle connections: it gets its share, the rest are refused at once,
+    root (the operator here) and another uid are still served, and the idle ones close
+    after the documented 30 s."""
+    with simulated_table(shared_folder) as table, running_service(table) as service:
+        service.wait_for_notification("READY=1")
+        open_to_other_users(table.socket_path)
+        holder = as_uid(NOBODY, IDLE_HOLDER, str(table.socket_path), "200")
+        assert holder.stdout is not None
+        try:
+            refused = json.loads(holder.stdout.readline())
+            status = shoectl("status", "--socket", str(table.socket_path), "--json")
+            watcher = as_user(DAEMON, table.socket_path, "status", "--json")
+            closed = json.loads(holder.stdout.readline())
+        finally:
+            holder.kill()
+            holder.wait()
+        assert service.stop() == 0
+    assert refused["refused"] == 200 - MAX_CONNECTIONS_PER_UID
+    assert refused["reasons"] == [
+        f"uid {NOBODY} holds {MAX_CONNECTIONS_PER_UID} connections to the service, the most "
+        f"one user may: close some (each idle one closes after {IDLE_TIMEOUT_S:g} s), then "
+        "try again"
+    ]
+    assert status.returncode == 0, status.stderr
+    assert json.loads(status.stdout)["state"] == "idle"
+    assert watcher.returncode == 0, watcher.stderr
+    assert closed["still_open"] == 0
+    assert closed["after_s"] < IDLE_TIMEOUT_S + 15  # the issue saw none closed in 45 s
+
+
+def test_issue21_case_9_only_operators_get_the_last_connections(tmp_path: Path) -> None:
+    """The reserve, on the server the service runs: a peer that is no operator is refused
+    the last OPERATOR_RESERVE connections, an operator gets them."""
+    claim = claim_socket_path(tmp_path / "control.sock")
+    operator = {"yes": False}
+    control = ControlServer(
+        claim,
+        {"status": lambda line: {"state": "idle"}},
+        EventFeed(),
+        max_connections=OPERATOR_RESERVE + 2,
+        is_operator=lambda peer: operator["yes"],
+    )
+    idle = []
+    try:
+        for _ in range(2):
+            connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            connection.connect(str(claim.path))
+            idle.append(connection)
+        with pytest.raises(UserError, match="keeps the rest for the table's operators") as no:
+            request(claim.path, "status")
+        assert no.value.exit_code == 3
+        operator["yes"] = True
+        assert request(claim.path, "status") == {"state": "idle"}
+    finally:
+        for connection in idle:
+            connection.close()
+        control.close()
+        claim.release()
