@@ -452,8 +452,23 @@ def command_arguments(
             raise UserError(
                 f"{name}: {option_name(parameter.name)} must be a {parameter.kind_text}"
             )
+        if isinstance(value, str) and not is_text(value):
+            raise UserError(
+                f"{name}: {option_name(parameter.name)} is not text (it holds a lone surrogate "
+                "or bytes that are not UTF-8): type it again"
+            )
         arguments[parameter.name] = value
     return arguments
+
+
+def is_text(value: str) -> bool:
+    """Whether value can be journaled: JSON may carry a lone surrogate (\\ud800) and a
+    non-UTF-8 argument reaches Python as one, but neither can be written as UTF-8."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def option_name(parameter: str) -> str:

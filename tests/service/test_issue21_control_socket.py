@@ -200,3 +200,35 @@ def test_issue21_case_9_only_operators_get_the_last_connections(tmp_path: Path) 
             connection.close()
         control.close()
         claim.release()
+
+
+def test_issue21_case_10_a_lone_surrogate_in_a_reason_or_note_is_refused_in_one_line(
+    tmp_path: Path,
+) -> None:
+    with simulated_table(tmp_path) as table, running_service(table) as service:
+        service.wait_for_notification("READY=1")
+        refusals = []
+        for command, arguments in [
+            ("void-round", {"reason": "mis\ud800deal"}),
+            ("void-round", {"reason": "misdeal", "note": "\udcff"}),
+            ("clear-hold", {"reason": "checked", "note": "lone \udfff"}),
+            ("new-shoe", {"shoe_id": "S\ud83d"}),
+        ]:
+            with pytest.raises(UserError) as refused:
+                request(table.socket_path, command, **arguments)
+            refusals.append((refused.value.exit_code, str(refused.value)))
+        assert table.status()["state"] == "idle"
+        assert service.stop() == 0
+        log = service.log_tail()
+    assert [code for code, _ in refusals] == [2, 2, 2, 2]
+    assert [message.split(" is not text")[0] for _, message in refusals] == [
+        "void-round: --reason",
+        "void-round: --note",
+        "clear-hold: --note",
+        "new-shoe: --shoe-id",
+    ]
+    assert all("lone surrogate" in message and "\n" not in message for _, message in refusals)
+    assert "Traceback" not in log and "the service failed" not in log
+    with Journal.open_readonly(table.journal_path) as journal:
+        assert journal.verify().ok
+        assert [r.kind for r in journal.records() if r.kind.startswith("command.")] == []
