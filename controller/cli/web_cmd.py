@@ -30,7 +30,15 @@ DEFAULT_LISTEN = "127.0.0.1:8080"
     help="Table configuration: the page then shows the approved options of shoes whose "
     "recorded fingerprint matches it.",
 )
-def web(journal_path: Path | None, listen: str, config_path: Path | None) -> None:
+@click.option(
+    "--max-clients",
+    type=click.IntRange(min=1),
+    help="Screens served /events at once; more get 503 and retry (each costs the table's PC "
+    "memory and CPU) [default: 200].",
+)
+def web(
+    journal_path: Path | None, listen: str, config_path: Path | None, max_clients: int | None
+) -> None:
     """Serve the scoreboard: GET / the page, /board.json the board of the current shoe
     (as `shoectl roads --json`), /events the journal's records as server-sent events.
 
@@ -42,6 +50,7 @@ def web(journal_path: Path | None, listen: str, config_path: Path | None) -> Non
     from cardshoe.controller.config import load_config
     from cardshoe.controller.errors import UserError
     from cardshoe.controller.service.logging_setup import configure_logging
+    from cardshoe.controller.web.app import MAX_CLIENTS
     from cardshoe.controller.web.server import ListenAddress, ScoreboardServer
 
     address = ListenAddress.parse(listen)
@@ -51,6 +60,6 @@ def web(journal_path: Path | None, listen: str, config_path: Path | None) -> Non
             raise UserError("give --journal PATH, or --config naming service.journal_path")
         journal_path = config.service.journal_path
     configure_logging(level=logging.WARNING)
-    server = ScoreboardServer(journal_path, address.bind(), config)
+    server = ScoreboardServer(journal_path, address.bind(), config, max_clients or MAX_CLIENTS)
     click.echo(f"shoectl web: serving {server.url} from {journal_path} (read-only)", err=True)
     server.run()

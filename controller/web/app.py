@@ -16,8 +16,9 @@ from importlib import resources
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from cardshoe.controller.web.feed import BoardFeed
 
@@ -32,10 +33,54 @@ STATIC_FILES = {
 }
 """Path -> (file in cardshoe.controller.web's static folder, media type)."""
 NO_CACHE = {"Cache-Control": "no-cache"}
+MAX_CLIENTS = 200
+"""/events streams served at once unless --max-clients says otherwise: each costs memory and
+CPU on the table's PC (200 stay under 80 MB, docs/performance.md); more get 503."""
+BUSY_RETRY_S = 5
+"""The Retry-After of a 503: a screen turned away tries again this much later."""
+MAX_RECORD_ID_DIGITS = 19
+"""A record id fits SQLite's 64-bit integer: a longer Last-Event-ID or ?after= is no id."""
 
 
-def create_app(feed: BoardFeed) -> Starlette:
+class BadRequest(Exception):
+    """A request the page never sends; its message is the 400's one-line body."""
+
+
+class ClientSlots:
+    """Counts the /events streams being served, up to a maximum (all on the event loop)."""
+
+    def __init__(self, maximum: int) -> None:
+        self.maximum = maximum
+        self.open = 0
+
+    def take(self) -> bool:
+        if self.open >= self.maximum:
+            return False
+        self.open += 1
+        return True
+
+    def give_back(self) -> None:
+        self.open -= 1
+
+
+class _CountedEvents(EventSourceResponse):
+    """An event stream that gives its slot back however it ends (the client left, the
+    service stops)."""
+
+    def __init__(self, body: AsyncIterator[bytes], slots: ClientSlots) -> None:
+        super().__init__(body, ping=PING_S)
+        self._slots = slots
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self._slots.give_back()
+
+
+def create_app(feed: BoardFeed, max_clients: int = MAX_CLIENTS) -> Starlette:
     """The application serving one feed; the feed's polling runs while the app does."""
+    slots = ClientSlots(max_clients)
     pages = {path: (_static_text(name), media) for path, (name, media) in STATIC_FILES.items()}
 
     async def page(request: Request) -> Response:
@@ -45,8 +90,18 @@ def create_app(feed: BoardFeed) -> Starlette:
     async def board(request: Request) -> Response:
         return Response(feed.board_text(), media_type="application/json", headers=NO_CACHE)
 
-    async def events(request: Request) -> EventSourceResponse:
-        return EventSourceResponse(_stream(feed, _after_id(request)), ping=PING_S)
+    async def events(request: Request) -> Response:
+        try:
+            after_id = _after_id(request)
+        except BadRequest as exc:
+            return PlainTextResponse(f"{exc}\n", status_code=400, headers=NO_CACHE)
+        if not slots.take():
+            return PlainTextResponse(
+                f"this scoreboard already serves {slots.maximum} screens: try again later\n",
+                status_code=503,
+                headers={**NO_CACHE, "Retry-After": str(BUSY_RETRY_S)},
+            )
+        return _CountedEvents(_stream(feed, after_id), slots)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -71,9 +126,23 @@ async def _stream(feed: BoardFeed, after_id: int | None) -> AsyncIterator[bytes]
 
 def _after_id(request: Request) -> int | None:
     """The last record the browser has: its Last-Event-ID, or ?after= when the page had to
-    open a new EventSource (which sends no Last-Event-ID)."""
-    text = request.headers.get("last-event-id") or request.query_params.get("after")
-    return int(text) if text is not None and text.isdigit() else None
+    open a new EventSource (which sends no Last-Event-ID); None for a new page.
+
+    Raises BadRequest for anything but a record id: ASCII digits only (int() would take
+    "²" and fail on it), and few enough of them (a 5,000-digit one failed int() too).
+    """
+    header = request.headers.get("last-event-id")
+    if header:
+        name, text = "Last-Event-ID", header
+    else:
+        name, text = "?after=", request.query_params.get("after")
+    if text is None:
+        return None
+    if not (text.isascii() and text.isdigit() and len(text) <= MAX_RECORD_ID_DIGITS):
+        raise BadRequest(
+            f"{name} must be a record id (1 to {MAX_RECORD_ID_DIGITS} digits 0-9): reload the page"
+        )
+    return int(text)
 
 
 def _static_text(name: str) -> str:

@@ -20,7 +20,7 @@ import uvicorn
 
 from cardshoe.controller.config import TableConfig
 from cardshoe.controller.errors import UserError
-from cardshoe.controller.web.app import create_app
+from cardshoe.controller.web.app import MAX_CLIENTS, create_app
 from cardshoe.controller.web.feed import BoardFeed
 
 GRACEFUL_STOP_S = 1
@@ -85,11 +85,17 @@ def socket_url(sock: socket.socket) -> str:
 class ScoreboardServer:
     """uvicorn serving one journal's scoreboard on a socket already bound."""
 
-    def __init__(self, journal_path: Path, sock: socket.socket, config: TableConfig | None) -> None:
+    def __init__(
+        self,
+        journal_path: Path,
+        sock: socket.socket,
+        config: TableConfig | None,
+        max_clients: int = MAX_CLIENTS,
+    ) -> None:
         self.feed = BoardFeed.open(journal_path, config)
         self.socket = sock
         settings = uvicorn.Config(
-            create_app(self.feed),
+            create_app(self.feed, max_clients),
             log_level=logging.WARNING,
             log_config=None,  # uvicorn's loggers go through the project's handler (structlog)
             access_log=False,

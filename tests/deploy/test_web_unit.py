@@ -83,3 +83,11 @@ def test_install_adds_the_unit_its_account_and_its_guide(tmp_path: Path) -> None
     assert guide.read_text() == (REPO / "docs" / "scoreboard.md").read_text()
     passwd = (tmp_path / "etc" / "passwd").read_text()
     assert any(line.startswith("cardshoe-web:") for line in passwd.splitlines())
+
+
+def test_issue21_case_10_the_web_unit_yields_the_cpu_to_the_table_service(web_unit: Unit) -> None:
+    """500 screens raised the table's card latency p99 from 4-6 to 10-13 ms on the same PC."""
+    table = parse_unit((SYSTEMD / "cardshoe.service").read_text())["Service"]
+    web = web_unit["Service"]
+    assert int(web["Nice"][0]) > int(table.get("Nice", ["0"])[0])
+    assert int(web["CPUWeight"][0]) < int(table.get("CPUWeight", ["100"])[0])
