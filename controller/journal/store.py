@@ -107,6 +107,13 @@ PRUNE_CHECKPOINT_DDL = """CREATE TABLE IF NOT EXISTS prune_checkpoint (
 """Created by the first prune (journal/prune.py): the last record deleted and its hash, where
 verify() starts the chain of what remains. A journal never pruned has no such table."""
 
+CLOCK_STEPPED = "clock.stepped"
+"""The record the journal adds before one whose wall-clock time is more than
+CLOCK_STEP_TOLERANCE_NS earlier than the record before it: the clock was set back, so the
+times around it do not order the records (their ids always do)."""
+CLOCK_STEP_TOLERANCE_NS = 2_000_000_000
+"""A step back this small is no alarm: NTP's corrections and leap seconds stay well inside."""
+
 STAGED_SUFFIX = ".new"
 """Where `journal init` writes a new journal before renaming it into place."""
 
@@ -247,11 +254,14 @@ class Durability:
 class Transaction:
     """Records appended together: all committed when the with-block ends, or none."""
 
-    def __init__(self, journal: Journal, last_id: int, head_hash: str, count: int) -> None:
+    def __init__(
+        self, journal: Journal, last_id: int, head_hash: str, count: int, last_time_ns: int
+    ) -> None:
         self._journal = journal
         self._last_id = last_id
         self._head_hash = head_hash
         self._count = count
+        self._last_time_ns = last_time_ns
         self._open = True
 
     def append(
@@ -272,10 +282,42 @@ class Transaction:
         if not self._open:
             raise RuntimeError("this transaction has ended; open a new one to append")
         _check_record_fields(kind, payload, round_no, device_serial, device_seq)
+        now = time.time_ns()
+        if self._last_time_ns - now > CLOCK_STEP_TOLERANCE_NS:
+            self._write(
+                CLOCK_STEPPED,
+                _clock_step_payload(self._last_time_ns, now),
+                now,
+                shoe_id=shoe_id,
+                round_no=round_no,
+                device_serial=device_serial,
+                device_seq=None,
+            )
+        return self._write(
+            kind,
+            payload,
+            now,
+            shoe_id=shoe_id,
+            round_no=round_no,
+            device_serial=device_serial,
+            device_seq=device_seq,
+        )
+
+    def _write(
+        self,
+        kind: str,
+        payload: Mapping[str, Any],
+        time_ns: int,
+        *,
+        shoe_id: str | None,
+        round_no: int | None,
+        device_serial: str | None,
+        device_seq: int | None,
+    ) -> int:
         record_id = self._last_id + 1
         hashed = (
             record_id,
-            time.time_ns(),
+            time_ns,
             self._journal.table_id,
             shoe_id,
             round_no,
@@ -286,7 +328,7 @@ class Transaction:
         )
         new_hash = record_hash(self._head_hash, hashed)
         self._journal._connection.execute(_INSERT_RECORD, (*hashed, self._head_hash, new_hash))
-        self._last_id, self._head_hash = record_id, new_hash
+        self._last_id, self._head_hash, self._last_time_ns = record_id, new_hash, time_ns
         self._count += 1
         return record_id
 
@@ -513,7 +555,10 @@ class Journal:
                 count, last_id, head_hash = self._connection.execute(
                     "SELECT record_count, last_id, head_hash FROM chain_head"
                 ).fetchone()
-                transaction = Transaction(self, last_id, head_hash, count)
+                last = self._connection.execute(
+                    "SELECT time_ns FROM records WHERE id = ?", (last_id,)
+                ).fetchone()
+                transaction = Transaction(self, last_id, head_hash, count, last[0] if last else 0)
                 yield transaction
                 transaction._write_head()
                 self._connection.execute("COMMIT")
@@ -896,6 +941,17 @@ def _lenient_text(data: bytes) -> str:
     """Text as verify reads it: bytes that are not UTF-8 make the record's hash fail,
     which names it, instead of an exception that names nothing."""
     return data.decode("utf-8", "replace")
+
+
+def _clock_step_payload(last_time_ns: int, time_ns: int) -> dict[str, Any]:
+    """The clock.stepped alarm: how far the wall clock went back, between which times."""
+    back_s = (last_time_ns - time_ns) / 1e9
+    return {
+        "kind": "clock",
+        "detail": f"the wall clock went back {back_s:.3f} s: record times from here are "
+        "earlier than those before; the record ids keep the order (check the PC's clock)",
+        "stepped_back_s": round(back_s, 3),
+    }
 
 
 def _wal_path(path: Path) -> Path:

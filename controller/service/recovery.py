@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from cardshoe.controller.canonical import canonical_json
 from cardshoe.controller.config import TableConfig
-from cardshoe.controller.journal.store import Journal, Record, Transaction
+from cardshoe.controller.journal.store import CLOCK_STEPPED, Journal, Record, Transaction
 from cardshoe.controller.procedure.facts import ShoeStarted, TableIdle
 from cardshoe.controller.procedure.inputs import from_record, is_input_kind, to_record
 from cardshoe.controller.procedure.shoe import Fact
@@ -109,7 +109,11 @@ class _Replay:
         self._journaled: list[Record] = []
 
     def take(self, record: Record) -> None:
-        if record.kind.startswith(SESSION_KIND_PREFIX) or is_watcher_record(record):
+        if (
+            record.kind.startswith(SESSION_KIND_PREFIX)
+            or record.kind == CLOCK_STEPPED
+            or is_watcher_record(record)
+        ):
             return
         if not is_input_kind(record.kind):
             self._journaled.append(record)
