@@ -458,6 +458,7 @@ class Journal:
             if version > SCHEMA_VERSION:
                 raise _newer_schema(path, version)
             _set_durable(connection, path)
+            _checkpoint_before_writing(connection, path)
             _migrate(connection, path, table_id)
             stored_table_id = _stored_table_id(connection, path)
         except sqlite3.Error as exc:
@@ -970,6 +971,31 @@ def _refuse_existing(path: Path) -> None:
                 f"{part}: a journal is already there: check it with 'shoectl journal "
                 "verify'; to start a new one, move the old journal's files elsewhere first"
             )
+
+
+def _checkpoint_before_writing(connection: sqlite3.Connection, path: Path) -> None:
+    """Copy a WAL left by a writer that died or whose checkpoints failed into the main file,
+    before a record is written; refuse to write when that fails.
+
+    A checkpoint needs room for the main file to grow by what the WAL holds, while a commit
+    needs a few pages: with the disk nearly full, a restart that wrote on would grow a WAL
+    nothing can copy until the disk is full, and stop again with more to lose.
+    """
+    wal = _wal_path(path)
+    try:
+        size = wal.stat().st_size
+    except FileNotFoundError:
+        return
+    if size == 0:
+        return
+    try:
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    except sqlite3.Error as exc:
+        raise JournalStorageError(
+            f"{path}: its -wal holds {size / 1e6:.1f} MB not yet copied into the journal, and "
+            f"copying it failed ({exc}): free space on the journal's filesystem (df), then "
+            "restart; nothing was written"
+        ) from None
 
 
 def _write_new_journal(path: Path, table_id: str) -> None:
