@@ -131,10 +131,8 @@ def _after_id(request: Request) -> int | None:
     Raises BadRequest for anything but a record id: ASCII digits only (int() would take
     "²" and fail on it), and few enough of them (a 5,000-digit one failed int() too).
     """
-    header = request.headers.get("last-event-id")
-    if header:
-        name, text = "Last-Event-ID", header
-    else:
+    name, text = "Last-Event-ID", request.headers.get("last-event-id")
+    if not text:
         name, text = "?after=", request.query_params.get("after")
     if text is None:
         return None
