@@ -15,7 +15,7 @@ from pathlib import Path
 
 from support.other_users import shoectl_unprivileged, unprivileged_uid
 from support.service_support import running_service, simulated_table, wait_until
-from support.shoectl import ShoectlRunner
+from support.shoectl import ShoectlRunner, one_error_line
 
 from cardshoe.controller.service.control_socket import request
 from cardshoe.firmware_sim.attach_pty import serve_pty
@@ -27,12 +27,6 @@ HOLDER = (
     "print('holding', flush=True)\n"
     "time.sleep(30)\n"
 )
-
-
-def one_error_line(stderr: str) -> str:
-    (line,) = stderr.splitlines()
-    assert line.startswith("shoectl: error: ") and "Traceback" not in line
-    return line
 
 
 def test_case_15_control_subscribe_points_to_monitor_instead_of_crashing(

@@ -8,14 +8,20 @@ uid where the case is about who asks.
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from support.other_users import DAEMON, NOBODY, as_user, needs_other_uids, open_to_other_users
-from support.service_support import running_service, simulated_table
+from support.other_users import (
+    DAEMON,
+    NOBODY,
+    as_uid_prefix,
+    as_user,
+    needs_other_uids,
+    open_to_other_users,
+)
+from support.service_support import idle_connections, running_service, simulated_table
 from support.session_support import journaled
 from support.shoectl import ShoectlRunner
 
@@ -50,10 +56,7 @@ def repeat_as(uid: int, socket_path: Path, count: int, request: dict[str, object
     """Send request count times on one connection as uid; how many were refused as denied."""
     done = subprocess.run(
         [
-            "setpriv",
-            f"--reuid={uid}",
-            f"--regid={uid}",
-            "--clear-groups",
+            *as_uid_prefix(uid),
             sys.executable,
             "-c",
             REPEATING_CLIENT,
@@ -122,20 +125,8 @@ print(json.dumps({"still_open": len(admitted), "after_s": time.monotonic() - sta
 
 
 def as_uid(uid: int, script: str, *arguments: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [
-            "setpriv",
-            f"--reuid={uid}",
-            f"--regid={uid}",
-            "--clear-groups",
-            sys.executable,
-            "-c",
-            script,
-            *arguments,
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    command = [*as_uid_prefix(uid), sys.executable, "-c", script, *arguments]
+    return subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
 
 
 @needs_other_uids
@@ -184,20 +175,14 @@ def test_issue21_case_9_only_operators_get_the_last_connections(tmp_path: Path) 
         max_connections=OPERATOR_RESERVE + 2,
         is_operator=lambda peer: operator["yes"],
     )
-    idle = []
     try:
-        for _ in range(2):
-            connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            connection.connect(str(claim.path))
-            idle.append(connection)
-        with pytest.raises(UserError, match="keeps the rest for the table's operators") as no:
-            request(claim.path, "status")
-        assert no.value.exit_code == 3
-        operator["yes"] = True
-        assert request(claim.path, "status") == {"state": "idle"}
+        with idle_connections(claim.path, 2):
+            with pytest.raises(UserError, match="keeps the rest for the table's operators") as no:
+                request(claim.path, "status")
+            assert no.value.exit_code == 3
+            operator["yes"] = True
+            assert request(claim.path, "status") == {"state": "idle"}
     finally:
-        for connection in idle:
-            connection.close()
         control.close()
         claim.release()
 

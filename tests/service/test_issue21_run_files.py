@@ -12,15 +12,9 @@ from pathlib import Path
 
 import pytest
 from support.service_support import running_service, simulated_table
-from support.shoectl import ShoectlRunner
+from support.shoectl import ShoectlRunner, one_error_line
 
 from cardshoe.controller.journal.store import Journal
-
-
-def one_error_line(stderr: str) -> str:
-    (line,) = stderr.splitlines()
-    assert line.startswith("shoectl: error: ") and "Traceback" not in line
-    return line
 
 
 def test_issue21_case_6_a_lock_file_linked_to_the_journal_is_refused_and_the_journal_kept(

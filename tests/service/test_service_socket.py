@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.service_support import idle_connections
 
 from cardshoe.controller.config import DeviceConfig
 from cardshoe.controller.errors import UserError
@@ -350,23 +351,17 @@ def test_case_14_idle_clients_time_out_and_never_hold_more_than_the_bound(
         claim, {"status": lambda line: {"state": "idle"}}, EventFeed(),
         idle_timeout_s=0.5, max_connections=8,
     )
-    idle = []
     try:
-        for _ in range(8):
-            connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            connection.connect(str(claim.path))
-            idle.append(connection)
-        with pytest.raises(UserError, match="serving 8 connections") as refused:
-            request(claim.path, "status")
-        assert refused.value.exit_code == 3
-        assert threading.active_count() <= before + 1 + 8
-        for connection in idle:
-            connection.settimeout(5)
-            assert connection.recv(100) == b""  # the service closed it after 0.5 s idle
-        assert request(claim.path, "status") == {"state": "idle"}
+        with idle_connections(claim.path, 8) as idle:
+            with pytest.raises(UserError, match="serving 8 connections") as refused:
+                request(claim.path, "status")
+            assert refused.value.exit_code == 3
+            assert threading.active_count() <= before + 1 + 8
+            for connection in idle:
+                connection.settimeout(5)
+                assert connection.recv(100) == b""  # the service closed it after 0.5 s idle
+            assert request(claim.path, "status") == {"state": "idle"}
     finally:
-        for connection in idle:
-            connection.close()
         control.close()
         claim.release()
 

@@ -32,7 +32,12 @@ def as_user(uid: int, socket: Path, *arguments: str) -> subprocess.CompletedProc
 
 def shoectl_as(uid: int, *arguments: str) -> subprocess.CompletedProcess[str]:
     """`shoectl ARGUMENTS` under `setpriv --reuid UID` (its group too, no other groups)."""
-    return _shoectl(["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"], arguments)
+    return _shoectl(as_uid_prefix(uid), arguments)
+
+
+def as_uid_prefix(uid: int) -> list[str]:
+    """The command words that run what follows them as uid, its group too, no other groups."""
+    return ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
 
 
 def unprivileged_uid() -> int:

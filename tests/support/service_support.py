@@ -279,3 +279,18 @@ def open_manual_shoe(table: Table, shoe_id: str) -> None:
     request(table.socket_path, "new-shoe", shoe_id=shoe_id)
     request(table.socket_path, "shoe-loaded")
     request(table.socket_path, "cut-done")
+
+
+@contextmanager
+def idle_connections(socket_path: Path, count: int) -> Iterator[list[socket.socket]]:
+    """count connections to a control socket that send nothing, closed after the block."""
+    held: list[socket.socket] = []
+    try:
+        for _ in range(count):
+            connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            held.append(connection)
+            connection.connect(str(socket_path))
+        yield held
+    finally:
+        for connection in held:
+            connection.close()
