@@ -412,9 +412,10 @@ class Journal:
         path = Path(path)
         if not path.parent.is_dir():
             raise JournalError(f"{path}: cannot create the journal: no folder {path.parent}")
+        _refuse_existing(path)
         writer_lock = WriterLock.acquire(path)
         try:
-            _refuse_existing(path)
+            _refuse_existing(path)  # again, now that no other writer can make one
             staged = path.with_name(path.name + STAGED_SUFFIX)
             for part in _journal_files(staged):
                 part.unlink(missing_ok=True)
