@@ -427,10 +427,12 @@ class TableSession:
         """Journal a command refused for its giver's role; it never reaches the procedure.
 
         A client can repeat a denied command as fast as it can send, so like any other
-        refusal it is journaled once per command per interval and otherwise counted.
+        refusal it is journaled once per command and uid per interval and otherwise counted:
+        who was denied what still shows for each person.
         """
+        kind = f"{COMMAND_DENIED}.{command}.uid-{operator.get('uid')}"
         with self._lock:
-            if self._repeats.admit(f"{COMMAND_DENIED}.{command}", self._clock()):
+            if self._repeats.admit(kind, self._clock()):
                 self._record_session(
                     COMMAND_DENIED, {**operator, "command": command, "needs": needs}
                 )
