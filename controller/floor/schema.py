@@ -58,6 +58,26 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )""",
         "CREATE INDEX floor_alarms_by_table ON floor_alarms (table_id, id)",
     ),
+    (
+        # Issue 21: a message ingest cannot take is kept here, acknowledged, never a crash.
+        """CREATE TABLE rejected_messages (
+            id bigserial PRIMARY KEY,
+            site text NOT NULL,
+            table_id text NOT NULL,
+            leaf text NOT NULL,
+            body_sha256 text NOT NULL,
+            body_bytes integer NOT NULL,
+            reason text NOT NULL,
+            received_at timestamptz NOT NULL DEFAULT now()
+        )""",
+        # The public half of each registered table's signing key (journal/signing.py).
+        """CREATE TABLE table_keys (
+            table_id text PRIMARY KEY,
+            public_key text NOT NULL,
+            registered_at timestamptz NOT NULL DEFAULT now()
+        )""",
+        "ALTER TABLE journal_records ADD COLUMN signature text",
+    ),
 )
 """The schema steps, oldest first; never edit a step that has shipped, add one."""
 
