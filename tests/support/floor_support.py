@@ -164,6 +164,17 @@ def floor_alarms(dsn: str, table_id: str | None = None) -> list[tuple[str, str, 
     return [row for row in rows if table_id is None or row[0] == table_id]
 
 
+def rejected_messages(dsn: str) -> list[tuple[str, str, str]]:
+    """(table_id, body_sha256, reason) of every message the floor quarantined, in order."""
+    with psycopg.connect(dsn) as connection:
+        return [
+            (row[0], row[1], row[2])
+            for row in connection.execute(
+                "SELECT table_id, body_sha256, reason FROM rejected_messages ORDER BY id"
+            )
+        ]
+
+
 def journal_records(journal_path: Path, after_id: int = 0) -> list[tuple[int, str]]:
     with Journal.open_readonly(journal_path) as journal:
         return [(record.id, record.hash) for record in journal.records(after_id=after_id)]
@@ -296,6 +307,11 @@ def chained_messages(table_id: str, count: int, *, first_id: int = 1) -> list[Ev
 
 def publish(broker_url: str, topic: str, bodies: list[bytes], *, retain: bool = False) -> None:
     """Publish with QoS 1 and wait for every PUBACK, as a table's uplink would."""
+    publish_each(broker_url, [(topic, body, retain) for body in bodies])
+
+
+def publish_each(broker_url: str, messages: list[tuple[str, bytes, bool]]) -> None:
+    """Publish (topic, body, retain) each with QoS 1 through one client, in order, acked."""
     from cardshoe.controller.floor.broker import BrokerSettings, new_client
 
     settings = BrokerSettings(broker_url)
@@ -303,7 +319,7 @@ def publish(broker_url: str, topic: str, bodies: list[bytes], *, retain: bool = 
     client.connect(settings.host, settings.port)
     client.loop_start()
     try:
-        for body in bodies:
+        for topic, body, retain in messages:
             client.publish(topic, body, qos=1, retain=retain).wait_for_publish(10)
     finally:
         client.disconnect()
