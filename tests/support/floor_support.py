@@ -282,6 +282,23 @@ def retained(broker_url: str, topic: str, timeout: float = 10.0) -> bytes:
     return got[-1]
 
 
+def take_over_client_id(broker_url: str, client_id: str) -> None:
+    """Connect with another client's id, as a takeover would, so the broker drops that client."""
+    from cardshoe.controller.floor.broker import BrokerSettings, new_client
+
+    settings = BrokerSettings(broker_url)
+    accepted = threading.Event()
+    client = new_client(settings, client_id)
+    client.on_connect = lambda c, u, f, reason, p: reason.is_failure or accepted.set()
+    client.connect(settings.host, settings.port)
+    client.loop_start()
+    try:
+        assert accepted.wait(10), f"the broker refused client id {client_id}"
+    finally:
+        client.disconnect()
+        client.loop_stop()
+
+
 def chained_messages(table_id: str, count: int, *, first_id: int = 1) -> list[EventMessage]:
     """Records 1..count of a table as its uplink would send them, hashed by the journal's recipe."""
     messages, previous = [], GENESIS_HASH
