@@ -15,7 +15,7 @@ DSN_OPTION = click.option(
 
 @click.group()
 def floor() -> None:
-    """The floor's database: create it, fill it from the broker, report on it.
+    """The floor's database: create it, register tables, fill it from the broker, report on it.
 
     Exit codes: 0 success, 1 a table's chain is broken (status), 2 bad input,
     3 the database cannot be reached.
@@ -80,6 +80,32 @@ def ingest(
     running = Ingest(settings)
     with stop_on_signals(running.stop):
         running.run()
+
+
+@floor.command("register-table")
+@DSN_OPTION
+@click.argument("table_id")
+@click.argument("public_key")
+def register_table(dsn: str, table_id: str, public_key: str) -> None:
+    """Register a table's signing key: ingest then stores only records it signed.
+
+    PUBLIC_KEY is the 64 hex digits `shoectl journal key` prints on the table
+    PC. Registering a table again replaces its key (rotation, docs/security.md).
+    """
+    from cardshoe.controller.floor.schema import connect, require_current
+    from cardshoe.controller.floor.table_keys import checked_key
+    from cardshoe.controller.floor.table_keys import register_table as register
+
+    key = checked_key(table_id, public_key)
+    with connect(dsn) as connection:
+        require_current(connection)
+        replaced = register(connection, table_id, key)
+    if replaced is None:
+        click.echo(f"table {table_id} registered: only records it signs are stored")
+    elif replaced == key:
+        click.echo(f"table {table_id} was already registered with this key")
+    else:
+        click.echo(f"table {table_id}: key {replaced[:16]}… replaced by {key[:16]}…")
 
 
 @floor.command()

@@ -54,15 +54,48 @@ def init(config_path: Path, if_missing: bool) -> None:
     silently replaced by an empty one. Refuses (exit 2) where a journal is.
     """
     from cardshoe.controller.config import load_config
+    from cardshoe.controller.journal.signing import make_signing_key
     from cardshoe.controller.journal.store import Journal
 
     config = load_config(config_path)
     path = config.service.journal_path
     if if_missing and path.exists():
-        click.echo(f"{path}: kept the journal already there")
+        made = make_signing_key(path, replace=False) is not None
+        click.echo(f"{path}: kept the journal already there" + ("; made its signing key" * made))
         return
     Journal.init(path, table_id=config.table_id)
+    make_signing_key(path, replace=False)
     click.echo(f"{path}: new journal for table {config.table_id}")
+
+
+@journal.command()
+@TABLE_CONFIG_OPTION
+@click.option(
+    "--new",
+    "make_new",
+    is_flag=True,
+    help="Make a new key in place of the one there (rotation), or the first for an old journal.",
+)
+def key(config_path: Path, make_new: bool) -> None:
+    """Print the table id and the public half of its signing key, to register on the floor.
+
+    The key (made by init, beside the journal) signs every record the uplink
+    publishes; `shoectl floor register-table TABLE_ID KEY` on the floor makes
+    ingest store only records it signed (docs/security.md).
+    """
+    from cardshoe.controller.config import load_config
+    from cardshoe.controller.errors import UserError
+    from cardshoe.controller.journal.signing import load_signing_key, make_signing_key
+
+    config = load_config(config_path)
+    path = config.service.journal_path
+    table_key = make_signing_key(path, replace=True) if make_new else load_signing_key(path)
+    if table_key is None:
+        raise UserError(
+            f"{path}: no signing key beside this journal: make one with "
+            "'shoectl journal key --new --config ...'"
+        )
+    click.echo(f"{config.table_id} {table_key.public_hex}")
 
 
 @journal.command()

@@ -40,6 +40,7 @@ from cardshoe.controller.floor.messages import (
     StatusMessage,
 )
 from cardshoe.controller.floor.topics import Leaf, table_topic
+from cardshoe.controller.journal.signing import TableKey, load_signing_key, signing_key_path
 from cardshoe.controller.journal.store import Journal, JournalError, Record
 from cardshoe.controller.journal.uplink_state import (
     Position,
@@ -99,6 +100,7 @@ class Uplink:
         self._anchor_seen: AnchorMessage | None = None
         self._client: mqtt.Client | None = None
         self._journal: Journal | None = None
+        self._key: TableKey | None = None
         self.state = UplinkState()
         self._next_id = 1
         self._head = Position()
@@ -134,6 +136,14 @@ class Uplink:
         self._journal = self._wait_for_journal()
         if self._journal is None:
             return
+        self._key = load_signing_key(self.settings.journal_path)
+        if self._key is None:
+            log.warning(
+                "no signing key at %s: records go out unsigned, which the floor takes only "
+                "while table %s is not registered (make one: shoectl journal key --new)",
+                signing_key_path(self.settings.journal_path),
+                self.table_id,
+            )
         self._state_file = state_path(self.settings.state_dir, self.table_id)
         self.state = load_state(self._state_file)
         self._alarms_from = self.state.acked.record_id
@@ -259,9 +269,14 @@ class Uplink:
             )
         self._board_dirty = True
 
+    def _message(self, record: Record) -> EventMessage:
+        """The record as it goes out: signed with the table's key when it has one."""
+        message = EventMessage.from_record(record)
+        return message if self._key is None else message.signed_with(self._key)
+
     def _publish_alarm(self, record: Record) -> None:
         assert self._client is not None
-        body = EventMessage.from_record(record).encode()
+        body = self._message(record).encode()
         self._client.publish(self.topic(Leaf.ALARMS), body, qos=1)
 
     def _publish_records(self) -> None:
@@ -270,7 +285,7 @@ class Uplink:
         if room <= 0 or self._next_id > self._head.record_id:
             return
         for record in self._journal.records(after_id=self._next_id - 1):
-            body = EventMessage.from_record(record).encode()
+            body = self._message(record).encode()
             info = self._client.publish(self.topic(Leaf.EVENTS), body, qos=1)
             if info.rc != mqtt.MQTT_ERR_SUCCESS:
                 return  # the connection went; the next connect resends from the anchor

@@ -79,7 +79,14 @@ class TableKey:
     def save(self, path: Path) -> None:
         """Write the key atomically, readable by its owner only."""
         body = self.private.private_bytes(Encoding.PEM, PrivateFormat.PKCS8, NoEncryption())
-        replace_file(path, body, KEY_MODE)
+        try:
+            replace_file(path, body, KEY_MODE)
+        except OSError as exc:
+            raise UserError(
+                f"{path}: cannot write the table's signing key ({exc.strerror}): run as the "
+                "journal's owner",
+                EXIT_DEVICE_UNAVAILABLE,
+            ) from None
 
     @property
     def public_hex(self) -> str:
@@ -88,6 +95,24 @@ class TableKey:
 
     def sign(self, record_hash: str) -> str:
         return self.private.sign(SIGNED_PREFIX + record_hash.encode("ascii")).hex()
+
+
+def load_signing_key(journal_path: Path) -> TableKey | None:
+    """The journal's signing key, or None for a journal made before keys (it has none)."""
+    path = signing_key_path(journal_path)
+    return TableKey.load(path) if path.exists() else None
+
+
+def make_signing_key(journal_path: Path, *, replace: bool) -> TableKey | None:
+    """A new key beside the journal; without replace, None where one is already (kept)."""
+    path = signing_key_path(journal_path)
+    if path.exists() and not replace:
+        return None
+    if not journal_path.exists():
+        raise UserError(f"{journal_path}: no journal: make it with 'shoectl journal init'")
+    made = TableKey.generate()
+    made.save(path)
+    return made
 
 
 def public_key(text: str) -> Ed25519PublicKey:
