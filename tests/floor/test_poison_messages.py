@@ -115,6 +115,7 @@ def _campaign(seed: int) -> list[tuple[str, bytes, bool]]:
     return messages
 
 
+@pytest.mark.timeout(600)  # 10,000 messages on a shared, loaded machine
 def test_a_poison_campaign_of_ten_thousand_messages_leaves_ingest_alive_and_nothing_lost(
     floor: Floor,
 ) -> None:
