@@ -29,6 +29,10 @@ class MessageError(ValueError):
         self.record_id = record_id
 
 
+MAX_NESTING = 64
+"""How deep a message's JSON may nest: far past any journal payload, and far from the depth
+where Python's recursion (json, copies, hashing) gives out."""
+
 BIGINT = (-(2**63), 2**63 - 1)
 """The range of PostgreSQL's bigint, where the floor keeps ids, times and sequences."""
 
@@ -64,7 +68,21 @@ def _decode(body: bytes) -> dict[str, Any]:
         raise MessageError("not JSON the floor can read: an integer too long") from None
     if not isinstance(value, dict):
         raise MessageError("not a JSON object")
+    if body.count(b"[") + body.count(b"{") > MAX_NESTING:
+        _check_nesting(value)
     return value
+
+
+def _check_nesting(value: Any) -> None:
+    pending = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        if depth > MAX_NESTING:
+            raise MessageError(f"nested deeper than {MAX_NESTING} levels")
+        if isinstance(item, dict):
+            pending.extend((child, depth + 1) for child in item.values())
+        elif isinstance(item, list):
+            pending.extend((child, depth + 1) for child in item)
 
 
 def _check_text(body: bytes, value: Any, record_id: int | None = None) -> None:

@@ -37,6 +37,7 @@ def _record_with(raw_payload: str) -> bytes:
 
 
 DEEP = b"[" * 100_000 + b"]" * 100_000
+DEEP_PAYLOAD = _record_with('{"a": ' * 500 + "1" + "}" * 500)
 LONG_INTEGER = _record_with('{"n": ' + "7" * 5000 + "}")
 NAN = _record_with('{"odds": NaN}')
 INFINITY = _record_with('{"odds": 1e999}')
@@ -47,6 +48,7 @@ STATUS_SURROGATE = b'{"online": true, "table_id": "P1", "version": "\\udfff"}'
 
 POISON = {
     "json nested 100,000 deep": (EVENTS, DEEP),
+    "a record whose payload nests 500 deep": (EVENTS, DEEP_PAYLOAD),
     "a 5,000-digit integer": (EVENTS, LONG_INTEGER),
     "a NaN": (EVENTS, NAN),
     "an infinite number": (EVENTS, INFINITY),
