@@ -35,6 +35,8 @@ where Python's recursion (json, copies, hashing) gives out."""
 
 BIGINT = (-(2**63), 2**63 - 1)
 """The range of PostgreSQL's bigint, where the floor keeps ids, times and sequences."""
+INTEGER_RANGES = {"round_no": (-(2**31), 2**31 - 1)}
+"""Fields the floor keeps in a PostgreSQL integer, not a bigint."""
 
 
 def _refuse_constant(name: str) -> Any:
@@ -55,7 +57,9 @@ def _decode(body: bytes) -> dict[str, Any]:
     NaN or infinity are refused here, where they are one line, not a crash.
     """
     try:
-        value = json.loads(body, parse_constant=_refuse_constant, parse_float=_finite_float)
+        # Decoded here, strictly: json.loads would let UTF-8-encoded surrogates through.
+        text = body.decode("utf-8")
+        value = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
     except MessageError:
         raise
     except RecursionError:
@@ -119,7 +123,8 @@ def _typed(data: dict[str, Any], fields: Fields, record_id: int | None = None) -
         value = data[name]
         if type(value) not in kinds:  # exact types: a bool is no record id, 5 is no bool
             raise MessageError(f"field {name!r} is of the wrong type", record_id)
-        if type(value) is int and not BIGINT[0] <= value <= BIGINT[1]:
+        low, high = INTEGER_RANGES.get(name, BIGINT)
+        if type(value) is int and not low <= value <= high:
             raise MessageError(f"field {name!r} is out of range", record_id)
         values[name] = value
     return values

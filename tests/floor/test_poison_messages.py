@@ -45,6 +45,8 @@ LONE_SURROGATE = _record_with('{"note": "\\ud800"}')
 NUL = _record_with('{"note": "a\\u0000b"}')
 STATUS_ONLINE_5 = json.dumps({"online": 5, "table_id": "P1"}).encode()
 STATUS_SURROGATE = b'{"online": true, "table_id": "P1", "version": "\\udfff"}'
+RAW_SURROGATE = _record_with('{"note": "@"}').replace(b'"@"', b'"\xed\xa0\x80"')
+"""A surrogate encoded as UTF-8 bytes (not valid UTF-8), which json.loads of bytes lets in."""
 
 POISON = {
     "json nested 100,000 deep": (EVENTS, DEEP),
@@ -53,6 +55,7 @@ POISON = {
     "a NaN": (EVENTS, NAN),
     "an infinite number": (EVENTS, INFINITY),
     "a lone surrogate": (EVENTS, LONE_SURROGATE),
+    "a surrogate in raw bytes": (EVENTS, RAW_SURROGATE),
     "a NUL character": (EVENTS, NUL),
     "a retained status with online 5": (STATUS, STATUS_ONLINE_5),
     "a retained status with a lone surrogate": (STATUS, STATUS_SURROGATE),
