@@ -53,8 +53,9 @@ def _finite_float(text: str) -> float:
 def _decode(body: bytes) -> dict[str, Any]:
     """A JSON object, or MessageError for anything a peer could send instead.
 
-    Nesting too deep for the parser, an integer longer than Python converts,
-    NaN or infinity are refused here, where they are one line, not a crash.
+    Text that is not UTF-8, nesting past MAX_NESTING (or too deep for the
+    parser), an integer longer than Python converts, NaN or infinity are
+    refused here, where they are one line, not a crash.
     """
     try:
         # Decoded here, strictly: json.loads would let UTF-8-encoded surrogates through.
@@ -78,6 +79,7 @@ def _decode(body: bytes) -> dict[str, Any]:
 
 
 def _check_nesting(value: Any) -> None:
+    """Walked with a list, not recursion, so that the check itself cannot run out of stack."""
     pending = [(value, 1)]
     while pending:
         item, depth = pending.pop()
