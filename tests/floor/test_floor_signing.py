@@ -145,3 +145,30 @@ def test_a_registered_table_whose_key_is_rotated_loses_nothing(
     wait_for_floor(floor, [journal])
     assert_floor_holds(floor.dsn, journal)
     assert floor_alarms(floor.dsn) == []
+
+
+def test_a_journal_made_before_keys_gets_one_from_init_if_missing_and_is_then_registered(
+    floor: Floor, tmp_path: Path, shoectl: ShoectlRunner
+) -> None:
+    """What udev/install.sh does on an upgraded table PC: init --if-missing keeps the journal
+    and makes its key; once registered, the table's new records are signed and stored."""
+    journal = tmp_path / "T4.sqlite"
+    writer = TableWriter(journal, "T4").start()
+    floor.ingest()
+    uplink = floor.uplink(journal)
+    wait_until(lambda: writer.written >= 20, "the table to write unsigned records")
+    uplink.stop()
+    config = tmp_path / "T4.toml"
+    config.write_text(f'table_id = "T4"\n[service]\njournal_path = "{journal}"\n')
+    upgraded = shoectl("journal", "init", "--config", str(config), "--if-missing")
+    assert upgraded.returncode == 0, upgraded.stderr
+    assert "kept the journal already there; made its signing key" in upgraded.stdout
+    table_id, key = shoectl("journal", "key", "--config", str(config)).stdout.split()
+    shoectl("floor", "register-table", "--dsn", floor.dsn, table_id, key, check=True)
+    signing = floor.uplink(journal)
+    wait_until(lambda: writer.written >= 60, "the table to write on")
+    writer.stop()
+    wait_for_floor(floor, [journal])
+    assert_floor_holds(floor.dsn, journal)
+    assert floor_alarms(floor.dsn) == []
+    assert "no signing key" not in signing.log
