@@ -16,6 +16,8 @@ if TYPE_CHECKING:
     from cardshoe.controller.journal.store import Journal, Record
 
 JOURNAL_PATH = click.argument("path", type=click.Path(path_type=Path))
+NUMBER_COLUMNS = frozenset({0, 3})
+"""show's columns aligned right: the record id and the round."""
 
 
 def _filters(command: Callable[..., None]) -> Callable[..., None]:
@@ -80,7 +82,8 @@ def show(
 ) -> None:
     """List records, one line each.
 
-    Columns: id, time (UTC), shoe, round, device serial#sequence, kind, payload.
+    Columns: id, time (UTC), shoe, round, device serial#sequence, kind, payload; each as
+    wide as its widest value among the records listed.
     """
     from collections import deque
 
@@ -93,12 +96,14 @@ def show(
         if as_json:
             click.echo(json.dumps([record.as_dict() for record in records], ensure_ascii=False))
             return
-        shown = 0
-        for record in records:
-            click.echo(_line(record))
-            shown += 1
-        if shown == 0:
-            click.echo("no matching records")
+        rows = [_row(record) for record in records]
+    if not rows:
+        click.echo("no matching records")
+        return
+    from cardshoe.controller.display.columns import aligned_lines
+
+    for line in aligned_lines(rows, right=NUMBER_COLUMNS):
+        click.echo(line)
 
 
 @journal.command()
@@ -243,16 +248,20 @@ def _matching(
     return opened.records(shoe_id=shoe_id, round_no=round_no, kinds=kinds or None)
 
 
-def _line(record: Record) -> str:
+def _row(record: Record) -> tuple[str, ...]:
+    """A record's cells, in the columns show lists."""
     device = "-"
     if record.device_serial is not None:
         seq = "" if record.device_seq is None else f"#{record.device_seq}"
         device = f"{record.device_serial}{seq}"
-    round_text = "-" if record.round_no is None else str(record.round_no)
-    payload = json.dumps(record.payload, ensure_ascii=False, sort_keys=True)
     return (
-        f"{record.id:>7}  {record.time_utc}  {record.shoe_id or '-':<10}  {round_text:>4}  "
-        f"{device:<14}  {record.kind:<16}  {payload}"
+        str(record.id),
+        record.time_utc,
+        record.shoe_id or "-",
+        "-" if record.round_no is None else str(record.round_no),
+        device,
+        record.kind,
+        json.dumps(record.payload, ensure_ascii=False, sort_keys=True),
     )
 
 
