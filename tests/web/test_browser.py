@@ -276,6 +276,8 @@ def test_holds_alarms_and_voids_show_as_a_banner(tmp_path: Path, page: Page) -> 
                 if shown:
                     page_caught_up(page, web, last_id)
                     lines = page.evaluate(BANNER_LINES)
+                    words = page.inner_text("body")
+                    assert "fault." not in words and "foreign_card" not in words, words
                     assert page.evaluate(COVERS) == [], lines
                     assert page.evaluate(LAYOUT_RULES, MIN_CELL_PX) == LAID_OUT, lines
                     for kind in shown:

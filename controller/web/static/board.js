@@ -172,7 +172,8 @@ function drawLastResult(last) {
   if (last.void) {
     big.textContent = "VOID";
     big.className = "last-result void";
-    el("last-detail").textContent = "round " + last.round + ": " + last.void;
+    const why = last.void_notice.what;
+    el("last-detail").textContent = "round " + last.round + ": " + why.en + " · " + why.zh;
     return;
   }
   big.textContent = WINNER_NAMES[last.winner];
