@@ -68,6 +68,11 @@ FIRMWARE_NOT_APPROVED = Words(
 WRONG_COUNT = Words("The machine counted the wrong number of cards", "洗牌機點算的牌數不符")
 MISREAD = Words("A card could not be read", "有一張牌無法讀取")
 FOREIGN_CARD = Words("A card from another deck", "發現不屬於本副的牌")
+FEWER_CARDS = Words("Fewer cards came out than the shoe announced", "發出的牌少於發牌靴預告")
+UNRECORDED_CARD = Words("A card left the shoe without a record", "有牌發出但沒有紀錄")
+FACE_DOWN = Words("A card came out face down", "有一張牌背面朝上發出")
+SHOE_STOPPED = Words("The shoe was stopped before its end", "本靴牌提前終止")
+TWO_TOGETHER = Words("Two cards came out together", "兩張牌同時發出")
 
 HOLDS: Mapping[str, Notice] = {
     HoldReason.LINK_LOST: Notice(
@@ -76,7 +81,7 @@ HOLDS: Mapping[str, Notice] = {
     HoldReason.SEQUENCE_GAP: Notice(EVENTS_LOST, SUPERVISOR_ROUND),
     HoldReason.SEQUENCE_REGRESSION: Notice(EVENTS_LOST, SUPERVISOR_ROUND),
     HoldReason.FACE_DOWN_CARD: Notice(
-        Words("A card came out face down", "有一張牌背面朝上發出"),
+        FACE_DOWN,
         Words("Dealer: turn the card face up", "荷官：請將牌翻開"),
     ),
     HoldReason.SELF_TEST_FAILED: Notice(
@@ -97,9 +102,7 @@ HOLDS: Mapping[str, Notice] = {
     HoldReason.JOURNAL_SPACE_LOW: Notice(
         Words("The table's record disk is nearly full", "牌桌紀錄磁碟空間不足"), TECHNICIAN
     ),
-    HoldReason.CARDS_UNJOURNALED: Notice(
-        Words("A card left the shoe without a record", "有牌發出但沒有紀錄"), SUPERVISOR_ROUND
-    ),
+    HoldReason.CARDS_UNJOURNALED: Notice(UNRECORDED_CARD, SUPERVISOR_ROUND),
     HoldReason.MISREAD_CARD: Notice(
         MISREAD,
         Words(
@@ -108,7 +111,7 @@ HOLDS: Mapping[str, Notice] = {
         ),
     ),
     HoldReason.FEED_INCOMPLETE: Notice(
-        Words("Fewer cards came out than the shoe announced", "發出的牌少於發牌靴預告"),
+        FEWER_CARDS,
         SUPERVISOR_ROUND,
     ),
     fault_hold(FaultKind.JAM): Notice(
@@ -178,7 +181,7 @@ ALARMS: Mapping[str, Notice] = {
         Words("The table's software stopped", "牌桌軟件停止運作"), TECHNICIAN
     ),
     AlarmKind.SHOE_ABANDONED: Notice(
-        Words("The shoe was stopped before its end", "本靴牌提前終止"),
+        SHOE_STOPPED,
         Words("Supervisor: start a new shoe", "主管：請開新一靴"),
     ),
     AlarmKind.CUT_CARD: Notice(
@@ -211,14 +214,14 @@ VOID_CAUSES: Mapping[str, Words] = {
         "More copies of a card than the decks hold", "某張牌的數目多於牌副所有"
     ),
     Irregularity.MISREAD_CARD: MISREAD,
-    Irregularity.DOUBLE_FEED: Words("Two cards came out together", "兩張牌同時發出"),
-    Irregularity.DOUBLE_FEED_IN_ORDER: Words("Two cards came out together", "兩張牌同時發出"),
+    Irregularity.DOUBLE_FEED: TWO_TOGETHER,
+    Irregularity.DOUBLE_FEED_IN_ORDER: TWO_TOGETHER,
     Irregularity.CARD_AFTER_ROUND: Words("A card came out after the round", "本局完結後再有牌發出"),
     Irregularity.CARD_OUTSIDE_ROUND: Words("A card came out between rounds", "兩局之間有牌發出"),
     Irregularity.CARD_DURING_HOLD: Words(
         "A card came out while the table was held", "暫停期間有牌發出"
     ),
-    Irregularity.FACE_DOWN_CARD: Words("A card came out face down", "有一張牌背面朝上發出"),
+    Irregularity.FACE_DOWN_CARD: FACE_DOWN,
     Irregularity.FACE_UP_CARD: Words("A card came out face up", "有一張牌正面朝上發出"),
     Irregularity.INSUFFICIENT_CARDS: Words(
         "Not enough cards left to finish the round", "剩餘的牌不足以完成本局"
@@ -226,14 +229,10 @@ VOID_CAUSES: Mapping[str, Words] = {
     Irregularity.SEQUENCE_GAP: EVENTS_LOST,
     HoldReason.SEQUENCE_REGRESSION: EVENTS_LOST,
     HoldReason.JOURNAL_BEHIND_DEVICE: EVENTS_LOST,
-    HoldReason.FEED_INCOMPLETE: Words(
-        "Fewer cards came out than the shoe announced", "發出的牌少於發牌靴預告"
-    ),
-    HoldReason.CARDS_UNJOURNALED: Words(
-        "A card left the shoe without a record", "有牌發出但沒有紀錄"
-    ),
+    HoldReason.FEED_INCOMPLETE: FEWER_CARDS,
+    HoldReason.CARDS_UNJOURNALED: UNRECORDED_CARD,
     "shoe_closed": Words("The shoe was closed during the round", "本局進行中牌靴被關閉"),
-    AlarmKind.SHOE_ABANDONED: Words("The shoe was stopped before its end", "本靴牌提前終止"),
+    AlarmKind.SHOE_ABANDONED: SHOE_STOPPED,
 }
 """Why a round was void (round.void's reason) -> what happened; the notice adds that the
 bets are returned."""
