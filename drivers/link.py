@@ -26,10 +26,10 @@ after GET_INFO (protocol 1.1): AUTH_CHALLENGE with a fresh nonce, and its
 sealed AUTH_RESPONSE must open under the session key the pairing key gives;
 a device that answers in a protocol minor below the one pinned with its key
 at pairing is refused before the challenge (ProtocolDowngrade), since the
-version travels in clear. Its HELLO is taken only then. From then on every frame is sealed both ways;
-one that fails to open, or comes unsealed, is dropped before it is decoded,
-counted and reported as AuthFailure. Without a key store the link is exactly
-protocol 1.0.
+version travels in clear. Its HELLO is taken only then. From then on every
+frame is sealed both ways; one that fails to open, or comes unsealed, is
+dropped before it is decoded, counted and reported as AuthFailure. Without
+a key store the link is exactly protocol 1.0.
 """
 
 from __future__ import annotations

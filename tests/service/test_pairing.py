@@ -77,7 +77,8 @@ def test_a_key_file_keeps_the_protocol_version_pinned_at_pairing(tmp_path: Path)
     path = tmp_path / "k.key"
     with staged_key_file(path, key) as commit:
         commit()
-    assert path.read_text(encoding="ascii").splitlines()[1] == f"minimum protocol 1.{PROTOCOL_MINOR}"
+    floor = path.read_text(encoding="ascii").splitlines()[1]
+    assert floor == f"minimum protocol 1.{PROTOCOL_MINOR}"
     assert read_key_file(path) == key
 
 
@@ -96,7 +97,7 @@ def test_a_key_file_with_a_garbled_version_line_is_refused(tmp_path: Path, floor
     path = tmp_path / "k.key"
     path.write_text(f"{new_pairing_key().hex()}\n{floor}\n", encoding="ascii")
     path.chmod(0o600)
-    with pytest.raises(KeyFileError, match="only one line 'minimum protocol 1.N'"):
+    with pytest.raises(KeyFileError, match=r"only one line 'minimum protocol 1\.N'"):
         read_key_file(path)
 
 
