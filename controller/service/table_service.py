@@ -16,8 +16,9 @@ clean up by hand and the next start simply goes on:
 3. open the device, authenticated with its pairing key when service.key_dir
    holds one, waiting up to device_wait_s for it to be plugged in or let go
    by another program; a device that answers but is refused (a failed
-   authentication, a tampered HELLO, a protocol downgrade) is journaled as
-   an alarm at once, once per kind per interval however often it is retried;
+   authentication, a tampered HELLO, a protocol downgrade) and refused again
+   at the next attempt is journaled as an alarm while start-up waits, once
+   per kind per interval however often it is retried;
 4. build the TableSession: it replays the journal and tells the driver the
    last event it holds, so the device resends only what was never committed;
 5. hand the table to the control socket and send READY=1.
@@ -105,9 +106,10 @@ REFUSAL_KINDS: tuple[tuple[type[DriverError], str], ...] = (
     (ProtocolDowngrade, "protocol_downgrade"),
     (AuthenticationFailed, "authentication_failed"),
 )
-"""The device answered but was refused, most specific first: each kind is journaled as an
-alarm while start-up still waits, at most once per REPEAT_INTERVAL_S; absent, busy and
-silent devices are only waited for."""
+"""The device answered but was refused, most specific first. A kind that the next attempt
+meets again is journaled as an alarm while start-up still waits, at most once per
+REPEAT_INTERVAL_S: one stale AUTH_RESPONSE of a previous session, which the retry cures, is
+no alarm. Absent, busy and silent devices are only waited for."""
 STARTING = "starting"
 WAITING_FOR_DEVICE = "waiting for device"
 
@@ -272,6 +274,7 @@ class TableService:
         deadline = self._clock() + self.options.device_wait_s
         keys = KeyStore(self.config.service.key_dir).lookup
         warned: str | None = None
+        refused_before: str | None = None
         while not self._stop_requested:
             try:
                 url = configured_url(self.config.device, self._candidates())
@@ -286,8 +289,10 @@ class TableService:
                     warned = str(problem)
                 self._phase = (WAITING_FOR_DEVICE, str(problem))
                 self._notify_status(f"waiting for the device: {problem}")
-                if refusal_kind(problem) is not None:
+                refused_now = refusal_kind(problem)
+                if refused_now is not None and refused_now == refused_before:
                     self._journal_refusal(journal, problem)
+                refused_before = refused_now
                 self._journal_repeated_refusals(journal, self._clock())
                 self._pause(DEVICE_RETRY_S)
             except DriverError as problem:
