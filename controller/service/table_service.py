@@ -245,6 +245,7 @@ class TableService:
             self._notify_status("checking the journal")
             check_journal_at_start(journal)
             device = self._open_device(journal)
+            self._journal_repeated_refusals(journal, self._clock() + REPEAT_INTERVAL_S)
             if device is None:
                 self._send(self._notifier.stopping)
                 return
@@ -269,7 +270,8 @@ class TableService:
         """The configured device after its handshake; None if asked to stop while waiting.
 
         A refusal is journaled (session.device_refused) before it is raised, so
-        the journal explains why the table never opened.
+        the journal explains why the table never opened; so is one that persists
+        while the service waits, so the pit sees it before device_wait_s is over.
         """
         deadline = self._clock() + self.options.device_wait_s
         keys = KeyStore(self.config.service.key_dir).lookup
@@ -278,7 +280,8 @@ class TableService:
         while not self._stop_requested:
             try:
                 url = configured_url(self.config.device, self._candidates())
-                self._phase = (STARTING, f"opening {url}")
+                if warned is None:  # once waiting, status keeps telling why
+                    self._phase = (STARTING, f"opening {url}")
                 self._notify_status(f"opening {url}")
                 return open_device(url, timeout=HANDSHAKE_TIMEOUT_S, reconnect=True, keys=keys)
             except WAIT_ANOTHER_TIME as problem:
@@ -297,7 +300,6 @@ class TableService:
                 self._pause(DEVICE_RETRY_S)
             except DriverError as problem:
                 raise self._refused(journal, problem) from problem
-        self._journal_repeated_refusals(journal, self._clock() + REPEAT_INTERVAL_S)
         return None
 
     def _refused(self, journal: Journal, problem: DriverError) -> UserError:
@@ -323,7 +325,7 @@ class TableService:
 
     def _journal_repeated_refusals(self, journal: Journal, now: float) -> None:
         """How many refusals of each kind were only counted, once their interval is over;
-        `now` one interval ahead journals every count (the service stops)."""
+        `now` one interval ahead journals every count (start-up is over)."""
         for repeats in self._told_refusals.due(now):
             with journal.transaction() as transaction:
                 transaction.append(
