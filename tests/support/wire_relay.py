@@ -4,7 +4,8 @@ The relay opens the simulator's pty with pyserial, as a host would, and offers
 the host a pty of its own; every frame crossing it is decoded, passed through
 `rewrite` and framed again, so a test changes what it likes of the clear
 handshake (GET_INFO, HELLO) and passes sealed frames on untouched, as an
-attacker without the key must. `rewrite` may be swapped while the relay runs.
+attacker without the key must. `rewrite` may be swapped while the relay runs,
+and `cut` drops everything both ways, as a pulled cable, until it is cleared.
 """
 
 from __future__ import annotations
@@ -70,6 +71,7 @@ class WireRelay:
 
     def __init__(self, device_path: Path, host_link: Path, rewrite: Rewrite = passing) -> None:
         self.rewrite = rewrite
+        self.cut = False
         self.seen: Counter[str] = Counter()
         """Clear messages that crossed, by type name: how often the host retried."""
         self._device = serial.Serial(str(device_path), SERIAL_BAUDRATE, timeout=0)
@@ -106,6 +108,8 @@ class WireRelay:
                 self._pass(Direction.DEVICE_TO_HOST, self._device.read(4096))
 
     def _pass(self, direction: Direction, data: bytes) -> None:
+        if self.cut:
+            return
         out = b"".join(
             encode_frame(self._altered(direction, payload))
             for payload in self._decoders[direction].feed(data)
