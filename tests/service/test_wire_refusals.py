@@ -71,6 +71,29 @@ def test_case_1_a_relay_downgrading_a_paired_link_to_1_1_is_refused_and_journale
     assert repeated.payload["count"] >= 1
 
 
+def test_case_1_a_downgrade_at_a_reconnect_of_a_running_table_is_journaled_with_an_alarm(
+    tmp_path: Path, shoectl: ShoectlRunner
+) -> None:
+    """The relay lets the table come up, cuts the line, and downgrades the reconnect: the
+    table takes nothing from that session and the pit sees the alarm."""
+    with (
+        paired_behind_a_relay(tmp_path, shoectl, passing) as (table, relay),
+        running_service(table, "--device-wait", "120") as service,
+    ):
+        service.wait_for_notification("READY=1")
+        relay.cut = True
+        wait_until(lambda: not table.status()["device"]["connected"], "the link lost")
+        relay.rewrite = downgrading(1)
+        relay.cut = False
+        wait_until(lambda: journaled(table.journal_path, "link.auth_failure"), "the alarm")
+        status = status_of(table, shoectl)
+        assert service.stop() == 0
+    (failure,) = journaled(table.journal_path, "link.auth_failure")
+    assert "below the 1.2 it was paired at" in failure.payload["reason"]
+    assert status["device"]["connected"] is False  # type: ignore[index]
+    assert "below the 1.2 it was paired at" in status["last_alarm"]["detail"]  # type: ignore[index]
+
+
 def test_case_2_a_tampered_hello_at_start_up_is_journaled_and_status_tells_why(
     tmp_path: Path, shoectl: ShoectlRunner
 ) -> None:
