@@ -7,12 +7,14 @@ floor is what stops a relay from talking a paired link down to a minor that
 binds less (docs/protocol.md, "Pinning the version"); a key file written
 before floors were pinned has no such line and gets the floor 1.1, the
 first minor with pairing. It is named after the device's serial number:
-<key_dir>/<serial>.key (service.key_dir, /etc/cardshoe/keys by default). Whoever can read it can
-pose as the device, and whoever can change it can pair the table with a
-device of their own, so a key file is refused, with a one-line error that
-names the fix, when its group may write it, when others may read or write
-it, or when it belongs to anyone but root or the user reading it. Mode 0600,
-or 0640 root:cardshoe for a service running in group cardshoe, passes.
+<key_dir>/<serial>.key (service.key_dir, /etc/cardshoe/keys by default).
+
+Whoever can read a key file can pose as the device, and whoever can change
+it can pair the table with a device of their own, so a key file is refused,
+with a one-line error that names the fix, when its group may write it, when
+others may read or write it, or when it belongs to anyone but root or the
+user reading it. Mode 0600, or 0640 root:cardshoe for a service running in
+group cardshoe, passes.
 
 A new key is written beside its final name, synced, and moved into place
 only once the device has accepted it (staged_key_file), so a failed pairing
