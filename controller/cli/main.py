@@ -31,6 +31,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "analyze",
         "Shuffle quality across a table's shoes (surveillance).",
     ),
+    "authenticate": (
+        "cardshoe.controller.cli.authenticate_cmd",
+        "authenticate",
+        "Prove the installed software: a keyed digest of its files.",
+    ),
     "journal": (
         "cardshoe.controller.cli.journal_cmd",
         "journal",

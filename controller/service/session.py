@@ -86,9 +86,15 @@ from cardshoe.controller.service.draw_control import DrawControl
 from cardshoe.controller.service.feed_watch import stalled_feed
 from cardshoe.controller.service.recovery import (
     SESSION_KIND_PREFIX,
+    SOFTWARE_KIND_PREFIX,
     Recovered,
     journaled_apply,
     recover,
+)
+from cardshoe.controller.service.software_identity import (
+    SoftwareAnswer,
+    authenticate,
+    software_identity,
 )
 from cardshoe.drivers.device import DealerDevice, ShoeDevice
 from cardshoe.drivers.errors import CommandRefused, DeviceGone, DeviceTimeout
@@ -128,6 +134,8 @@ REREAD_BY = SESSION_KIND_PREFIX + "reread_by"
 """The dealer signed in when a misread card was re-read (the card.corrected before it)."""
 DEVICE_RESYNC = SESSION_KIND_PREFIX + "device_resync"
 """An operator re-synchronised to the device's stream after a regression (a new epoch)."""
+SOFTWARE_AUTHENTICATED = SOFTWARE_KIND_PREFIX + "authenticated"
+"""A regulator's seed and the software's answer to it (software_identity.py), and who asked."""
 
 _DEVICE_KINDS = {
     DeviceMode.SHOE: DeviceKind.MANUAL_SHOE,
@@ -426,6 +434,16 @@ class TableSession:
     def record_denied(self, command: str, operator: Mapping[str, Any], needs: str) -> None:
         """Journal a command refused for its giver's role; it never reaches the procedure."""
         self._record_session(COMMAND_DENIED, {**operator, "command": command, "needs": needs})
+
+    def authenticate_software(self, seed: bytes, operator: Mapping[str, Any]) -> SoftwareAnswer:
+        """Answer a regulator's seed from the files on disk now, and journal the answer."""
+        answer = authenticate(seed)
+        with self._lock:
+            self._record_session(
+                SOFTWARE_AUTHENTICATED,
+                {"seed": answer.seed, "digest": answer.digest, "operator": dict(operator)},
+            )
+        return answer
 
     def sign_in(self) -> str | None:
         """The dealer giving the command takes the table; returns the dealer relieved.
@@ -761,6 +779,7 @@ class TableSession:
                 SESSION_STARTED,
                 {
                     "device": info.to_json(),
+                    "software": software_identity(),
                     "inputs_replayed": recovered.inputs_replayed,
                     "replay_mismatches": list(recovered.mismatches),
                 },
