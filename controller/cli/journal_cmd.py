@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from cardshoe.controller.cli.receipt_cmd import receipt
 from cardshoe.controller.cli.run_cmd import TABLE_CONFIG_OPTION
 
 if TYPE_CHECKING:
@@ -280,3 +281,6 @@ def round_(path: Path, shoe_id: str, round_no: int, as_json: bool) -> None:
             f"`shoectl journal show {path} --kind round.opened` lists the rounds"
         )
     click.echo(json.dumps(recall.to_json(), ensure_ascii=False) if as_json else recall_text(recall))
+
+
+journal.add_command(receipt)

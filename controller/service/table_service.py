@@ -131,6 +131,7 @@ SESSION_COMMANDS: Mapping[str, tuple[Callable[..., object], tuple[Parameter, ...
         (Parameter("shoe_id", str), Parameter("deck_set", (int, str))),
     ),
     "sign-in": (TableSession.sign_in, ()),
+    "supervisor-sign-in": (TableSession.supervisor_sign_in, ()),
     "shoe-loaded": (TableSession.shoe_loaded, ()),
     "cut-done": (TableSession.cut_done, ()),
     "no-more-bets": (TableSession.close_bets, ()),
@@ -151,7 +152,8 @@ SESSION_COMMANDS: Mapping[str, tuple[Callable[..., object], tuple[Parameter, ...
     ),
 }
 """Control-socket command -> the session's operator command and its arguments. The session
-journals each one as an input, accepted or refused, like the dealer's button."""
+journals each one as an input, accepted or refused, like the dealer's button; the
+supervisor's sign-in, which changes no card's way, as a session record."""
 
 
 AUTHENTICATE = "authenticate"
