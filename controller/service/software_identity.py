@@ -21,10 +21,11 @@ import hmac
 import importlib
 import platform
 import re
+import zipfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from importlib import metadata
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from cardshoe.controller.errors import UserError
@@ -108,6 +109,29 @@ def tree_manifest(folders: Mapping[str, Path]) -> tuple[ManifestEntry, ...]:
                 continue
             digest = hashlib.sha256(path.read_bytes()).hexdigest()
             entries.append(ManifestEntry(f"{prefix}/{relative.as_posix()}", digest))
+    return sorted_manifest(entries)
+
+
+def wheel_manifest(wheel: Path) -> tuple[ManifestEntry, ...]:
+    """The manifest of a release's wheel: the files it installs under cardshoe/, as
+    tree_manifest would list them once installed. UserError for a file that is no wheel."""
+    try:
+        with zipfile.ZipFile(wheel) as archive:
+            entries = []
+            for member in archive.infolist():
+                parts = PurePosixPath(member.filename).parts
+                if member.is_dir() or len(parts) < 3 or parts[0] != DISTRIBUTION:
+                    continue
+                if parts[1] not in PACKAGE_FOLDERS or LEFT_OUT_FOLDER in parts:
+                    continue
+                digest = hashlib.sha256(archive.read(member)).hexdigest()
+                entries.append(ManifestEntry("/".join(parts[1:]), digest))
+    except (OSError, zipfile.BadZipFile) as exc:
+        raise UserError(
+            f"cannot read the wheel {wheel}: {exc}: give the release's .whl file"
+        ) from None
+    if not entries:
+        raise UserError(f"{wheel} holds no cardshoe package files: give cardshoe's .whl file")
     return sorted_manifest(entries)
 
 

@@ -8,9 +8,6 @@ so the repository is never edited.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-import importlib.util
 import json
 import os
 import shutil
@@ -19,44 +16,27 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.installed_package import (
+    FOLDERS,
+    installed_tree,
+    lab_digest,
+    lab_manifest,
+    tree_files,
+)
 from support.shoectl import ShoectlRunner
 
 SEED = "5eed0123456789abcdef"
-FOLDERS = ("controller", "drivers", "firmware_sim")
 
 
-def installed_tree() -> dict[str, Path]:
-    """Where Python finds each folder of the cardshoe package, as a lab would look it up."""
-    tree = {}
-    for name in FOLDERS:
-        spec = importlib.util.find_spec(f"cardshoe.{name}")
-        assert spec is not None and spec.submodule_search_locations
-        tree[name] = Path(next(iter(spec.submodule_search_locations)))
-    return tree
-
-
-def lab_manifest(tree: dict[str, Path]) -> bytes:
-    """docs/security.md's manifest, written from the text: PATH NUL SHA256HEX newline, sorted."""
-    lines = []
-    for name, folder in tree.items():
-        for directory, subfolders, files in os.walk(folder):
-            subfolders[:] = [sub for sub in subfolders if sub != "__pycache__"]
-            for file_name in files:
-                path = Path(directory, file_name)
-                relative = f"{name}/{path.relative_to(folder).as_posix()}"
-                lines.append((relative, hashlib.sha256(path.read_bytes()).hexdigest()))
-    return b"".join(f"{path}\0{digest}\n".encode() for path, digest in sorted(lines))
-
-
-def lab_digest(seed_hex: str, manifest: bytes) -> str:
-    return hmac.new(bytes.fromhex(seed_hex), manifest, hashlib.sha256).hexdigest()
+def tree_manifest(tree: dict[str, Path]) -> bytes:
+    return lab_manifest(tree_files(tree))
 
 
 def test_the_answer_is_the_seeds_hmac_over_the_installed_files(shoectl: ShoectlRunner) -> None:
     answered = shoectl("authenticate", "--seed", SEED, "--json")
     assert answered.returncode == 0, answered.stderr
     answer = json.loads(answered.stdout)
-    manifest = lab_manifest(installed_tree())
+    manifest = tree_manifest(installed_tree())
     assert answer["seed"] == SEED
     assert answer["digest"] == lab_digest(SEED, manifest)
     assert answer["files"] == manifest.count(b"\n")
@@ -71,7 +51,7 @@ def test_the_manifest_printed_is_the_one_a_lab_computes(shoectl: ShoectlRunner) 
         capture_output=True,
         check=True,
     ).stdout
-    manifest = lab_manifest(installed_tree())
+    manifest = tree_manifest(installed_tree())
     assert printed == manifest
     assert b"controller/web/static/index.html\0" in printed
     assert b"firmware_sim/profiles.toml\0" in printed
@@ -112,9 +92,9 @@ def answer_from(root: Path) -> dict[str, object]:
 def test_the_answer_is_stable_while_no_file_changes(copied_tree: Path) -> None:
     copy = {name: copied_tree / "cardshoe" / name for name in FOLDERS}
     first = answer_from(copied_tree)
-    assert first["digest"] == lab_digest(SEED, lab_manifest(copy))
+    assert first["digest"] == lab_digest(SEED, tree_manifest(copy))
     assert answer_from(copied_tree) == first
-    installed = lab_digest(SEED, lab_manifest(installed_tree()))
+    installed = lab_digest(SEED, tree_manifest(installed_tree()))
     assert first["digest"] == installed
 
 
@@ -144,7 +124,7 @@ def test_any_change_to_an_installed_file_changes_the_answer(copied_tree: Path, c
     after = answer_from(copied_tree)
     assert after["digest"] != before["digest"]
     copy = {name: package / name for name in FOLDERS}
-    assert after["digest"] == lab_digest(SEED, lab_manifest(copy))
+    assert after["digest"] == lab_digest(SEED, tree_manifest(copy))
 
 
 def test_byte_code_caches_are_left_out(copied_tree: Path) -> None:
