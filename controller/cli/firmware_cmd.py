@@ -30,7 +30,8 @@ def firmware() -> None:
     "--out",
     "stem",
     type=FILE,
-    required=True,
+    default=Path("house"),
+    show_default=True,
     help="Writes STEM.key (private, mode 0600) and STEM.pub (public).",
 )
 def keygen(stem: Path) -> None:
