@@ -69,7 +69,13 @@ from cardshoe.controller.service.device_choice import configured_url
 from cardshoe.controller.service.logging_setup import LogObserver
 from cardshoe.controller.service.pairing import KeyStore
 from cardshoe.controller.service.retention import PruneAfterShoe
-from cardshoe.controller.service.roles import COMMAND_ROLES, Role, check_permitted, operator_of
+from cardshoe.controller.service.roles import (
+    COMMAND_ROLES,
+    Operator,
+    Role,
+    check_permitted,
+    operator_of,
+)
 from cardshoe.controller.service.sdnotify import Notifier
 from cardshoe.controller.service.session import (
     DEVICE_REFUSED,
@@ -79,6 +85,7 @@ from cardshoe.controller.service.session import (
     TableSnapshot,
     record_device_refusal,
 )
+from cardshoe.controller.service.software_identity import parse_seed
 from cardshoe.controller.timestamps import utc_timestamp
 from cardshoe.drivers.device import DealerDevice, ShoeDevice, open_device
 from cardshoe.drivers.discovery import Candidate, discover
@@ -146,6 +153,7 @@ SESSION_COMMANDS: Mapping[str, tuple[Callable[..., object], tuple[Parameter, ...
         (Parameter("shoe_id", str), Parameter("deck_set", (int, str))),
     ),
     "sign-in": (TableSession.sign_in, ()),
+    "supervisor-sign-in": (TableSession.supervisor_sign_in, ()),
     "shoe-loaded": (TableSession.shoe_loaded, ()),
     "cut-done": (TableSession.cut_done, ()),
     "no-more-bets": (TableSession.close_bets, ()),
@@ -166,7 +174,13 @@ SESSION_COMMANDS: Mapping[str, tuple[Callable[..., object], tuple[Parameter, ...
     ),
 }
 """Control-socket command -> the session's operator command and its arguments. The session
-journals each one as an input, accepted or refused, like the dealer's button."""
+journals each one as an input, accepted or refused, like the dealer's button; the
+supervisor's sign-in, which changes no card's way, as a session record."""
+
+
+AUTHENTICATE = "authenticate"
+"""The control-socket command that answers a regulator's seed (a technician's)."""
+AUTHENTICATE_PARAMETERS = (Parameter("seed", str, required=True),)
 
 
 class LastAlarm:
@@ -436,7 +450,7 @@ class TableService:
                 self._table_session()  # a subscription streams the table's events
             return self.status()
 
-        handlers: dict[str, Handler] = {"status": status}
+        handlers: dict[str, Handler] = {"status": status, AUTHENTICATE: self._authenticate}
         for name in SESSION_COMMANDS:
             handlers[name] = self._command_handler(name)
         return handlers
@@ -458,18 +472,31 @@ class TableService:
         def handle(request: Mapping[str, Any]) -> dict[str, Any]:
             session = self._table_session()
             arguments = command_arguments(name, parameters, request)
-            operator = operator_of(current_peer(), self.config.roles)
-            try:
-                check_permitted(name, operator)
-            except UserError:
-                needs = str(COMMAND_ROLES.get(name, Role.TECHNICIAN))
-                session.record_denied(name, operator.as_json(), needs)
-                raise
+            operator = self._permitted_operator(session, name)
             with session.acting_as(operator.as_json()):
                 command(session, **arguments)
             return self.status()
 
         return handle
+
+    def _authenticate(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """A regulator's seed, given by a technician: the software's answer, journaled."""
+        session = self._table_session()
+        arguments = command_arguments(AUTHENTICATE, AUTHENTICATE_PARAMETERS, request)
+        seed = parse_seed(arguments["seed"])
+        operator = self._permitted_operator(session, AUTHENTICATE)
+        return session.authenticate_software(seed, operator.as_json()).to_json()
+
+    def _permitted_operator(self, session: TableSession, name: str) -> Operator:
+        """Who gives the command, once their role allows it; a refusal is journaled."""
+        operator = operator_of(current_peer(), self.config.roles)
+        try:
+            check_permitted(name, operator)
+        except UserError:
+            needs = str(COMMAND_ROLES.get(name, Role.TECHNICIAN))
+            session.record_denied(name, operator.as_json(), needs)
+            raise
+        return operator
 
 
 def refusal_kind(problem: DriverError) -> str | None:
