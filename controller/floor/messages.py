@@ -132,6 +132,17 @@ def _typed(data: dict[str, Any], fields: Fields, record_id: int | None = None) -
     return values
 
 
+def _complete(data: dict[str, Any], fields: Fields, record_id: int | None = None) -> dict[str, Any]:
+    """Every one of fields, typed: a nullable one left out is None, any other is refused."""
+    values = _typed(data, fields, record_id)
+    for name, kinds in fields:
+        if name not in values:
+            if type(None) not in kinds:
+                raise MessageError(f"field {name!r} is missing", record_id)
+            values[name] = None
+    return values
+
+
 @dataclass(frozen=True)
 class EventMessage:
     """One journal record on the wire."""
@@ -176,14 +187,9 @@ class EventMessage:
     @classmethod
     def decode(cls, body: bytes) -> EventMessage:
         data = _decode(body)
-        fields = _typed(data, _EVENT_FIELDS)
-        record_id = fields.get("record_id")
-        for name, kinds in _EVENT_FIELDS:
-            if name not in fields and type(None) in kinds:
-                fields[name] = None
-        missing = [name for name, _ in _EVENT_FIELDS if name not in fields]
-        if missing:
-            raise MessageError(f"field {missing[0]!r} is missing", record_id)
+        claimed = data.get("record_id")
+        record_id = claimed if type(claimed) is int else None
+        fields = _complete(data, _EVENT_FIELDS, record_id)
         if fields["record_id"] < 1:
             raise MessageError("field 'record_id' is out of range", record_id)
         version = data.get("v", 1)
@@ -254,10 +260,7 @@ class AnchorMessage:
 
     @classmethod
     def decode(cls, body: bytes) -> AnchorMessage:
-        data = _decode(body)
-        fields = _typed(data, _ANCHOR_FIELDS)
-        if len(fields) != len(_ANCHOR_FIELDS):
-            raise MessageError("field 'record_id' or 'hash' is missing")
+        fields = _complete(_decode(body), _ANCHOR_FIELDS)
         _check_text(body, fields)
         return cls(**fields)
 
@@ -307,3 +310,53 @@ _STATUS_FIELDS: Fields = (
 )
 """StatusMessage's fields with the JSON types each may hold; all but the first two may be left
 out (an offline last will carries only those)."""
+
+
+@dataclass(frozen=True)
+class AuthenticateRequest:
+    """The floor's fresh seed for a table's software (shoectl floor authenticate)."""
+
+    seed: str
+    """Hex digits, as `shoectl authenticate --seed` takes them."""
+
+    def encode(self) -> bytes:
+        return canonical_json(asdict(self)).encode("utf-8")
+
+    @classmethod
+    def decode(cls, body: bytes) -> AuthenticateRequest:
+        fields = _complete(_decode(body), (("seed", _TEXT),))
+        _check_text(body, fields)
+        return cls(**fields)
+
+
+@dataclass(frozen=True)
+class AuthenticationAnswer:
+    """A table's answer to a seed: the digest of its installed software, or why there is none."""
+
+    table_id: str
+    seed: str
+    digest: str | None
+    version: str | None
+    files: int | None = None
+    error: str | None = None
+    """Set instead of a digest when the seed was not one (the table's one line about it)."""
+
+    def encode(self) -> bytes:
+        return canonical_json(asdict(self)).encode("utf-8")
+
+    @classmethod
+    def decode(cls, body: bytes) -> AuthenticationAnswer:
+        fields = _complete(_decode(body), _ANSWER_FIELDS)
+        _check_text(body, fields)
+        return cls(**fields)
+
+
+_ANSWER_FIELDS: Fields = (
+    ("table_id", _TEXT),
+    ("seed", _TEXT),
+    ("digest", _TEXT + _NONE),
+    ("version", _TEXT + _NONE),
+    ("files", _NUMBER + _NONE),
+    ("error", _TEXT + _NONE),
+)
+"""AuthenticationAnswer's fields, with the JSON types each may hold."""
