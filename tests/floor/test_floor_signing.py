@@ -16,6 +16,7 @@ from pathlib import Path
 
 from support.floor_support import (
     Floor,
+    FloorProcess,
     TableWriter,
     assert_floor_holds,
     floor_alarms,
@@ -33,13 +34,14 @@ from cardshoe.controller.journal.chain import record_hash
 from cardshoe.controller.journal.signing import TableKey
 
 EVENTS = "cardshoe/v1/casino-1/{}/events"
+TableUnderWay = tuple[Path, TableWriter, FloorProcess]
+"""A table's journal, the writer writing it and its uplink."""
 
 
 def _new_table(folder: Path, table_id: str, shoectl: ShoectlRunner) -> tuple[Path, str]:
     """shoectl journal init for the table; returns its journal and its public key."""
-    config = folder / f"{table_id}.toml"
     journal = folder / f"{table_id}.sqlite"
-    config.write_text(f'table_id = "{table_id}"\n[service]\njournal_path = "{journal}"\n')
+    config = _config(folder, table_id, journal)
     made = shoectl("journal", "init", "--config", str(config))
     assert made.returncode == 0, made.stderr
     shown = shoectl("journal", "key", "--config", str(config))
@@ -47,6 +49,23 @@ def _new_table(folder: Path, table_id: str, shoectl: ShoectlRunner) -> tuple[Pat
     shown_table, key = shown.stdout.split()
     assert shown_table == table_id
     return journal, key
+
+
+def _config(folder: Path, table_id: str, journal: Path) -> Path:
+    config = folder / f"{table_id}.toml"
+    config.write_text(f'table_id = "{table_id}"\n[service]\njournal_path = "{journal}"\n')
+    return config
+
+
+def _table_without_a_key(floor: Floor, folder: Path, table_id: str) -> TableUnderWay:
+    """A table writing a journal as before signing keys (none beside it), with ingest and its
+    uplink running, once it has written 20 records."""
+    journal = folder / f"{table_id}.sqlite"
+    writer = TableWriter(journal, table_id).start()
+    floor.ingest()
+    uplink = floor.uplink(journal)
+    wait_until(lambda: writer.written >= 20, f"{table_id} to write unsigned records")
+    return journal, writer, uplink
 
 
 def _linked_to_head(journal: Path, table_id: str) -> EventMessage:
@@ -105,11 +124,7 @@ def test_an_unregistered_table_without_a_key_keeps_working_and_a_bad_key_is_refu
 ) -> None:
     """A journal made before signing keys has none: its uplink sends unsigned records, and
     the floor takes them on their chain alone while the table is not registered."""
-    journal = tmp_path / "T2.sqlite"
-    writer = TableWriter(journal, "T2").start()
-    floor.ingest()
-    uplink = floor.uplink(journal)
-    wait_until(lambda: writer.written >= 20, "the table to write")
+    journal, writer, uplink = _table_without_a_key(floor, tmp_path, "T2")
     writer.stop()
     wait_for_floor(floor, [journal])
     assert_floor_holds(floor.dsn, journal)
@@ -152,14 +167,9 @@ def test_a_journal_made_before_keys_gets_one_from_init_if_missing_and_is_then_re
 ) -> None:
     """What udev/install.sh does on an upgraded table PC: init --if-missing keeps the journal
     and makes its key; once registered, the table's new records are signed and stored."""
-    journal = tmp_path / "T4.sqlite"
-    writer = TableWriter(journal, "T4").start()
-    floor.ingest()
-    uplink = floor.uplink(journal)
-    wait_until(lambda: writer.written >= 20, "the table to write unsigned records")
+    journal, writer, uplink = _table_without_a_key(floor, tmp_path, "T4")
     uplink.stop()
-    config = tmp_path / "T4.toml"
-    config.write_text(f'table_id = "T4"\n[service]\njournal_path = "{journal}"\n')
+    config = _config(tmp_path, "T4", journal)
     upgraded = shoectl("journal", "init", "--config", str(config), "--if-missing")
     assert upgraded.returncode == 0, upgraded.stderr
     assert "kept the journal already there; made its signing key" in upgraded.stdout
