@@ -426,9 +426,13 @@ class Journal:
     def open_readonly(cls, path: Path | str) -> Journal:
         """Open an existing journal to read or verify it; nothing can be written through it."""
         path = Path(path)
-        if not path.exists():
+        try:
+            found, is_file = path.exists(), path.is_file()
+        except OSError as exc:  # a name too long for the file system, a folder not permitted
+            raise JournalError(f"{path}: cannot look at it: {exc.strerror}") from None
+        if not found:
             raise JournalError(f"{path}: no such journal file")
-        if not path.is_file():
+        if not is_file:
             raise JournalError(f"{path}: not a journal file")
         connection = _connect(path, "ro")
         try:
