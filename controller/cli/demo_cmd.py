@@ -12,12 +12,13 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from cardshoe.controller.cli.completion import complete_game
+
 if TYPE_CHECKING:
     from cardshoe.controller.cli.demo_wiring import DemoResult, DemoSettings
     from cardshoe.controller.config import TableConfig
     from cardshoe.controller.journal.store import Record
-    from cardshoe.controller.procedure.facts import Alarm
-    from cardshoe.controller.procedure.facts import Observer
+    from cardshoe.controller.procedure.facts import Alarm, Observer
     from cardshoe.controller.service.session import TableSession
 
 TRANSPORTS = ("pty", "tcp", "usb", "inproc")
@@ -28,7 +29,11 @@ so a person can follow it."""
 
 
 @click.command()
-@click.option("--game", help="punto-banco, seven-up, macau-1 or macau-2 [default: the config's]")
+@click.option(
+    "--game",
+    shell_complete=complete_game,
+    help="punto-banco, seven-up, macau-1 or macau-2 [default: the config's]",
+)
 @click.option("--decks", type=int, help="Decks in the shoe [default: the config's]")
 @click.option("--seed", type=int, help="Seed the simulator's shuffle to repeat a run exactly.")
 @click.option(
