@@ -69,7 +69,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "floor": (
         "cardshoe.controller.cli.floor_cmd",
         "floor",
-        "The floor database: init-db, ingest, status.",
+        "The floor database: init-db, ingest, status, demo.",
     ),
 }
 
