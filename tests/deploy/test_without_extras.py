@@ -31,7 +31,8 @@ def runtime_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     source.mkdir()
     for name in PACKAGE_FILES:
         if (REPO / name).is_dir():
-            shutil.copytree(REPO / name, source / name, ignore=shutil.ignore_patterns("__pycache__"))
+            caches = shutil.ignore_patterns("__pycache__")
+            shutil.copytree(REPO / name, source / name, ignore=caches)
         else:
             shutil.copy(REPO / name, source / name)
     venv = folder / "venv"
