@@ -54,7 +54,7 @@ demo: $(SETUP_STAMP)
 # changing a dependency and commit the lock with it; `make test` fails until then. It needs
 # only uv, so it works while the lock and pyproject.toml disagree.
 lock: | $(BIN)/python
-	$(BIN)/python -m pip install --quiet --constraint $(LOCK) uv
+	$(BIN)/python -m pip install --quiet $(if $(wildcard $(LOCK)),--constraint $(LOCK)) uv
 	bash .ci/lock.sh
 
 # ruff, and the import-linter contracts of pyproject.toml that keep the layers one way.
