@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: venv demo lock test lint typecheck verify-deploy browser floor-demo bench fuzz man completion clean
+.PHONY: venv demo lock test lint typecheck verify-deploy browser floor-demo floor-servers bench fuzz man completion clean
 
 # Set-up runs only when it is out of date: each set-up's last successful run leaves its stamp,
 # and make reruns it only when one of its inputs is newer. So a second `make demo` or
@@ -84,10 +84,13 @@ test: venv lint typecheck verify-deploy browser
 
 # 12 simulated tables, each with its simulator, service, journal and uplink, into a
 # throwaway mosquitto and PostgreSQL through one ingest (docs/floor.md).
-# mosquitto and PostgreSQL come from Debian: without them it stops with the apt-get line.
-floor-demo: $(FLOOR_SETUP_STAMP)
-	@bash .ci/install-floor.sh --check
+# mosquitto and PostgreSQL come from Debian: without them it stops, before installing
+# anything, with the apt-get line that brings them.
+floor-demo: floor-servers $(FLOOR_SETUP_STAMP)
 	$(BIN)/shoectl floor demo --tables 12
+
+floor-servers:
+	@bash .ci/install-floor.sh --check
 
 bench: venv
 	$(BIN)/python bench/run_all.py
