@@ -623,8 +623,10 @@ def _read(data: Mapping[str, Any], name: str, kind: Any, key: str, description: 
 
 
 def _show(value: Any) -> str:
+    """A value as TOML would spell it, on one line: control characters escaped, and any other
+    character (a game name in Chinese) as typed."""
     return (
-        json.dumps(value, default=str)
+        json.dumps(value, default=str, ensure_ascii=False)
         if isinstance(value, str | int | float | list)
         else repr(value)
     )

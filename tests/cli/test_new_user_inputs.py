@@ -127,10 +127,19 @@ def test_odds_take_the_suit_symbols_the_page_shows(shoectl: ShoectlRunner) -> No
     assert by_symbol.stdout == by_letter.stdout
 
 
-def test_a_non_ascii_game_name_is_echoed_as_typed(shoectl: ShoectlRunner) -> None:
-    line = one_error_line(shoectl("odds", "--game", "百家乐", "--decks", "8"))
+def test_a_non_ascii_game_name_is_echoed_as_typed(
+    shoectl: ShoectlRunner, tmp_path: Path
+) -> None:
+    config = tmp_path / "table.toml"
+    config.write_text('[game]\nname = "百家乐"\n', encoding="utf-8")
 
-    assert "'百家乐'" in line and "\\u" not in line
+    for args in (
+        ("odds", "--game", "百家乐", "--decks", "8"),
+        ("demo", "--game", "百家乐", "--transport", "inproc"),
+        ("demo", "--config", str(config), "--transport", "inproc"),
+    ):
+        line = one_error_line(shoectl(*args))
+        assert "百家乐" in line and "\\u" not in line
 
 
 def test_the_unseeded_demo_reports_a_seed_that_repeats_it(shoectl: ShoectlRunner) -> None:
