@@ -12,7 +12,8 @@ The session hands it every committed fact. It follows the shoe's cards and
   surveillance alarm for a run a fair shuffle would almost never deal.
 
 Its alarms are ordinary `alarm` records, so the floor copies them like any
-other, but they go to the journal and the log only: never to the session's
+other, but they go to the journal, the log and the surveillance listeners
+(add_alarm_listener: the demo's own output) only: never to the session's
 observers, so no table display or scoreboard shows them to the players.
 After a restart it rebuilds its shoe from the journal, alarms included; a
 pricing the restart cut short is made good by the next round's, which alarms
