@@ -912,8 +912,8 @@ def _refuse_folder(path: Path) -> None:
     """A journal path naming a folder is a slip in the configuration: say so, not SQLite."""
     if path.is_dir():
         raise JournalError(
-            f"{path}: is a folder, not a journal file: set service.journal_path to a file, "
-            f"for example {path / 'journal.sqlite'}"
+            f"{path}: is a folder, not a journal file: name a file in service.journal_path "
+            f"(or --journal), for example {path / 'journal.sqlite'}"
         )
 
 
