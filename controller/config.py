@@ -510,8 +510,9 @@ def load_config(path: Path | str) -> TableConfig:
     """Read a table configuration file; any problem is one line naming the file and key."""
     path = Path(path)
     try:
-        with path.open("rb") as stream:
-            data = tomllib.load(stream)
+        # Windows editors may start a UTF-8 file with a byte order mark, which TOML does not
+        # allow; it says nothing, so it is dropped rather than refused.
+        data = tomllib.loads(path.read_bytes().decode("utf-8").removeprefix("\ufeff"))
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such configuration file") from None
     except IsADirectoryError:
@@ -522,6 +523,8 @@ def load_config(path: Path | str) -> TableConfig:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: not valid TOML: the file is not UTF-8 text") from None
+    except OSError as exc:  # a name too long for the file system, a device, a read error
+        raise ConfigError(f"{path}: cannot read it: {exc.strerror or exc}") from None
     try:
         return TableConfig.from_mapping(data, base_dir=path.parent.absolute())
     except ConfigError as exc:
@@ -624,8 +627,10 @@ def _read(data: Mapping[str, Any], name: str, kind: Any, key: str, description: 
 
 
 def _show(value: Any) -> str:
+    """A value as TOML would spell it, on one line: control characters escaped, and any other
+    character (a game name in Chinese) as typed."""
     return (
-        json.dumps(value, default=str)
+        json.dumps(value, default=str, ensure_ascii=False)
         if isinstance(value, str | int | float | list)
         else repr(value)
     )

@@ -13,13 +13,19 @@ from typing import Any
 
 import click
 
+from cardshoe.controller.cli.completion import complete_hold, complete_operator_command
 from cardshoe.controller.cli.options import CONFIG_OPTION, SOCKET_OPTION
 from cardshoe.controller.cli.status_cmd import status_text
 
 
 @click.command()
-@click.argument("name")
-@click.option("--reason", default=None, help="Why (abandon-shoe); the hold's name (clear-hold).")
+@click.argument("name", shell_complete=complete_operator_command)
+@click.option(
+    "--reason",
+    default=None,
+    shell_complete=complete_hold,
+    help="Why (abandon-shoe); the hold's name (clear-hold).",
+)
 @click.option(
     "--note", default=None, help="Free text for the journal (void-round, enter-card, clear-hold)."
 )

@@ -31,10 +31,12 @@ def _broker_options(command: Callable[..., None]) -> Callable[..., None]:
 
 @click.group()
 def floor() -> None:
-    """The floor's database: create it, register tables, fill it from the broker, report on it.
+    """The floor's database: create it, register tables, fill it from the broker, report on it,
+    or try it all on simulated tables (demo).
 
-    Exit codes: 0 success, 1 a table's chain is broken (status), 2 bad input,
-    3 the database cannot be reached.
+    These commands need the `floor` extra: pip install 'cardshoe[floor]'. Exit codes:
+    0 success, 1 a table's chain is broken (status) or a demo record was lost, 2 bad input
+    (a missing extra included), 3 the database cannot be reached.
     """
 
 
@@ -237,7 +239,13 @@ def authenticate(
 
 
 @floor.command()
-@click.option("--tables", type=click.IntRange(1, 50), default=12, show_default=True)
+@click.option(
+    "--tables",
+    type=click.IntRange(1, 50),
+    default=12,
+    show_default=True,
+    help="Simulated tables, each with its simulator, journal and uplink.",
+)
 @click.option(
     "--rounds", type=click.IntRange(min=1), default=20, show_default=True, help="Rounds a table."
 )

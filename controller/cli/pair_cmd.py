@@ -7,11 +7,12 @@ from pathlib import Path
 
 import click
 
+from cardshoe.controller.cli.completion import complete_device_url
 from cardshoe.controller.cli.options import DEVICE_TIMEOUT_OPTION
 
 
 @click.command()
-@click.argument("url")
+@click.argument("url", shell_complete=complete_device_url)
 @click.option(
     "--key-file",
     type=click.Path(dir_okay=False, path_type=Path),

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from cardshoe.controller.cli.completion import complete_game
+
 if TYPE_CHECKING:
     from cardshoe.controller.rules.games import Game
     from cardshoe.controller.rules.shoe_order import PlayedRound
@@ -23,6 +25,7 @@ def rules() -> None:
 @click.option(
     "--game",
     "game_name",
+    shell_complete=complete_game,
     required=True,
     help="Game variant; an unknown name lists the choices.",
 )

@@ -8,6 +8,7 @@ cardshoe) applies only the steps that are missing, in one transaction.
 from __future__ import annotations
 
 import psycopg
+from psycopg.conninfo import conninfo_to_dict
 
 from cardshoe.controller.errors import UserError
 from cardshoe.controller.journal.chain import GENESIS_HASH
@@ -107,7 +108,18 @@ SCHEMA_VERSION = len(MIGRATIONS)
 
 
 def connect(dsn: str, *, autocommit: bool = False) -> psycopg.Connection:
-    """A connection to the floor database; a refusal is one line naming the cause."""
+    """A connection to the floor database; a refusal is one line naming the cause.
+
+    A DSN libpq cannot even parse is the user's typing, not an unreachable database: it is bad
+    input, with the form to write, before any connection is tried."""
+    try:
+        conninfo_to_dict(dsn)
+    except psycopg.ProgrammingError as exc:
+        raise UserError(
+            f"--dsn {dsn!r} is not a PostgreSQL connection string ({_first_line(exc)}): "
+            "write postgresql://USER@HOST:PORT/DB, for example "
+            "postgresql://floor@db.floor.example:5432/floor"
+        ) from None
     try:
         return psycopg.connect(dsn, autocommit=autocommit, connect_timeout=10)
     except psycopg.Error as exc:

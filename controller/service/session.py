@@ -303,6 +303,11 @@ class TableSession:
         """Add an observer (a display, a floor link) after the session has started."""
         self._hub.subscribe(observer)
 
+    def watch_surveillance(self, listener: Callable[[Alarm], None]) -> None:
+        """Hear the game-protection watcher's alarms, which observers never get (the table's
+        displays must not show them): for a surveillance consumer such as the demo's output."""
+        self._watcher.add_alarm_listener(listener)
+
     # --- what displays and the service read ---------------------------------------
 
     @property
