@@ -4,32 +4,58 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: venv demo test lint typecheck verify-deploy browser floor-demo bench fuzz man completion clean
+.PHONY: venv demo lock test lint typecheck verify-deploy browser floor-demo floor-servers bench fuzz man completion clean
 
-# Set-up runs only when it is out of date: its last successful run leaves $(SETUP_STAMP),
-# and make reruns it only when a file in SETUP_INPUTS is newer. So a second `make demo` or
+# Set-up runs only when it is out of date: each set-up's last successful run leaves its stamp,
+# and make reruns it only when one of its inputs is newer. So a second `make demo` or
 # `make test` installs nothing, needs no network and prints nothing.
-# To add a set-up step (an extra such as '.[test,analysis]', or apt packages installed by a
-# .ci/ script with --no-install-recommends), add its line to the recipe below and the files
-# it reads (the script itself included) to SETUP_INPUTS; the stamp is touched only after
-# every step has succeeded.
+# Two set-ups, each with its stamp: the runtime one (`make demo`: the package and its runtime
+# dependencies, no extras, no apt, any user) and the test one on top of it (`make test` and
+# `make venv`: the test, analysis and lock extras, the lock check, and as root Debian's
+# mosquitto and PostgreSQL). Every pip install is constrained by the lock, constraints.txt.
+# To add a set-up step (an extra, or apt packages installed by a .ci/ script with
+# --no-install-recommends), add its line to the recipe that needs it and the files it reads
+# (the script itself included) to that recipe's inputs; a stamp is touched only after every
+# step of its recipe has succeeded.
 # The setuptools notice "Editable installation ... be careful with folders" is filtered by
 # its message, the way setuptools' warnings module says to; every other warning still shows.
-SETUP_INPUTS := pyproject.toml Makefile .ci/install-floor.sh
+LOCK := constraints.txt
+SETUP_INPUTS := pyproject.toml Makefile $(LOCK)
 SETUP_STAMP := $(VENV)/.setup-done
+TEST_SETUP_INPUTS := $(SETUP_STAMP) .ci/install-floor.sh .ci/lock.sh
+TEST_SETUP_STAMP := $(VENV)/.test-setup-done
+FLOOR_SETUP_STAMP := $(VENV)/.floor-setup-done
 QUIET_EDITABLE := PYTHONWARNINGS='ignore:Editable installation.:UserWarning'
+PIP_INSTALL := $(QUIET_EDITABLE) $(BIN)/python -m pip install --quiet --constraint $(LOCK)
 
-venv: $(SETUP_STAMP)
+venv: $(TEST_SETUP_STAMP)
 
-$(SETUP_STAMP): $(SETUP_INPUTS)
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(QUIET_EDITABLE) $(BIN)/python -m pip install --quiet -e '.[test,analysis]'
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(SETUP_STAMP): $(SETUP_INPUTS) | $(BIN)/python
+	$(PIP_INSTALL) -e .
+	touch $@
+
+$(TEST_SETUP_STAMP): $(TEST_SETUP_INPUTS)
+	$(PIP_INSTALL) -e '.[test,analysis,lock]'
+	bash .ci/lock.sh --check
 	bash .ci/install-floor.sh
 	touch $@
 
-demo: venv
+$(FLOOR_SETUP_STAMP): $(SETUP_STAMP)
+	$(PIP_INSTALL) -e '.[floor]'
+	touch $@
+
+demo: $(SETUP_STAMP)
 	$(BIN)/shoectl demo --game macau-1 --decks 8 --device shoe
+
+# The lock, constraints.txt, anew from pyproject.toml (uv, the `lock` extra): run it after
+# changing a dependency and commit the lock with it; `make test` fails until then. It needs
+# only uv, so it works while the lock and pyproject.toml disagree.
+lock: | $(BIN)/python
+	$(BIN)/python -m pip install --quiet $(if $(wildcard $(LOCK)),--constraint $(LOCK)) uv
+	bash .ci/lock.sh
 
 # ruff, and the import-linter contracts of pyproject.toml that keep the layers one way.
 lint: venv
@@ -58,8 +84,13 @@ test: venv lint typecheck verify-deploy browser
 
 # 12 simulated tables, each with its simulator, service, journal and uplink, into a
 # throwaway mosquitto and PostgreSQL through one ingest (docs/floor.md).
-floor-demo: venv
+# mosquitto and PostgreSQL come from Debian: without them it stops, before installing
+# anything, with the apt-get line that brings them.
+floor-demo: floor-servers $(FLOOR_SETUP_STAMP)
 	$(BIN)/shoectl floor demo --tables 12
+
+floor-servers:
+	@bash .ci/install-floor.sh --check
 
 bench: venv
 	$(BIN)/python bench/run_all.py
@@ -67,16 +98,16 @@ bench: venv
 # Coverage-guided fuzzing of the link codec with atheris (the optional fuzz extra).
 FUZZ_SECONDS ?= 60
 fuzz: venv
-	$(QUIET_EDITABLE) $(BIN)/python -m pip install --quiet -e '.[test,fuzz]'
+	$(PIP_INSTALL) -e '.[test,fuzz]'
 	$(BIN)/python tests/fuzz/fuzz_link.py --write-seeds build/fuzz-corpus
 	$(BIN)/python tests/fuzz/fuzz_link.py -max_total_time=$(FUZZ_SECONDS) build/fuzz-corpus
 
 # shoectl's man pages (build/man/*.1) and bash/zsh completion (build/completion/), generated
 # from the click commands; udev/install.sh generates and installs the same files.
-man: venv
+man: $(SETUP_STAMP)
 	$(BIN)/python -m cardshoe.controller.cli.reference_pages man build/man
 
-completion: venv
+completion: $(SETUP_STAMP)
 	$(BIN)/python -m cardshoe.controller.cli.reference_pages completion build/completion
 
 clean:

@@ -4,6 +4,10 @@
 # certificates; and strace, with which a crash test kills a real shoectl at its Nth write.
 # Quiet and offline when they are already here; never upgrades anything else
 # (--no-install-recommends --no-upgrade: recommends would pull in udev and a newer systemd).
+#
+# usage: .ci/install-floor.sh           install what is missing (`make test`; needs root)
+#        .ci/install-floor.sh --check   install nothing: say in one line what is missing and
+#                                       how to get it, and fail (`make floor-demo`)
 set -euo pipefail
 
 readonly PACKAGES=(mosquitto postgresql-15 openssl strace)
@@ -17,9 +21,9 @@ for i in "${!TOOLS[@]}"; do
 done
 ((${#missing[@]})) || exit 0
 
-if ((EUID != 0)); then
-    echo "install-floor: error: ${missing[*]} missing and installing needs root:" \
-        "run 'sudo apt-get install --no-install-recommends ${missing[*]}'" >&2
+if [[ ${1:-} == --check ]] || ((EUID != 0)); then
+    echo "install-floor: error: ${missing[*]} missing: install Debian's packages with" \
+        "'sudo apt-get install --no-install-recommends ${missing[*]}'" >&2
     exit 1
 fi
 echo "install-floor: installing ${missing[*]} (apt-get)"

@@ -2,15 +2,18 @@
 # CI: what a table PC installs is the wheel, not this checkout. Build it from the files a
 # fresh clone has, check it holds every module and data file of the three code folders
 # (a subpackage missing from pyproject.toml's `packages`, or data missing from
-# `package-data`, fails here), install it into a clean venv, and run shoectl from there,
-# outside the checkout, so nothing can be imported from the source folders.
+# `package-data`, fails here) and the LICENSE, check the sdist carries the LICENSE too,
+# install the wheel into a clean venv with the lock (constraints.txt) as a table PC does,
+# and run shoectl from there, outside the checkout, so nothing can be imported from the
+# source folders.
 #
 # usage: .ci/wheel-check.sh [PYTHON]   (PYTHON builds the wheel; defaults to .venv/bin/python)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 readonly CODE_FOLDERS=(controller drivers firmware_sim)
-builder=$(realpath -m "${1:-.venv/bin/python}")
+readonly LOCK=$PWD/constraints.txt
+builder=$(realpath -ms "${1:-.venv/bin/python}")  # -s: a venv's python is a link
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -36,14 +39,16 @@ run_logged "pip wheel" "$builder" -m pip wheel --no-deps --wheel-dir "$work/dist
 wheel=$(echo "$work"/dist/cardshoe-*.whl)
 [[ -f $wheel ]] || fail "pip wheel made no cardshoe wheel"
 say "built $(basename "$wheel")"
+release=$(basename "$wheel" | cut -d- -f1-2)
 
-"$builder" - "$wheel" "$work/src" "${CODE_FOLDERS[@]}" <<'EOF' || fail "the wheel is incomplete"
-"""Every file of the code folders must be in the wheel under cardshoe/, and nothing else."""
+"$builder" - "$wheel" "$release" "$work/src" "${CODE_FOLDERS[@]}" <<'EOF' || fail "the wheel is incomplete"
+"""Every file of the code folders must be in the wheel under cardshoe/, and nothing else
+but its metadata, which must hold the LICENSE."""
 import sys
 import zipfile
 from pathlib import Path
 
-wheel, source, *folders = sys.argv[1:]
+wheel, release, source, *folders = sys.argv[1:]
 names = set(zipfile.ZipFile(wheel).namelist())
 expected = {
     f"cardshoe/{path.relative_to(source).as_posix()}"
@@ -51,6 +56,11 @@ expected = {
     for path in Path(source, folder).rglob("*")
     if path.is_file()
 }
+licence = f"{release}.dist-info/licenses/LICENSE"
+if licence not in names:
+    print(f"wheel-check: missing from the wheel: {licence} (pyproject.toml's license-files)",
+          file=sys.stderr)
+    sys.exit(1)
 missing = sorted(expected - names)
 stray = sorted(n for n in names if not n.startswith(("cardshoe/", "cardshoe-")))
 for name in missing:
@@ -60,12 +70,21 @@ for name in stray:
     print(f"wheel-check: outside the cardshoe package: {name}", file=sys.stderr)
 if missing or stray:
     sys.exit(1)
-print(f"wheel-check: the wheel holds all {len(expected)} files of {', '.join(folders)}")
+print(f"wheel-check: the wheel holds all {len(expected)} files of {', '.join(folders)},"
+      " and the LICENSE")
 EOF
+
+run_logged "python -m build --sdist" "$builder" -m build --sdist --outdir "$work/dist" "$work/src"
+[[ -f $work/dist/$release.tar.gz ]] || fail "python -m build made no $release.tar.gz"
+tar -tzf "$work/dist/$release.tar.gz" >"$work/sdist-files"
+grep -qx "$release/LICENSE" "$work/sdist-files" ||
+    fail "the sdist $release.tar.gz has no LICENSE at its root"
+say "built $release.tar.gz, with the LICENSE"
 
 venv=$work/venv
 run_logged "a clean venv" python3 -m venv "$venv"
-run_logged "pip install of the wheel into a clean venv" "$venv/bin/pip" install "$wheel"
+run_logged "pip install of the wheel into a clean venv, with the lock" \
+    "$venv/bin/pip" install --constraint "$LOCK" "$wheel"
 
 cd "$work"
 "$venv/bin/python" -c 'import cardshoe.controller as c; print(c.__file__)' >"$work/where"

@@ -226,6 +226,9 @@ class DeviceConfig:
     usb_serial: str | None = None
     allowed_firmware_hashes: tuple[str, ...] = ()
     """SHA-256 of every firmware image allowed; empty means not enforced."""
+    maker: str | None = None
+    """The device's maker as its approval names it: the wire does not carry it, and each
+    pack's receipt must (New Jersey 13:69E-1.18A, Washington WAC 230-16-158)."""
 
     def __post_init__(self) -> None:
         if self.url is not None:
@@ -507,8 +510,9 @@ def load_config(path: Path | str) -> TableConfig:
     """Read a table configuration file; any problem is one line naming the file and key."""
     path = Path(path)
     try:
-        with path.open("rb") as stream:
-            data = tomllib.load(stream)
+        # Windows editors may start a UTF-8 file with a byte order mark, which TOML does not
+        # allow; it says nothing, so it is dropped rather than refused.
+        data = tomllib.loads(path.read_bytes().decode("utf-8").removeprefix("\ufeff"))
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such configuration file") from None
     except IsADirectoryError:
@@ -519,6 +523,8 @@ def load_config(path: Path | str) -> TableConfig:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: not valid TOML: the file is not UTF-8 text") from None
+    except OSError as exc:  # a name too long for the file system, a device, a read error
+        raise ConfigError(f"{path}: cannot read it: {exc.strerror or exc}") from None
     try:
         return TableConfig.from_mapping(data, base_dir=path.parent.absolute())
     except ConfigError as exc:
@@ -548,6 +554,7 @@ _FIELD_READERS: dict[tuple[str, str], tuple[type, str]] = {
     ("device", "usb_pid"): (int, "a number such as 0x0001"),
     ("device", "usb_serial"): (str, "the serial number text"),
     ("device", "allowed_firmware_hashes"): (tuple, "a list of SHA-256 hex strings"),
+    ("device", "maker"): (str, "the maker's name"),
     ("service", "journal_path"): (Path, "a file path"),
     ("service", "control_socket"): (Path, "a file path"),
     ("service", "key_dir"): (Path, "a folder path"),
@@ -620,8 +627,10 @@ def _read(data: Mapping[str, Any], name: str, kind: Any, key: str, description: 
 
 
 def _show(value: Any) -> str:
+    """A value as TOML would spell it, on one line: control characters escaped, and any other
+    character (a game name in Chinese) as typed."""
     return (
-        json.dumps(value, default=str)
+        json.dumps(value, default=str, ensure_ascii=False)
         if isinstance(value, str | int | float | list)
         else repr(value)
     )

@@ -54,6 +54,8 @@ def shuffle(journals: tuple[Path, ...], as_json: bool, report_path: Path | None)
         click.echo(json.dumps(analysis.as_json()))
     else:
         click.echo(f"{analysis.shoes} shoes")
+        if not analysis.positions_tested:
+            click.echo(f"rank_by_position   not run: {analysis.too_few_cards()}")
         for test in analysis.tests:
             dof = "-" if test.dof is None else str(test.dof)
             verdict = "pass" if test.passed else "FAIL"

@@ -13,13 +13,19 @@ from typing import Any
 
 import click
 
+from cardshoe.controller.cli.completion import complete_hold, complete_operator_command
 from cardshoe.controller.cli.options import CONFIG_OPTION, SOCKET_OPTION
 from cardshoe.controller.cli.status_cmd import status_text
 
 
 @click.command()
-@click.argument("name")
-@click.option("--reason", default=None, help="Why (abandon-shoe); the hold's name (clear-hold).")
+@click.argument("name", shell_complete=complete_operator_command)
+@click.option(
+    "--reason",
+    default=None,
+    shell_complete=complete_hold,
+    help="Why (abandon-shoe); the hold's name (clear-hold).",
+)
 @click.option(
     "--note", default=None, help="Free text for the journal (void-round, enter-card, clear-hold)."
 )
@@ -51,8 +57,8 @@ def control(
 ) -> None:
     """Send an operator command NAME to the running `shoectl run`.
 
-    NAME is one of sign-in, new-shoe, shoe-loaded, cut-done, no-more-bets,
-    confirm-face-up, end-shoe, abandon-shoe, void-round, enter-card,
+    NAME is one of sign-in, supervisor-sign-in, new-shoe, shoe-loaded, cut-done,
+    no-more-bets, confirm-face-up, end-shoe, abandon-shoe, void-round, enter-card,
     clear-hold. Who may
     give which is the table's [roles] (docs/technician-guide.md). The service journals
     every command, accepted or refused, and prints the table's status after

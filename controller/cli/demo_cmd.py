@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import secrets
 import socket
 import sys
 from collections.abc import Callable
@@ -11,11 +12,13 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from cardshoe.controller.cli.completion import complete_game
+
 if TYPE_CHECKING:
     from cardshoe.controller.cli.demo_wiring import DemoResult, DemoSettings
     from cardshoe.controller.config import TableConfig
     from cardshoe.controller.journal.store import Record
-    from cardshoe.controller.procedure.facts import Observer
+    from cardshoe.controller.procedure.facts import Alarm, Observer
     from cardshoe.controller.service.session import TableSession
 
 TRANSPORTS = ("pty", "tcp", "usb", "inproc")
@@ -26,7 +29,11 @@ so a person can follow it."""
 
 
 @click.command()
-@click.option("--game", help="punto-banco, seven-up, macau-1 or macau-2 [default: the config's]")
+@click.option(
+    "--game",
+    shell_complete=complete_game,
+    help="punto-banco, seven-up, macau-1 or macau-2 [default: the config's]",
+)
 @click.option("--decks", type=int, help="Decks in the shoe [default: the config's]")
 @click.option("--seed", type=int, help="Seed the simulator's shuffle to repeat a run exactly.")
 @click.option(
@@ -109,6 +116,10 @@ def demo(
     from cardshoe.controller.cli.demo_wiring import DemoSettings, DemoTransport
 
     config = table_config(config_path, game, decks, device_kind)
+    if seed is None:
+        # A run worth seeing again must be repeatable: without --seed the demo draws one, and
+        # reports it (shoe_started's seed, and its closing lines) for the next --seed.
+        seed = secrets.randbelow(2**31)
     live = sys.stdout.isatty() and not as_json
     if speed is None:
         speed = TERMINAL_CARD_INTERVAL_S if live else 0.0
@@ -226,6 +237,17 @@ def _quiet_logging(**options: Any) -> None:
     configure_logging(level=logging.WARNING, **options)
 
 
+def _report_surveillance(session: TableSession, write: Callable[[Alarm], None]) -> None:
+    """The watcher's alarms as the demo's own lines (plain or JSON), in place of its log lines,
+    which would be raw JSON on stderr among them."""
+    import logging
+
+    from cardshoe.controller.protection import watcher
+
+    logging.getLogger(watcher.__name__).setLevel(logging.ERROR)
+    session.watch_surveillance(write)
+
+
 def _resumed(session: TableSession) -> dict[str, Any] | None:
     """Where a shoe the journal held open stands, or None when the session starts afresh."""
     snapshot = session.snapshot()
@@ -258,6 +280,10 @@ def _run_json(settings: DemoSettings, web: socket.socket | None) -> None:
         info = session.device.info.to_json()
         del info["counters"]
         emit({"event": "device", "transport": str(settings.transport), **info})
+        _report_surveillance(
+            session,
+            lambda alarm: emit({"event": "surveillance_alarm", **alarm.payload()}),
+        )
         resumed = _resumed(session)
         if resumed is not None:
             emit({"event": "resumed", **resumed})
@@ -282,6 +308,9 @@ def _run_plain(settings: DemoSettings, web: socket.socket | None) -> None:
             f"{info.model} {info.serial_number} (firmware {info.firmware_version}) "
             f"on {info.url} over {settings.transport}"
         )
+        _report_surveillance(
+            session, lambda alarm: lines.write(f"surveillance alarm {alarm.kind}: {alarm.detail}")
+        )
         resumed = _resumed(session)
         if resumed is not None:
             lines.write(
@@ -292,7 +321,7 @@ def _run_plain(settings: DemoSettings, web: socket.socket | None) -> None:
 
     _quiet_logging()
     result = _run(settings, [PlainLines(lines.write)], lines, starting, web)
-    for line in _closing_lines(result):
+    for line in _closing_lines(result, settings.seed):
         lines.write(line)
 
 
@@ -312,7 +341,7 @@ def _run_live(settings: DemoSettings, web: socket.socket | None) -> None:
     with Live(view, console=console, refresh_per_second=10, redirect_stderr=True):
         _quiet_logging(stream=sys.stderr, json_lines=False)
         result = _run(settings, [view], on_session=starting, web=web)
-    for line in _closing_lines(result):
+    for line in _closing_lines(result, settings.seed):
         console.print(line, markup=False, highlight=False)
 
 
@@ -320,7 +349,7 @@ STREAM_POSITION = frozenset({"last_acked_seq", "next_seq", "delivered_seq", "fra
 """Link counters that say where the stream stands, not what went wrong on it."""
 
 
-def _closing_lines(result: DemoResult) -> list[str]:
+def _closing_lines(result: DemoResult, seed: int | None) -> list[str]:
     lines = []
     if result.held_for is not None:
         lines.append(
@@ -334,4 +363,5 @@ def _closing_lines(result: DemoResult) -> list[str]:
     }
     described = ", ".join(f"{name} {count}" for name, count in trouble.items())
     lines.append(f"link: {described or 'every frame arrived whole, once, in order'}")
+    lines.append(f"seed {seed}: the same options with --seed {seed} deal this shoe again")
     return lines

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from cardshoe.controller.cli.completion import complete_device_url
 from cardshoe.controller.cli.options import (
     DEVICE_TIMEOUT_OPTION,
     KEY_DIR_OPTION,
@@ -21,7 +22,7 @@ POLL_S = 0.2
 
 
 @click.command()
-@click.argument("url")
+@click.argument("url", shell_complete=complete_device_url)
 @click.option(
     "--count", type=click.IntRange(min=1), default=None, help="Stop after this many frames."
 )

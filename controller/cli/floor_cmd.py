@@ -1,8 +1,10 @@
-"""shoectl floor: the floor's side of the feed, init-db, ingest, status, demo (docs/floor.md)."""
+"""shoectl floor: the floor's side of the feed, init-db, ingest, status, demo, and software
+authentication: approve, authenticate (docs/floor.md)."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -13,12 +15,28 @@ DSN_OPTION = click.option(
 )
 
 
+def _broker_options(command: Callable[..., None]) -> Callable[..., None]:
+    """The broker and the client's TLS files, shared by the commands that reach the broker."""
+    command = click.option("--key", type=FILE, help="The key of --cert.")(command)
+    command = click.option("--cert", type=FILE, help="This client's certificate (the ingest's).")(
+        command
+    )
+    command = click.option("--ca", type=FILE, help="The floor's CA certificate (mqtts://).")(
+        command
+    )
+    return click.option("--broker", required=True, help="mqtt://HOST:PORT or mqtts://HOST:PORT.")(
+        command
+    )
+
+
 @click.group()
 def floor() -> None:
-    """The floor's database: create it, fill it from the broker, report on it.
+    """The floor's database: create it, register tables, fill it from the broker, report on it,
+    or try it all on simulated tables (demo).
 
-    Exit codes: 0 success, 1 a table's chain is broken (status), 2 bad input,
-    3 the database cannot be reached.
+    These commands need the `floor` extra: pip install 'cardshoe[floor]'. Exit codes:
+    0 success, 1 a table's chain is broken (status) or a demo record was lost, 2 bad input
+    (a missing extra included), 3 the database cannot be reached.
     """
 
 
@@ -37,11 +55,8 @@ def init_db(dsn: str) -> None:
 
 
 @floor.command()
-@click.option("--broker", required=True, help="mqtt://HOST:PORT or mqtts://HOST:PORT.")
+@_broker_options
 @DSN_OPTION
-@click.option("--ca", type=FILE, help="The floor's CA certificate (mqtts://).")
-@click.option("--cert", type=FILE, help="The ingest client certificate.")
-@click.option("--key", type=FILE, help="The key of --cert.")
 @click.option(
     "--client-id",
     default="cardshoe-ingest-1",
@@ -82,6 +97,32 @@ def ingest(
         running.run()
 
 
+@floor.command("register-table")
+@DSN_OPTION
+@click.argument("table_id")
+@click.argument("public_key")
+def register_table(dsn: str, table_id: str, public_key: str) -> None:
+    """Register a table's signing key: ingest then stores only records it signed.
+
+    PUBLIC_KEY is the 64 hex digits `shoectl journal key` prints on the table
+    PC. Registering a table again replaces its key (rotation, docs/security.md).
+    """
+    from cardshoe.controller.floor.schema import connect, require_current
+    from cardshoe.controller.floor.table_keys import checked_key
+    from cardshoe.controller.floor.table_keys import register_table as register
+
+    key = checked_key(table_id, public_key)
+    with connect(dsn) as connection:
+        require_current(connection)
+        replaced = register(connection, table_id, key)
+    if replaced is None:
+        click.echo(f"table {table_id} registered: only records it signs are stored")
+    elif replaced == key:
+        click.echo(f"table {table_id} was already registered with this key")
+    else:
+        click.echo(f"table {table_id}: key {replaced[:16]}… replaced by {key[:16]}…")
+
+
 @floor.command()
 @DSN_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON array of tables.")
@@ -97,12 +138,114 @@ def status(dsn: str, as_json: bool) -> None:
     else:
         for line in status_lines(tables):
             click.echo(line)
-    if any(not table.chain_verified for table in tables):
+    if any(not (table.chain_verified and table.software_verified) for table in tables):
         raise click.exceptions.Exit(1)
 
 
 @floor.command()
-@click.option("--tables", type=click.IntRange(1, 50), default=12, show_default=True)
+@click.option("--version", "release", required=True, help="The release's version, as 0.1.0.")
+@click.option("--wheel", type=FILE, required=True, help="The release's cardshoe .whl file.")
+@click.option("--dsn", default=None, help="Store the release's manifest in this floor database.")
+@click.option("--seed", default=None, help="Print the digest the release gives for this hex seed.")
+def approve(release: str, wheel: Path, dsn: str | None, seed: str | None) -> None:
+    """Make a release the reference for software authentication.
+
+    The manifest of the wheel's files (docs/security.md) is what every table's answer is
+    compared with: --dsn stores it for `floor authenticate`; --seed prints the digest the
+    genuine release gives for one seed, for a lab's own check.
+    """
+    from cardshoe.controller.errors import UserError
+    from cardshoe.controller.service.software_identity import (
+        keyed_digest,
+        manifest_bytes,
+        manifest_sha256,
+        parse_seed,
+        wheel_manifest,
+    )
+
+    if dsn is None and seed is None:
+        raise UserError("give --dsn to store the release, --seed to print its digest, or both")
+    seed_bytes = None if seed is None else parse_seed(seed)
+    entries = wheel_manifest(wheel)
+    manifest = manifest_bytes(entries)
+    if dsn is not None:
+        from cardshoe.controller.floor.schema import connect
+        from cardshoe.controller.floor.software_check import approve_release
+
+        with connect(dsn) as connection:
+            approve_release(connection, release, entries)
+        click.echo(
+            f"approved cardshoe {release}: {len(entries)} files, manifest sha256 "
+            f"{manifest_sha256(manifest)}"
+        )
+    if seed_bytes is not None:
+        click.echo(f"seed {seed_bytes.hex()} digest {keyed_digest(seed_bytes, manifest)}")
+
+
+@floor.command()
+@click.argument("table_id", required=False)
+@click.option("--all", "every_table", is_flag=True, help="Every table the floor knows.")
+@_broker_options
+@DSN_OPTION
+@click.option(
+    "--wait",
+    type=click.FloatRange(min=0.1),
+    default=10.0,
+    show_default=True,
+    help="Seconds to wait for the tables' answers.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON array of checks.")
+def authenticate(
+    table_id: str | None,
+    every_table: bool,
+    broker: str,
+    dsn: str,
+    ca: Path | None,
+    cert: Path | None,
+    key: Path | None,
+    wait: float,
+    as_json: bool,
+) -> None:
+    """Send TABLE_ID (or --all tables) a fresh seed and check each answer against the
+    approved release's (`floor approve`). Every check is stored, and one that is not
+    verified is a floor alarm. Exit 1 when any table is not verified."""
+    from cardshoe.controller.errors import UserError
+    from cardshoe.controller.floor.broker import BrokerSettings
+    from cardshoe.controller.floor.schema import connect
+    from cardshoe.controller.floor.software_check import (
+        Verdict,
+        authenticate_tables,
+        record_checks,
+        tables_to_check,
+    )
+
+    if every_table == (table_id is not None):
+        raise UserError("name one TABLE_ID or give --all")
+    with connect(dsn) as connection:
+        tables = tables_to_check(connection, table_id)
+        if not tables:
+            raise UserError("the floor has heard from no table yet: nothing to authenticate")
+        exchanges = authenticate_tables(
+            BrokerSettings(broker, ca=ca, cert=cert, key=key), tables, wait
+        )
+        checks = record_checks(connection, exchanges)
+    if as_json:
+        click.echo(json.dumps([check.to_json() for check in checks]))
+    else:
+        for check in checks:
+            click.echo(f"{check.table_id}: software {check.verdict}: {check.detail}")
+    if any(check.verdict is not Verdict.VERIFIED for check in checks):
+        raise click.exceptions.Exit(1)
+
+
+@floor.command()
+@click.option(
+    "--tables",
+    type=click.IntRange(1, 50),
+    default=12,
+    show_default=True,
+    help="Simulated tables, each with its simulator, journal and uplink.",
+)
 @click.option(
     "--rounds", type=click.IntRange(min=1), default=20, show_default=True, help="Rounds a table."
 )

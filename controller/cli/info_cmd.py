@@ -8,11 +8,12 @@ from typing import Any
 
 import click
 
+from cardshoe.controller.cli.completion import complete_device_url
 from cardshoe.controller.cli.options import DEVICE_TIMEOUT_OPTION, KEY_DIR_OPTION
 
 
 @click.command()
-@click.argument("url")
+@click.argument("url", shell_complete=complete_device_url)
 @DEVICE_TIMEOUT_OPTION
 @click.option(
     "--config",

@@ -31,6 +31,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "analyze",
         "Shuffle quality across a table's shoes (surveillance).",
     ),
+    "authenticate": (
+        "cardshoe.controller.cli.authenticate_cmd",
+        "authenticate",
+        "Prove the installed software: a keyed digest of its files.",
+    ),
     "journal": (
         "cardshoe.controller.cli.journal_cmd",
         "journal",
@@ -49,6 +54,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "list": ("cardshoe.controller.cli.list_cmd", "list_command", "Shoes and dealers attached."),
     "info": ("cardshoe.controller.cli.info_cmd", "info", "Identity and counters of a device."),
     "pair": ("cardshoe.controller.cli.pair_cmd", "pair", "Give a device its link pairing key."),
+    "firmware": (
+        "cardshoe.controller.cli.firmware_cmd",
+        "firmware",
+        "Sign firmware with the house key; check a signed image.",
+    ),
     "sim": ("cardshoe.controller.cli.sim_cmd", "sim", "Run a simulated shoe on a pty or TCP port."),
     "demo": ("cardshoe.controller.cli.demo_cmd", "demo", "Deal a whole simulated shoe, live."),
     "run": ("cardshoe.controller.cli.run_cmd", "run", "Run the table service (systemd runs this)."),
@@ -69,9 +79,32 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "floor": (
         "cardshoe.controller.cli.floor_cmd",
         "floor",
-        "The floor database: init-db, ingest, status.",
+        "The floor database: init-db, ingest, status, demo.",
     ),
 }
+
+
+# The optional extras of pyproject.toml, by the top-level module a command imports from each:
+# a command whose extra is not installed says which to install instead of failing as a bug.
+EXTRA_OF_MODULE: dict[str, str] = {
+    "psycopg": "floor",
+    "matplotlib": "analysis",
+    "scipy": "analysis",
+}
+
+
+def missing_extra(exc: BaseException) -> str | None:
+    """The line that names the extra to install when exc is the import of one of its modules
+    failing, else None."""
+    if not isinstance(exc, ModuleNotFoundError) or exc.name is None:
+        return None
+    extra = EXTRA_OF_MODULE.get(exc.name.partition(".")[0])
+    if extra is None:
+        return None
+    return (
+        f"this command needs the optional '{extra}' extra, which is not installed "
+        f"(no module {exc.name}): pip install 'cardshoe[{extra}]'"
+    )
 
 
 class LazyGroup(click.Group):
@@ -134,6 +167,9 @@ def main(argv: list[str] | None = None) -> None:
     except BrokenPipeError:
         sys.exit(0)
     except Exception as exc:  # the last line of defence: the user never sees a traceback
+        missing = missing_extra(exc)
+        if missing is not None:
+            _fail(missing, EXIT_BAD_INPUT)
         if os.environ.get("CARDSHOE_DEBUG"):
             raise
         _fail(

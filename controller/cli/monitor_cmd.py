@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from cardshoe.controller.cli.completion import complete_device_url
 from cardshoe.controller.cli.options import (
     CONFIG_OPTION,
     DEVICE_TIMEOUT_OPTION,
@@ -23,7 +24,7 @@ POLL_S = 0.2
 
 
 @click.command()
-@click.argument("url", required=False)
+@click.argument("url", required=False, shell_complete=complete_device_url)
 @click.option(
     "--service",
     "from_service",

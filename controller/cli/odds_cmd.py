@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from cardshoe.controller.cli.completion import complete_game
 from cardshoe.controller.errors import UserError
 
 if TYPE_CHECKING:
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
 @click.option(
     "--game",
     "game_name",
+    shell_complete=complete_game,
     help="Game variant; an unknown name lists the choices [default with --journal: the shoe's]",
 )
 @click.option("--decks", type=int, help="Decks in the shoe [default with --journal: the shoe's]")

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from cardshoe.controller.cli.completion import complete_game
+
 if TYPE_CHECKING:
     from cardshoe.controller.rules.games import Game
     from cardshoe.controller.rules.shoe_order import PlayedRound
@@ -23,6 +25,7 @@ def rules() -> None:
 @click.option(
     "--game",
     "game_name",
+    shell_complete=complete_game,
     required=True,
     help="Game variant; an unknown name lists the choices.",
 )
@@ -68,12 +71,10 @@ def round_record(game: Game, played: PlayedRound) -> dict[str, Any]:
 
 
 def _text_table(records: list[dict[str, Any]]) -> str:
+    from cardshoe.controller.display.columns import aligned_lines
+
     rows = [TEXT_COLUMNS] + [_text_row(record) for record in records]
-    widths = [max(len(row[column]) for row in rows) for column in range(len(TEXT_COLUMNS))]
-    return "\n".join(
-        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
-        for row in rows
-    )
+    return "\n".join(aligned_lines(rows))
 
 
 def _text_row(record: dict[str, Any]) -> tuple[str, ...]:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from cardshoe.controller.cli.completion import complete_device_url
 from cardshoe.controller.cli.options import (
     DEVICE_TIMEOUT_OPTION,
     KEY_DIR_OPTION,
@@ -29,7 +30,7 @@ class Check:
 
 
 @click.command()
-@click.argument("url")
+@click.argument("url", shell_complete=complete_device_url)
 @DEVICE_TIMEOUT_OPTION
 @click.option(
     "--test-timeout",

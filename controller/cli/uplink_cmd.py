@@ -7,8 +7,6 @@ from typing import TYPE_CHECKING
 
 import click
 
-from cardshoe.controller.cli.options import CONFIG_OPTION
-
 if TYPE_CHECKING:
     from cardshoe.controller.config import TableConfig
 
@@ -16,7 +14,14 @@ FILE = click.Path(dir_okay=False, path_type=Path)
 
 
 @click.command()
-@CONFIG_OPTION
+@click.option(
+    "--config",
+    "config_path",
+    type=FILE,
+    default=None,
+    help="The table configuration, for its service.journal_path and [uplink] section "
+    "(default: /etc/cardshoe/table.toml if present).",
+)
 @click.option("--journal", "journal_path", type=FILE, help="The table's journal [config's].")
 @click.option("--broker", help="mqtt://HOST:PORT or mqtts://HOST:PORT [config's uplink.broker].")
 @click.option("--ca", type=FILE, help="The floor's CA certificate (mqtts://).")

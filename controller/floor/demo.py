@@ -132,6 +132,9 @@ def _run(folder: Path, count: int, rounds: int, speed: float, console: Console) 
         dealers, uplinks = [], []
         for table in demo_tables:
             table.write_config(broker.url, state_dir)
+            _register(table, database.dsn)
+        console.print(f"{count} tables registered: the floor stores only records each one signs")
+        for table in demo_tables:
             config = str(table.config_path)
             uplink = _shoectl("uplink", "--config", config)
             uplinks.append(
@@ -153,6 +156,23 @@ def _run(folder: Path, count: int, rounds: int, speed: float, console: Console) 
         f"{sum(row.lost for row in ended)} lost, {sum(row.duplicated for row in ended)} duplicated"
     )
     return wrong
+
+
+def _register(table: DemoTable, dsn: str) -> None:
+    """As at a real table: journal init makes the journal and its signing key, journal key
+    prints the public half, and the floor registers it."""
+    config = str(table.config_path)
+    _table_command(table, "journal", "init", "--config", config)
+    table_id, key = _table_command(table, "journal", "key", "--config", config).split()
+    _table_command(table, "floor", "register-table", "--dsn", dsn, table_id, key)
+
+
+def _table_command(table: DemoTable, *args: str) -> str:
+    """Run one shoectl command for a table; its output, or its one-line error as ours."""
+    done = subprocess.run(_shoectl(*args), capture_output=True, text=True)
+    if done.returncode != 0:
+        raise UserError(f"table {table.table_id}: {done.stderr.strip()}")
+    return done.stdout
 
 
 def _journal_head(path: Path) -> int:

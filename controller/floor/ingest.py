@@ -14,20 +14,27 @@ in the database, not in memory. Each batch is one transaction:
 
 A record whose own fields do not hash to its hash, or whose prev_hash does
 not link, is kept in floor_alarms, not in journal_records, so the right
-record can still take its place, and the table is flagged.
+record can still take its place, and the table is flagged. A message that is
+not a record at all (not JSON, nested too deep, NaN, a lone surrogate...), or
+a registered table's record without its valid signature, is kept in
+rejected_messages (the hash of its bytes and the reason), alarmed and
+acknowledged: one message never stops the floor.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import queue
 import time
-from collections.abc import Iterable
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from functools import partial
+from typing import Any, TypeVar
 
 import paho.mqtt.client as mqtt
 import psycopg
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 from paho.mqtt.reasoncodes import ReasonCode
@@ -44,6 +51,7 @@ from cardshoe.controller.floor.messages import (
 )
 from cardshoe.controller.floor.schema import connect, require_current
 from cardshoe.controller.floor.topics import Leaf, TopicName, every_table, shared, table_topic
+from cardshoe.controller.journal.signing import public_key, signature_verifies
 
 log = logging.getLogger(__name__)
 
@@ -66,8 +74,18 @@ class AlarmKind:
     WRONG_TABLE = "wrong_table"
     """A record of one table on another table's topic."""
     MALFORMED = "malformed"
+    """A message that is not a record (or status) ingest can read, or one PostgreSQL refuses."""
+    BAD_SIGNATURE = "bad_signature"
+    """A record of a registered table without the table's valid signature: not the table's."""
     GAP = "gap"
     """Records missing for longer than gap_report_s."""
+
+
+CHAIN_NEUTRAL = frozenset({AlarmKind.GAP, AlarmKind.BAD_SIGNATURE})
+"""Alarms that leave a table's chain_ok as it is: a gap waits for its records, and a record
+without the table's signature is someone else's, not a fault in the table's chain."""
+
+_Result = TypeVar("_Result")
 
 
 class _StopWhileRetrying(Exception):
@@ -92,6 +110,20 @@ class _Incoming:
     body: bytes
     mid: int
     qos: int
+    connection: int
+    """Which connection delivered it: a packet id means nothing on a later one."""
+
+
+@dataclass(frozen=True)
+class _Rejected:
+    """A message ingest refused, as rejected_messages keeps it: the hash of its bytes, not them."""
+
+    site: str
+    table_id: str
+    leaf: str
+    body_sha256: str
+    body_bytes: int
+    reason: str
 
 
 @dataclass
@@ -102,6 +134,8 @@ class _Alarm:
     record_id: int | None = None
     message: dict[str, Any] | None = None
     site: str | None = None
+    rejected: _Rejected | None = None
+    """The message quarantined with this alarm, when the alarm is about one refused whole."""
 
 
 @dataclass
@@ -122,6 +156,7 @@ class Ingest:
         self._queue: queue.Queue[_Incoming] = queue.Queue()
         self._client: mqtt.Client | None = None
         self._db: psycopg.Connection | None = None
+        self._connection = 0
         self.inserted = 0
 
     def stop(self) -> None:
@@ -179,6 +214,7 @@ class Ingest:
         if reason.is_failure:
             log.warning("the broker refused ingest: %s", reason)
             return
+        self._connection += 1
         client.subscribe([(shared(every_table(Leaf.EVENTS)), 1), (every_table(Leaf.STATUS), 1)])
         log.info("ingest connected to %s", self.settings.broker.url)
 
@@ -202,7 +238,8 @@ class Ingest:
         if topic is None:
             client.ack(message.mid, message.qos)
             return
-        self._queue.put(_Incoming(topic, bytes(message.payload), message.mid, message.qos))
+        body = bytes(message.payload)
+        self._queue.put(_Incoming(topic, body, message.mid, message.qos, self._connection))
 
     def _take_batch(self) -> list[_Incoming]:
         try:
@@ -237,15 +274,17 @@ class Ingest:
         events: list[tuple[str, EventMessage]] = []
         statuses: dict[tuple[str, str], StatusMessage] = {}
         early = _Outcome()
+        tables = sorted({incoming.topic.table_id for incoming in batch})
+        keys = self._with_database(lambda db: _registered_keys(db, tables))
         for incoming in batch:
             site, table_id = incoming.topic.site, incoming.topic.table_id
             if incoming.topic.leaf == Leaf.STATUS:
                 try:
                     statuses[(site, table_id)] = StatusMessage.decode(incoming.body)
                 except MessageError as exc:
-                    log.warning("ignored a status of table %s: %s", table_id, exc)
+                    early.alarms.append(_refused(incoming, AlarmKind.MALFORMED, f"a status {exc}"))
                 continue
-            event, alarm = _checked_event(site, table_id, incoming.body)
+            event, alarm = _checked_event(incoming, keys.get(table_id))
             if alarm is not None:
                 early.alarms.append(alarm)
             if event is not None:
@@ -256,7 +295,10 @@ class Ingest:
             outcome = self._store_one_by_one(events, statuses, early)
         assert self._client is not None
         for incoming in batch:
-            self._client.ack(incoming.mid, incoming.qos)
+            # A message of an earlier connection is not acknowledged on this one, where its
+            # packet id may name another message: the broker delivers it again, a duplicate.
+            if incoming.connection == self._connection:
+                self._client.ack(incoming.mid, incoming.qos)
         self.inserted += outcome.inserted
         self._publish(outcome)
 
@@ -271,9 +313,8 @@ class Ingest:
         outcome = self._with_database(lambda db: _store(db, [], statuses, early))
         for site, event in events:
             try:
-                part = self._with_database(
-                    lambda db, e=(site, event): _store(db, [e], {}, _Outcome())
-                )
+                alone = partial(_store, events=[(site, event)], statuses={}, early=_Outcome())
+                part = self._with_database(alone)
             except psycopg.DataError as exc:
                 detail = f"record {event.record_id}: PostgreSQL cannot store it ({exc})"
                 alarm = _Alarm(
@@ -285,14 +326,14 @@ class Ingest:
                     site,
                 )
                 part = self._with_database(
-                    lambda db, a=alarm: _store(db, [], {}, _Outcome(alarms=[a]))
+                    partial(_store, events=[], statuses={}, early=_Outcome(alarms=[alarm]))
                 )
             outcome.anchors.update(part.anchors)
             outcome.alarms.extend(part.alarms)
             outcome.inserted += part.inserted
         return outcome
 
-    def _with_database(self, work: Any) -> _Outcome:
+    def _with_database(self, work: Callable[[psycopg.Connection], _Result]) -> _Result:
         """Run one transaction, retrying through a database restart until it commits.
 
         A stop requested meanwhile ends the retries: nothing of the batch was
@@ -310,8 +351,7 @@ class Ingest:
                     continue
             try:
                 with self._db.transaction():
-                    outcome: _Outcome = work(self._db)
-                return outcome
+                    return work(self._db)
             except psycopg.OperationalError as exc:
                 log.warning("floor database failed (%s); retrying the batch", exc)
                 self._db.close()
@@ -339,26 +379,69 @@ class Ingest:
         return outcome
 
 
+def _registered_keys(db: psycopg.Connection, tables: list[str]) -> dict[str, Ed25519PublicKey]:
+    """The public keys of the tables registered with shoectl floor register-table."""
+    rows = db.execute(
+        "SELECT table_id, public_key FROM table_keys WHERE table_id = ANY(%s)", (tables,)
+    ).fetchall()
+    return {table_id: public_key(key) for table_id, key in rows}
+
+
 def _checked_event(
-    site: str, table_id: str, body: bytes
+    incoming: _Incoming, key: Ed25519PublicKey | None
 ) -> tuple[EventMessage | None, _Alarm | None]:
+    """The record the message carries, or the alarm (and quarantine) that refuses it.
+
+    A registered table's record must carry the table's signature of its hash;
+    an unregistered table's record is taken on its chain alone, as before
+    signing keys (docs/floor.md).
+    """
+    table_id = incoming.topic.table_id
     try:
-        event = EventMessage.decode(body)
+        event = EventMessage.decode(incoming.body)
     except MessageError as exc:
-        return None, _Alarm(table_id, AlarmKind.MALFORMED, f"an events message {exc}", site=site)
+        detail = f"an events message {exc}"
+        return None, _refused(incoming, AlarmKind.MALFORMED, detail, exc.record_id)
     if event.table_id != table_id:
         detail = f"record {event.record_id} of table {event.table_id} on this table's topic"
-        return None, _Alarm(table_id, AlarmKind.WRONG_TABLE, detail, event.record_id, site=site)
+        return None, _refused(incoming, AlarmKind.WRONG_TABLE, detail, event.record_id)
+    if key is not None and (
+        event.signature is None or not signature_verifies(key, event.hash, event.signature)
+    ):
+        wrong = "is unsigned" if event.signature is None else "has a signature that fails"
+        detail = f"record {event.record_id} {wrong}: not the registered table's, kept out"
+        return None, _refused(
+            incoming, AlarmKind.BAD_SIGNATURE, detail, event.record_id, asdict(event)
+        )
     if not event.hash_matches():
         detail = f"record {event.record_id}'s fields do not hash to the hash it carries"
-        message = asdict(event)
-        return None, _Alarm(
-            table_id, AlarmKind.HASH_MISMATCH, detail, event.record_id, message, site
+        return None, _refused(
+            incoming, AlarmKind.HASH_MISMATCH, detail, event.record_id, asdict(event)
         )
     return event, None
 
 
-def _insert_alarms(db: psycopg.Connection, alarms: Iterable[_Alarm]) -> None:
+def _refused(
+    incoming: _Incoming,
+    kind: str,
+    detail: str,
+    record_id: int | None = None,
+    message: dict[str, Any] | None = None,
+) -> _Alarm:
+    """The alarm for a message refused whole, with the quarantine row that keeps its trace."""
+    topic = incoming.topic
+    rejected = _Rejected(
+        topic.site,
+        topic.table_id,
+        str(topic.leaf),
+        hashlib.sha256(incoming.body).hexdigest(),
+        len(incoming.body),
+        f"{kind}: {detail}",
+    )
+    return _Alarm(topic.table_id, kind, detail, record_id, message, topic.site, rejected)
+
+
+def _insert_alarms(db: psycopg.Connection, alarms: list[_Alarm]) -> None:
     rows = [
         (
             alarm.table_id,
@@ -371,15 +454,27 @@ def _insert_alarms(db: psycopg.Connection, alarms: Iterable[_Alarm]) -> None:
     ]
     if not rows:
         return
+    rejected = [
+        (r.site, r.table_id, r.leaf, r.body_sha256, r.body_bytes, r.reason)
+        for r in (alarm.rejected for alarm in alarms)
+        if r is not None
+    ]
     with db.cursor() as cursor:
         cursor.executemany(
             "INSERT INTO floor_alarms (table_id, record_id, kind, detail, message) "
             "VALUES (%s, %s, %s, %s, %s)",
             rows,
         )
+        if rejected:
+            cursor.executemany(
+                "INSERT INTO rejected_messages "
+                "(site, table_id, leaf, body_sha256, body_bytes, reason) "
+                "VALUES (%s, %s, %s, %s, %s, %s)",
+                rejected,
+            )
     db.execute(
         "UPDATE floor_tables SET chain_ok = false WHERE table_id = ANY(%s) AND chain_ok",
-        ([row[0] for row in rows if row[2] != AlarmKind.GAP],),
+        ([row[0] for row in rows if row[2] not in CHAIN_NEUTRAL],),
     )
 
 
@@ -423,7 +518,8 @@ def _store(
 
 STAGED_COLUMNS = (
     "table_id text, record_id bigint, time_ns bigint, kind text, shoe_id text, round_no int, "
-    "device_serial text, device_seq bigint, payload jsonb, hash text, prev_hash text"
+    "device_serial text, device_seq bigint, payload jsonb, hash text, prev_hash text, "
+    "signature text"
 )
 """journal_records' columns as COPY fills them (received_at is set by the insert)."""
 
@@ -433,7 +529,7 @@ def _insert_records(
 ) -> int:
     columns = (
         "table_id, record_id, time_ns, kind, shoe_id, round_no, device_serial, device_seq, "
-        "payload, hash, prev_hash"
+        "payload, hash, prev_hash, signature"
     )
     rows = [
         (
@@ -448,6 +544,7 @@ def _insert_records(
             event.payload_json,
             event.hash,
             event.prev_hash,
+            event.signature,
         )
         for event in events
     ]

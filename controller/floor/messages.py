@@ -8,34 +8,139 @@ with the journal's own recipe and needs nothing else from the table.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from functools import cached_property
 from typing import Any
 
 from cardshoe.controller.canonical import canonical_json
 from cardshoe.controller.journal.chain import HASHED_FIELDS, record_hash
+from cardshoe.controller.journal.signing import TableKey
 from cardshoe.controller.journal.store import ChainAnchor, Record
 
 
 class MessageError(ValueError):
-    """A message that is not what its topic promises; the floor raises an alarm, never a crash."""
+    """A message that is not what its topic promises; the floor raises an alarm, never a crash.
+
+    record_id is the record the message claims to carry, when it got that far.
+    """
+
+    def __init__(self, reason: str, record_id: int | None = None) -> None:
+        super().__init__(reason)
+        self.record_id = record_id
+
+
+MAX_NESTING = 64
+"""How deep a message's JSON may nest: far past any journal payload, and far from the depth
+where Python's recursion (json, copies, hashing) gives out."""
+
+BIGINT = (-(2**63), 2**63 - 1)
+"""The range of PostgreSQL's bigint, where the floor keeps ids, times and sequences."""
+INTEGER_RANGES = {"round_no": (-(2**31), 2**31 - 1)}
+"""Fields the floor keeps in a PostgreSQL integer, not a bigint."""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise MessageError(f"holds {name}, which is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise MessageError(f"holds the number {text[:20]}, too large for a float")
+    return value
 
 
 def _decode(body: bytes) -> dict[str, Any]:
+    """A JSON object, or MessageError for anything a peer could send instead.
+
+    Text that is not UTF-8, nesting past MAX_NESTING (or too deep for the
+    parser), an integer longer than Python converts, NaN or infinity are
+    refused here, where they are one line, not a crash.
+    """
     try:
-        value = json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        # Decoded here, strictly: json.loads would let UTF-8-encoded surrogates through.
+        text = body.decode("utf-8")
+        value = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+    except MessageError:
+        raise
+    except RecursionError:
+        raise MessageError("not JSON the floor can read: nested too deep") from None
+    except UnicodeDecodeError:
+        raise MessageError("not JSON: not UTF-8 text") from None
+    except json.JSONDecodeError as exc:
         raise MessageError(f"not JSON: {exc}") from None
+    except ValueError:  # an integer past Python's digit limit
+        raise MessageError("not JSON the floor can read: an integer too long") from None
     if not isinstance(value, dict):
         raise MessageError("not a JSON object")
+    if body.count(b"[") + body.count(b"{") > MAX_NESTING:
+        _check_nesting(value)
     return value
 
 
-def _field(data: dict[str, Any], name: str, kinds: tuple[type, ...]) -> Any:
-    value = data.get(name)
-    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
-        raise MessageError(f"field {name!r} is missing or of the wrong type")
-    return value
+def _check_nesting(value: Any) -> None:
+    """Walked with a list, not recursion, so that the check itself cannot run out of stack."""
+    pending = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        if depth > MAX_NESTING:
+            raise MessageError(f"nested deeper than {MAX_NESTING} levels")
+        if isinstance(item, dict):
+            pending.extend((child, depth + 1) for child in item.values())
+        elif isinstance(item, list):
+            pending.extend((child, depth + 1) for child in item)
+
+
+def _check_text(body: bytes, value: Any, record_id: int | None = None) -> None:
+    """Refuse text PostgreSQL cannot hold: a NUL character, or a lone surrogate (not Unicode).
+
+    Both can only arrive as a \\u escape, so a body without one is not walked.
+    """
+    if b"\\u" not in body:
+        return
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, dict):
+            pending.extend(item.keys())
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+        elif isinstance(item, str):
+            if "\x00" in item:
+                raise MessageError("holds a NUL character, which the floor cannot store", record_id)
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                reason = "holds a lone surrogate: text that is not Unicode"
+                raise MessageError(reason, record_id) from None
+
+
+def _typed(data: dict[str, Any], fields: Fields, record_id: int | None = None) -> dict[str, Any]:
+    """The named fields present in data, each of one of its exact JSON types and in range."""
+    values = {}
+    for name, kinds in fields:
+        if name not in data:
+            continue
+        value = data[name]
+        if type(value) not in kinds:  # exact types: a bool is no record id, 5 is no bool
+            raise MessageError(f"field {name!r} is of the wrong type", record_id)
+        low, high = INTEGER_RANGES.get(name, BIGINT)
+        if type(value) is int and not low <= value <= high:
+            raise MessageError(f"field {name!r} is out of range", record_id)
+        values[name] = value
+    return values
+
+
+def _complete(data: dict[str, Any], fields: Fields, record_id: int | None = None) -> dict[str, Any]:
+    """Every one of fields, typed: a nullable one left out is None, any other is refused."""
+    values = _typed(data, fields, record_id)
+    for name, kinds in fields:
+        if name not in values:
+            if type(None) not in kinds:
+                raise MessageError(f"field {name!r} is missing", record_id)
+            values[name] = None
+    return values
 
 
 @dataclass(frozen=True)
@@ -53,6 +158,9 @@ class EventMessage:
     payload: dict[str, Any]
     prev_hash: str
     hash: str
+    signature: str | None = None
+    """The table's Ed25519 signature of hash (journal/signing.py); None from a table without
+    a signing key, or on a version 1 message."""
 
     @classmethod
     def from_record(cls, record: Record) -> EventMessage:
@@ -70,17 +178,31 @@ class EventMessage:
             hash=record.hash,
         )
 
+    def signed_with(self, key: TableKey) -> EventMessage:
+        return replace(self, signature=key.sign(self.hash))
+
     def encode(self) -> bytes:
-        return canonical_json(asdict(self)).encode("utf-8")
+        return canonical_json({"v": EVENT_FORMAT, **asdict(self)}).encode("utf-8")
 
     @classmethod
     def decode(cls, body: bytes) -> EventMessage:
         data = _decode(body)
-        values: list[Any] = [data.get(name) for name, _ in _EVENT_FIELDS]
-        for (name, kinds), value in zip(_EVENT_FIELDS, values, strict=True):
-            if type(value) not in kinds:  # exact types: a bool is no record id
-                raise MessageError(f"field {name!r} is missing or of the wrong type")
-        return cls(*values)
+        claimed = data.get("record_id")
+        record_id = claimed if type(claimed) is int else None
+        fields = _complete(data, _EVENT_FIELDS, record_id)
+        if fields["record_id"] < 1:
+            raise MessageError("field 'record_id' is out of range", record_id)
+        version = data.get("v", 1)
+        if version not in (1, EVENT_FORMAT) or type(version) is not int:
+            raise MessageError(
+                f"events message format {str(version)[:20]!r} is not known to this floor: "
+                "upgrade cardshoe on the floor",
+                record_id,
+            )
+        if version == EVENT_FORMAT:
+            fields.update(_typed(data, (("signature", _TEXT + _NONE),), record_id))
+        _check_text(body, data, record_id)
+        return cls(**fields)
 
     @cached_property
     def payload_json(self) -> str:
@@ -101,8 +223,12 @@ class EventMessage:
         return computed == self.hash
 
 
+EVENT_FORMAT = 2
+"""The events message's format, its "v": 2 adds the table's signature; 1 had no "v"."""
+
+Fields = tuple[tuple[str, tuple[type, ...]], ...]
 _TEXT, _NUMBER, _NONE = (str,), (int,), (type(None),)
-_EVENT_FIELDS: tuple[tuple[str, tuple[type, ...]], ...] = (
+_EVENT_FIELDS: Fields = (
     ("table_id", _TEXT),
     ("record_id", _NUMBER),
     ("time_ns", _NUMBER),
@@ -134,8 +260,12 @@ class AnchorMessage:
 
     @classmethod
     def decode(cls, body: bytes) -> AnchorMessage:
-        data = _decode(body)
-        return cls(_field(data, "record_id", (int,)), _field(data, "hash", (str,)))
+        fields = _complete(_decode(body), _ANCHOR_FIELDS)
+        _check_text(body, fields)
+        return cls(**fields)
+
+
+_ANCHOR_FIELDS: Fields = (("record_id", _NUMBER), ("hash", _TEXT))
 
 
 @dataclass(frozen=True)
@@ -159,8 +289,74 @@ class StatusMessage:
     @classmethod
     def decode(cls, body: bytes) -> StatusMessage:
         data = _decode(body)
-        known = StatusMessage.__dataclass_fields__
-        try:
-            return cls(**{key: value for key, value in data.items() if key in known})
-        except TypeError as exc:
-            raise MessageError(str(exc)) from None
+        fields = _typed(data, _STATUS_FIELDS)
+        if "online" not in fields or "table_id" not in fields:
+            raise MessageError("field 'online' or 'table_id' is missing")
+        _check_text(body, fields)
+        return cls(**fields)
+
+
+_STATUS_FIELDS: Fields = (
+    ("online", (bool,)),
+    ("table_id", _TEXT),
+    ("version", _TEXT + _NONE),
+    ("firmware", _TEXT + _NONE),
+    ("fingerprint", _TEXT + _NONE),
+    ("head_id", _NUMBER),
+    ("head_hash", _TEXT + _NONE),
+    ("head_time_ns", _NUMBER + _NONE),
+    ("acked_id", _NUMBER),
+    ("anchor_id", _NUMBER),
+)
+"""StatusMessage's fields with the JSON types each may hold; all but the first two may be left
+out (an offline last will carries only those)."""
+
+
+@dataclass(frozen=True)
+class AuthenticateRequest:
+    """The floor's fresh seed for a table's software (shoectl floor authenticate)."""
+
+    seed: str
+    """Hex digits, as `shoectl authenticate --seed` takes them."""
+
+    def encode(self) -> bytes:
+        return canonical_json(asdict(self)).encode("utf-8")
+
+    @classmethod
+    def decode(cls, body: bytes) -> AuthenticateRequest:
+        fields = _complete(_decode(body), (("seed", _TEXT),))
+        _check_text(body, fields)
+        return cls(**fields)
+
+
+@dataclass(frozen=True)
+class AuthenticationAnswer:
+    """A table's answer to a seed: the digest of its installed software, or why there is none."""
+
+    table_id: str
+    seed: str
+    digest: str | None
+    version: str | None
+    files: int | None = None
+    error: str | None = None
+    """Set instead of a digest when the seed was not one (the table's one line about it)."""
+
+    def encode(self) -> bytes:
+        return canonical_json(asdict(self)).encode("utf-8")
+
+    @classmethod
+    def decode(cls, body: bytes) -> AuthenticationAnswer:
+        fields = _complete(_decode(body), _ANSWER_FIELDS)
+        _check_text(body, fields)
+        return cls(**fields)
+
+
+_ANSWER_FIELDS: Fields = (
+    ("table_id", _TEXT),
+    ("seed", _TEXT),
+    ("digest", _TEXT + _NONE),
+    ("version", _TEXT + _NONE),
+    ("files", _NUMBER + _NONE),
+    ("error", _TEXT + _NONE),
+)
+"""AuthenticationAnswer's fields, with the JSON types each may hold."""

@@ -8,6 +8,7 @@ cardshoe) applies only the steps that are missing, in one transaction.
 from __future__ import annotations
 
 import psycopg
+from psycopg.conninfo import conninfo_to_dict
 
 from cardshoe.controller.errors import UserError
 from cardshoe.controller.journal.chain import GENESIS_HASH
@@ -58,6 +59,48 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )""",
         "CREATE INDEX floor_alarms_by_table ON floor_alarms (table_id, id)",
     ),
+    (
+        """CREATE TABLE approved_releases (
+            version text PRIMARY KEY,
+            manifest bytea NOT NULL,
+            manifest_sha256 text NOT NULL,
+            files integer NOT NULL,
+            approved_at timestamptz NOT NULL DEFAULT now()
+        )""",
+        """CREATE TABLE software_checks (
+            id bigserial PRIMARY KEY,
+            table_id text NOT NULL,
+            seed text NOT NULL,
+            requested_at timestamptz NOT NULL,
+            answered_at timestamptz,
+            version text,
+            digest text,
+            expected text,
+            verdict text NOT NULL,
+            detail text NOT NULL
+        )""",
+        "CREATE INDEX software_checks_by_table ON software_checks (table_id, id)",
+    ),
+    (
+        # Issue 21: a message ingest cannot take is kept here, acknowledged, never a crash.
+        """CREATE TABLE rejected_messages (
+            id bigserial PRIMARY KEY,
+            site text NOT NULL,
+            table_id text NOT NULL,
+            leaf text NOT NULL,
+            body_sha256 text NOT NULL,
+            body_bytes integer NOT NULL,
+            reason text NOT NULL,
+            received_at timestamptz NOT NULL DEFAULT now()
+        )""",
+        # The public half of each registered table's signing key (journal/signing.py).
+        """CREATE TABLE table_keys (
+            table_id text PRIMARY KEY,
+            public_key text NOT NULL,
+            registered_at timestamptz NOT NULL DEFAULT now()
+        )""",
+        "ALTER TABLE journal_records ADD COLUMN signature text",
+    ),
 )
 """The schema steps, oldest first; never edit a step that has shipped, add one."""
 
@@ -65,7 +108,18 @@ SCHEMA_VERSION = len(MIGRATIONS)
 
 
 def connect(dsn: str, *, autocommit: bool = False) -> psycopg.Connection:
-    """A connection to the floor database; a refusal is one line naming the cause."""
+    """A connection to the floor database; a refusal is one line naming the cause.
+
+    A DSN libpq cannot even parse is the user's typing, not an unreachable database: it is bad
+    input, with the form to write, before any connection is tried."""
+    try:
+        conninfo_to_dict(dsn)
+    except psycopg.ProgrammingError as exc:
+        raise UserError(
+            f"--dsn {dsn!r} is not a PostgreSQL connection string ({_first_line(exc)}): "
+            "write postgresql://USER@HOST:PORT/DB, for example "
+            "postgresql://floor@db.floor.example:5432/floor"
+        ) from None
     try:
         return psycopg.connect(dsn, autocommit=autocommit, connect_timeout=10)
     except psycopg.Error as exc:

@@ -13,7 +13,8 @@ network and deals on while the broker is away. Delivery is at least once:
   possible error on the wire, and the floor ignores them.
 
 Alongside: a retained status (offline as the last will), a retained board
-(the scoreboard projection of the journal) and a copy of every alarm.
+(the scoreboard projection of the journal) and a copy of every alarm; and the
+answer to each seed the floor sends for software authentication.
 """
 
 from __future__ import annotations
@@ -32,14 +33,18 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.reasoncodes import ReasonCode
 
 from cardshoe.controller.canonical import canonical_json
+from cardshoe.controller.errors import UserError
 from cardshoe.controller.floor.broker import KEEPALIVE_S, BrokerSettings, new_client
 from cardshoe.controller.floor.messages import (
     AnchorMessage,
+    AuthenticateRequest,
+    AuthenticationAnswer,
     EventMessage,
     MessageError,
     StatusMessage,
 )
 from cardshoe.controller.floor.topics import Leaf, table_topic
+from cardshoe.controller.journal.signing import TableKey, load_signing_key, signing_key_path
 from cardshoe.controller.journal.store import Journal, JournalError, Record
 from cardshoe.controller.journal.uplink_state import (
     Position,
@@ -49,6 +54,7 @@ from cardshoe.controller.journal.uplink_state import (
     state_path,
 )
 from cardshoe.controller.scoreboard.board import TableBoard
+from cardshoe.controller.service.software_identity import authenticate, parse_seed
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +105,7 @@ class Uplink:
         self._anchor_seen: AnchorMessage | None = None
         self._client: mqtt.Client | None = None
         self._journal: Journal | None = None
+        self._key: TableKey | None = None
         self.state = UplinkState()
         self._next_id = 1
         self._head = Position()
@@ -114,6 +121,8 @@ class Uplink:
         self._alarms_from = 0
         self._state_file: Path | None = None
         self._saved: UplinkState | None = None
+        self._seeds: list[str] = []
+        """The floor's seeds not yet answered (software authentication)."""
 
     def stop(self) -> None:
         """Ask the loop to end after its current step; safe from a signal handler."""
@@ -134,6 +143,14 @@ class Uplink:
         self._journal = self._wait_for_journal()
         if self._journal is None:
             return
+        self._key = load_signing_key(self.settings.journal_path)
+        if self._key is None:
+            log.warning(
+                "no signing key at %s: records go out unsigned, which the floor takes only "
+                "while table %s is not registered (make one: shoectl journal key --new)",
+                signing_key_path(self.settings.journal_path),
+                self.table_id,
+            )
         self._state_file = state_path(self.settings.state_dir, self.table_id)
         self.state = load_state(self._state_file)
         self._alarms_from = self.state.acked.record_id
@@ -196,8 +213,10 @@ class Uplink:
             self._anchor_seen = None
         if anchor is not None:
             self._take_anchor(anchor)
+        self._answer_seeds()
         if reconnected:
             self._client.subscribe(self.topic(Leaf.ANCHOR), qos=1)
+            self._client.subscribe(self.topic(Leaf.AUTHENTICATE), qos=1)
             self._resend_from_anchor("connected")
             self._last_status = None
         elif self._anchor_stale(now):
@@ -259,9 +278,14 @@ class Uplink:
             )
         self._board_dirty = True
 
+    def _message(self, record: Record) -> EventMessage:
+        """The record as it goes out: signed with the table's key when it has one."""
+        message = EventMessage.from_record(record)
+        return message if self._key is None else message.signed_with(self._key)
+
     def _publish_alarm(self, record: Record) -> None:
         assert self._client is not None
-        body = EventMessage.from_record(record).encode()
+        body = self._message(record).encode()
         self._client.publish(self.topic(Leaf.ALARMS), body, qos=1)
 
     def _publish_records(self) -> None:
@@ -270,7 +294,7 @@ class Uplink:
         if room <= 0 or self._next_id > self._head.record_id:
             return
         for record in self._journal.records(after_id=self._next_id - 1):
-            body = EventMessage.from_record(record).encode()
+            body = self._message(record).encode()
             info = self._client.publish(self.topic(Leaf.EVENTS), body, qos=1)
             if info.rc != mqtt.MQTT_ERR_SUCCESS:
                 return  # the connection went; the next connect resends from the anchor
@@ -282,6 +306,34 @@ class Uplink:
             room -= 1
             if room == 0:
                 return
+
+    # --- software authentication -------------------------------------------------------
+
+    def _take_seed(self, body: bytes) -> None:
+        """A floor's seed, from paho's thread: answered by the loop (hashing takes a while)."""
+        try:
+            request = AuthenticateRequest.decode(body)
+        except MessageError as exc:
+            log.warning("ignored a software authentication request: %s", exc)
+            return
+        with self._lock:
+            self._seeds.append(request.seed)
+
+    def _answer_seeds(self) -> None:
+        """Answer each seed with the installed files' digest as they are on disk now."""
+        assert self._client is not None
+        with self._lock:
+            seeds, self._seeds = self._seeds, []
+        for seed in seeds:
+            try:
+                given = authenticate(parse_seed(seed))
+                answer = AuthenticationAnswer(
+                    self.table_id, given.seed, given.digest, given.version, given.files
+                )
+            except UserError as exc:
+                log.warning("the floor's software authentication request: %s", exc)
+                answer = AuthenticationAnswer(self.table_id, seed, None, None, error=str(exc))
+            self._client.publish(self.topic(Leaf.AUTHENTICATION), answer.encode(), qos=1)
 
     # --- positions ----------------------------------------------------------------------
 
@@ -416,6 +468,9 @@ class Uplink:
                 sent.acked = True
 
     def _on_message(self, client: mqtt.Client, userdata: Any, message: mqtt.MQTTMessage) -> None:
+        if message.topic == self.topic(Leaf.AUTHENTICATE):
+            self._take_seed(bytes(message.payload))
+            return
         try:
             anchor = AnchorMessage.decode(bytes(message.payload))
         except MessageError as exc:

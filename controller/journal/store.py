@@ -410,6 +410,7 @@ class Journal:
         refuse; the next init starts the staged file again.
         """
         path = Path(path)
+        _refuse_folder(path)
         if not path.parent.is_dir():
             raise JournalError(f"{path}: cannot create the journal: no folder {path.parent}")
         _refuse_existing(path)
@@ -437,6 +438,7 @@ class Journal:
         path = Path(path)
         if not path.parent.is_dir():
             raise JournalError(f"{path}: cannot create the journal: no folder {path.parent}")
+        _refuse_folder(path)
         if not create and not path.exists():
             raise JournalError(
                 f"{path}: no journal: make a new table's journal with 'shoectl journal init'; "
@@ -483,9 +485,13 @@ class Journal:
     def open_readonly(cls, path: Path | str) -> Journal:
         """Open an existing journal to read or verify it; nothing can be written through it."""
         path = Path(path)
-        if not path.exists():
+        try:
+            found, is_file = path.exists(), path.is_file()
+        except OSError as exc:  # a name too long for the file system, a folder not permitted
+            raise JournalError(f"{path}: cannot look at it: {exc.strerror}") from None
+        if not found:
             raise JournalError(f"{path}: no such journal file")
-        if not path.is_file():
+        if not is_file:
             raise JournalError(f"{path}: not a journal file")
         connection = _connect(path, "ro")
         try:
@@ -1023,6 +1029,15 @@ def _file_identity(path: Path) -> tuple[tuple[int, int] | None, ...]:
         else:
             identity.append((status.st_dev, status.st_ino))
     return tuple(identity)
+
+
+def _refuse_folder(path: Path) -> None:
+    """A journal path naming a folder is a slip in the configuration: say so, not SQLite."""
+    if path.is_dir():
+        raise JournalError(
+            f"{path}: is a folder, not a journal file: name a file in service.journal_path "
+            f"(or --journal), for example {path / 'journal.sqlite'}"
+        )
 
 
 _STORAGE_FIXES = (

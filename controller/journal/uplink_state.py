@@ -14,12 +14,11 @@ Losing it costs only duplicates: both positions start again at 0.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from cardshoe.controller.errors import UserError
-from cardshoe.controller.own_files import sync_folder
+from cardshoe.controller.journal.atomic_file import replace_file
 
 
 @dataclass(frozen=True)
@@ -59,12 +58,4 @@ def save_state(path: Path, state: UplinkState) -> None:
             "anchor": {"record_id": state.anchor.record_id, "hash": state.anchor.hash},
         }
     )
-    temporary = path.with_name(path.name + ".tmp")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o640)
-    try:
-        os.write(fd, body.encode("utf-8"))
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(temporary, path)
-    sync_folder(path.parent)
+    replace_file(path, body.encode("utf-8"), 0o640)

@@ -20,7 +20,10 @@ from cardshoe.controller.rules.cards import RANK_SYMBOLS
 
 
 def write_report(analysis: ShuffleAnalysis, path: Path, sources: Sequence[str]) -> None:
-    """Write the report; bad input when the analysis extra is missing or the file unwritable."""
+    """Write the report; bad input when the analysis extra is missing, the journals are too
+    short for its plots, or the file unwritable."""
+    if not analysis.positions_tested:
+        raise UserError(f"--report cannot be drawn: {analysis.too_few_cards()}")
     try:
         import matplotlib
 

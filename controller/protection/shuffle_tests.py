@@ -20,6 +20,7 @@ card depth or unreadable card:
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -32,6 +33,11 @@ CONFIDENCE = 0.95
 MIN_EXPECTED = 5.0
 """The smallest expected count a chi-squared cell may have."""
 RANKS = tuple(range(1, 14))
+MIN_POSITION_CARDS = 2 * len(RANKS) * math.ceil(MIN_EXPECTED)
+"""The fewest readable cards, over all the shoes, that make the two position groups rank by
+position needs when the ranks are evenly mixed; fewer, and that test cannot run."""
+MEAN_CARDS_PER_ROUND = 4.94
+"""A baccarat round deals 4 to 6 cards, 4.94 on average: a count of cards said in rounds."""
 
 
 @dataclass(frozen=True)
@@ -85,6 +91,21 @@ class ShuffleAnalysis:
     tests: tuple[TestResult, ...]
     groups: tuple[PositionGroup, ...]
     carry_overs: tuple[CarryOver, ...]
+    cards_read: int
+    rounds: int
+
+    @property
+    def positions_tested(self) -> bool:
+        return len(self.groups) >= 2
+
+    def too_few_cards(self) -> str:
+        """Why rank by position did not run, and how much more dealing it needs."""
+        rounds = math.ceil(MIN_POSITION_CARDS / MEAN_CARDS_PER_ROUND)
+        return (
+            f"rank by position needs at least {MIN_POSITION_CARDS} cards read over the shoes "
+            f"(about {rounds} rounds), and these journals hold {self.cards_read} in "
+            f"{self.rounds} rounds: analyze more shoes, or shoes dealt further"
+        )
 
     def as_json(self) -> dict[str, object]:
         return {"shoes": self.shoes, "tests": [test.as_json() for test in self.tests]}
@@ -106,7 +127,14 @@ def analyze_shuffles(tables: Sequence[Sequence[JournaledShoe]]) -> ShuffleAnalys
         kept = sum(item.kept for item in carried)
         expected = sum(item.expected for item in carried)
         tests.append(TestResult("carry_over", float(kept), None, poisson_sf(kept, expected)))
-    return ShuffleAnalysis(len(shoes), tuple(tests), tuple(groups), carry_overs)
+    return ShuffleAnalysis(
+        len(shoes),
+        tuple(tests),
+        tuple(groups),
+        carry_overs,
+        cards_read=sum(len(shoe.known_cards()) for shoe in shoes),
+        rounds=sum(len(shoe.seen_at_round_end) for shoe in shoes),
+    )
 
 
 def position_groups(shoes: Sequence[JournaledShoe]) -> list[PositionGroup]:

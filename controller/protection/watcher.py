@@ -12,7 +12,8 @@ The session hands it every committed fact. It follows the shoe's cards and
   surveillance alarm for a run a fair shuffle would almost never deal.
 
 Its alarms are ordinary `alarm` records, so the floor copies them like any
-other, but they go to the journal and the log only: never to the session's
+other, but they go to the journal, the log and the surveillance listeners
+(add_alarm_listener: the demo's own output) only: never to the session's
 observers, so no table display or scoreboard shows them to the players.
 After a restart it rebuilds its shoe from the journal, alarms included; a
 pricing the restart cut short is made good by the next round's, which alarms
@@ -21,7 +22,7 @@ for every favoured bet not yet alarmed.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -110,6 +111,7 @@ class ProtectionWatcher:
         self._previous_order: list[str] = []
         self._shoe: _Shoe | None = None
         self._pricing: PricingWorker[_Pricing] = PricingWorker(self._price)
+        self._alarm_listeners: list[Callable[[Alarm], None]] = []
         self._recover(read_shoes(journal, last=2))
         if self._shoe is None:
             # Start the pricing child and build its table now (~0.3 s once), not after round
@@ -132,6 +134,12 @@ class ProtectionWatcher:
             elif isinstance(event, RoundResult | RoundVoided):
                 shoe = self._shoe
                 self._pricing.submit(_Pricing(shoe, event.round_no, tuple(shoe.out)))
+
+    def add_alarm_listener(self, listener: Callable[[Alarm], None]) -> None:
+        """Hand each alarm, once journaled, to a surveillance consumer (the demo's own output):
+        never to a table display, which subscribes to the session, not here. The listener runs
+        on the pricing worker's thread or the session's."""
+        self._alarm_listeners.append(listener)
 
     def drain(self) -> None:
         """Wait until every round handed over so far is priced and its alarms journaled."""
@@ -187,6 +195,8 @@ class ProtectionWatcher:
                         device_serial=self._device_serial,
                     )
         log.warning("surveillance alarm", kind=str(kind), detail=detail, shoe_id=shoe.shoe_id)
+        for listener in self._alarm_listeners:
+            listener(alarm)
 
     def _recover(self, shoes: list[JournaledShoe]) -> None:
         """Stand where the journal leaves the table: the last shoe's order, an open shoe's runs."""

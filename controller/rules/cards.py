@@ -1,7 +1,8 @@
 """Playing cards in the common two-character notation, and shoe compositions.
 
 A card is written rank then suit: rank A 2-9 T J Q K ("10" is accepted on
-input), suit S H D C. Baccarat counts A as 1, 2-9 at face value and
+input), suit S H D C (on input also the symbols the page and the terminal
+show, black or white: ♠ ♥ ♦ ♣, ♤ ♡ ♢ ♧). Baccarat counts A as 1, 2-9 at face value and
 10/J/Q/K as 0. The 7 Up mandatory seven is not a shoe card; it is written
 "7*" and has no suit.
 """
@@ -61,19 +62,29 @@ class Card:
 
 MANDATORY_SEVEN = Card(7, None)
 
+SUIT_OF_SYMBOL = {
+    "♠": "S", "♤": "S",
+    "♥": "H", "♡": "H",
+    "♦": "D", "♢": "D",
+    "♣": "C", "♧": "C",
+}  # fmt: skip
+"""The suit symbols accepted on input, by the letter they stand for."""
+
 _CARD_PATTERN = re.compile(r"^(10|[A2-9TJQK])([SHDC])$")
 
 
 def parse_card(text: str) -> Card:
-    """Read one card such as "AS", "TD", "10d" or "7H" (case does not matter)."""
+    """Read one card such as "AS", "TD", "10d", "7H" or "K♦" (case does not matter)."""
     token = text.strip().upper()
+    if token[-1:] in SUIT_OF_SYMBOL:
+        token = token[:-1] + SUIT_OF_SYMBOL[token[-1]]
     if token == MANDATORY_SEVEN_TEXT:
         return MANDATORY_SEVEN
     match = _CARD_PATTERN.match(token)
     if match is None:
         raise CardNotationError(
-            f"bad card {text!r}: write rank (A 2-9 T J Q K, or 10) then suit (S H D C), "
-            "for example AS, TD, 7H"
+            f"bad card {text!r}: write rank (A 2-9 T J Q K, or 10) then suit (S H D C, "
+            "or ♠ ♥ ♦ ♣), for example AS, TD, 7H, K♦"
         )
     rank_text, suit_text = match.groups()
     rank = 10 if rank_text == "10" else RANK_SYMBOLS.index(rank_text) + 1

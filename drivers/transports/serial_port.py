@@ -121,6 +121,14 @@ def open_error(url: str, exc: serial.SerialException) -> DriverError:
         return PortBusy(f"{url} is in use by {holder}: close that program or pick another port")
     if code in _ABSENT:
         return DeviceNotFound(f"no device at {url}: check the cable and the path")
+    # pyserial opens any file, then fails to set it up as a terminal (termios) and says so
+    # in its own words: /dev/null, a regular file or a disk is simply not a serial port.
+    cause = exc.__context__  # termios.error(errno, text), not an OSError
+    if cause is not None and cause.args[:1] == (errno.ENOTTY,):
+        return InvalidUrl(
+            f"{url} is not a serial port: give the shoe's port, such as /dev/ttyUSB0 or "
+            "/dev/cardshoe/shoe-SERIAL ('shoectl list' shows the shoes attached)"
+        )
     return DeviceNotFound(f"cannot open {url}: {exc}")
 
 

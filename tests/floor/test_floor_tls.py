@@ -18,6 +18,7 @@ from support.floor_support import (
     floor_table,
     wait_for_floor,
 )
+from support.service_support import wait_until
 
 from cardshoe.controller.floor.broker import BrokerSettings, new_client
 from cardshoe.controller.floor.local_servers import Mosquitto
@@ -137,3 +138,31 @@ def test_a_client_without_a_certificate_of_the_floor_is_refused(
     )
     stranger = BrokerSettings(url, ca=ca, cert=other / "T1.crt", key=other / "T1.key")
     assert not connects(stranger, "T1-from-another-ca")
+
+
+def test_a_table_certificate_cannot_take_over_the_client_id_of_ingest_or_another_table(
+    tmp_path: Path, tls_broker: Mosquitto, certs: Path, dsn: str
+) -> None:
+    """Issue 21, case 5: the client id is the certificate's, so T1 can kick only itself."""
+    floor = Floor(tmp_path, tls_broker, dsn)
+    try:
+        ingest = floor.ingest_over(
+            tls_url(tls_broker), "--client-id", "ingest-1", *identity(certs, "cardshoe-ingest")
+        )
+        journal = tmp_path / "T2.sqlite"
+        writer = TableWriter(journal, "T2").start()
+        uplink = floor.uplink_over(tls_url(tls_broker), journal, *identity(certs, "T2"))
+        wait_until(lambda: "uplink connected" in uplink.log, f"T2's uplink\n{uplink.log}")
+        t1 = BrokerSettings(
+            tls_url(tls_broker), ca=certs / "ca.crt", cert=certs / "T1.crt", key=certs / "T1.key"
+        )
+        for _ in range(3):
+            for victim in ("ingest-1", "cardshoe-ingest", "uplink-casino-1-T2", "T2"):
+                assert connects(t1, victim)
+        writer.stop()
+        wait_for_floor(floor, [journal])
+        assert_floor_holds(dsn, journal)
+        assert "lost the broker" not in ingest.log
+        assert "lost the broker" not in uplink.log
+    finally:
+        floor.stop_all()

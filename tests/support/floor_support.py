@@ -164,6 +164,17 @@ def floor_alarms(dsn: str, table_id: str | None = None) -> list[tuple[str, str, 
     return [row for row in rows if table_id is None or row[0] == table_id]
 
 
+def rejected_messages(dsn: str) -> list[tuple[str, str, str]]:
+    """(table_id, body_sha256, reason) of every message the floor quarantined, in order."""
+    with psycopg.connect(dsn) as connection:
+        return [
+            (row[0], row[1], row[2])
+            for row in connection.execute(
+                "SELECT table_id, body_sha256, reason FROM rejected_messages ORDER BY id"
+            )
+        ]
+
+
 def journal_records(journal_path: Path, after_id: int = 0) -> list[tuple[int, str]]:
     with Journal.open_readonly(journal_path) as journal:
         return [(record.id, record.hash) for record in journal.records(after_id=after_id)]
@@ -271,6 +282,23 @@ def retained(broker_url: str, topic: str, timeout: float = 10.0) -> bytes:
     return got[-1]
 
 
+def take_over_client_id(broker_url: str, client_id: str) -> None:
+    """Connect with another client's id, as a takeover would, so the broker drops that client."""
+    from cardshoe.controller.floor.broker import BrokerSettings, new_client
+
+    settings = BrokerSettings(broker_url)
+    accepted = threading.Event()
+    client = new_client(settings, client_id)
+    client.on_connect = lambda c, u, f, reason, p: reason.is_failure or accepted.set()
+    client.connect(settings.host, settings.port)
+    client.loop_start()
+    try:
+        assert accepted.wait(10), f"the broker refused client id {client_id}"
+    finally:
+        client.disconnect()
+        client.loop_stop()
+
+
 def chained_messages(table_id: str, count: int, *, first_id: int = 1) -> list[EventMessage]:
     """Records 1..count of a table as its uplink would send them, hashed by the journal's recipe."""
     messages, previous = [], GENESIS_HASH
@@ -296,6 +324,11 @@ def chained_messages(table_id: str, count: int, *, first_id: int = 1) -> list[Ev
 
 def publish(broker_url: str, topic: str, bodies: list[bytes], *, retain: bool = False) -> None:
     """Publish with QoS 1 and wait for every PUBACK, as a table's uplink would."""
+    publish_each(broker_url, [(topic, body, retain) for body in bodies])
+
+
+def publish_each(broker_url: str, messages: list[tuple[str, bytes, bool]]) -> None:
+    """Publish (topic, body, retain) each with QoS 1 through one client, in order, acked."""
     from cardshoe.controller.floor.broker import BrokerSettings, new_client
 
     settings = BrokerSettings(broker_url)
@@ -303,7 +336,7 @@ def publish(broker_url: str, topic: str, bodies: list[bytes], *, retain: bool = 
     client.connect(settings.host, settings.port)
     client.loop_start()
     try:
-        for body in bodies:
+        for topic, body, retain in messages:
             client.publish(topic, body, qos=1, retain=retain).wait_for_publish(10)
     finally:
         client.disconnect()
