@@ -70,6 +70,9 @@ class InjectionKind(StrEnum):
     """The device acts on the ACK for this card's event only after the duration."""
     BAD_FIRMWARE_HASH = "bad-firmware-hash"
     """The firmware image no longer matches its recorded hash."""
+    FIRMWARE_POWER_CUT = "firmware-power-cut"
+    """The power fails half-way through the next firmware transfer, and comes back after
+    the duration: the device must start again on the firmware it ran before."""
 
 
 DEFAULT_DURATION_S = {
@@ -78,10 +81,11 @@ DEFAULT_DURATION_S = {
     InjectionKind.UNPLUG: 1.0,
     InjectionKind.DELAY_ACK: 0.5,
     InjectionKind.MISREAD_CARD: 0.5,
+    InjectionKind.FIRMWARE_POWER_CUT: 1.0,
 }
 """Kinds that last a while, and for how long unless `,for=` says otherwise."""
 
-AT_POWER_UP_KINDS = frozenset({InjectionKind.BAD_FIRMWARE_HASH})
+AT_POWER_UP_KINDS = frozenset({InjectionKind.BAD_FIRMWARE_HASH, InjectionKind.FIRMWARE_POWER_CUT})
 """Kinds that may be written without a position, meaning: from power-up."""
 
 _SYNTAX = re.compile(

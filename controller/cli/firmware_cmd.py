@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
+
+from cardshoe.controller.cli.options import DEVICE_TIMEOUT_OPTION
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -166,3 +169,72 @@ def _public_key(path: Path) -> Ed25519PublicKey:
     if not isinstance(key, Ed25519PublicKey):
         raise UserError(f"{path} is not an Ed25519 public key in PEM: give keygen's .pub file")
     return key
+
+
+@firmware.command()
+@click.argument("url")
+@click.argument("signed_path", metavar="IMAGE.signed", type=FILE)
+@click.option(
+    "--config",
+    "config_path",
+    type=FILE,
+    required=True,
+    help="The table configuration: its journal, pairing keys, device.house_public_key and "
+    "device.allowed_firmware_hashes.",
+)
+@DEVICE_TIMEOUT_OPTION
+@click.option("--json", "as_json", is_flag=True, help="Print the journaled attempt as JSON.")
+def update(url: str, signed_path: Path, config_path: Path, timeout: float, as_json: bool) -> None:
+    """Install a signed image on the device at URL (a technician's, service stopped).
+
+    The host sends it only if the house key signed it and its hash is in
+    device.allowed_firmware_hashes; the device checks the signature itself,
+    refuses an older version and switches only once the whole image arrived.
+    Every attempt is journaled with the image's hash and version and your uid.
+    While the service runs, use `shoectl control firmware-update` instead.
+    Exit 0 installed, 1 refused or not finished (the device runs its old firmware),
+    2 bad input, 3 the device or the journal unavailable, or not a technician.
+    """
+    from cardshoe.controller.config import load_config
+    from cardshoe.controller.errors import EXIT_DEVICE_UNAVAILABLE, UserError
+    from cardshoe.controller.journal.store import Journal
+    from cardshoe.controller.service import firmware_update
+    from cardshoe.controller.service.control_socket import Peer
+    from cardshoe.controller.service.device_access import opened_device
+    from cardshoe.controller.service.pairing import KeyStore
+    from cardshoe.controller.service.roles import check_permitted, operator_of
+
+    config = load_config(config_path)
+    house_key = firmware_update.load_house_key(config.device.house_public_key)
+    read = firmware_update.read_signed_image(_read(signed_path, "the signed image"))
+    operator = operator_of(Peer(os.getpid(), os.getuid(), os.getgid()), config.roles)
+    try:
+        journal = Journal.open(config.service.journal_path, table_id=config.table_id)
+    except UserError as exc:
+        raise UserError(
+            f"cannot journal the update: {exc}: stop the service and retry, or run "
+            "`shoectl control firmware-update` while it runs",
+            EXIT_DEVICE_UNAVAILABLE,
+        ) from None
+    with journal:
+        if isinstance(read, firmware_update.FirmwareAttempt):
+            attempt = read
+        else:
+            try:
+                check_permitted(firmware_update.COMMAND, operator)
+            except UserError as exc:
+                denied = firmware_update.FirmwareAttempt(
+                    read.sha256.hex(), read.version, firmware_update.Outcome.REFUSED, str(exc)
+                )
+                firmware_update.journal_attempt(journal, denied, operator.as_json(), None)
+                raise
+            keys = KeyStore(config.service.key_dir).lookup
+            with opened_device(url, timeout=timeout, keys=keys) as device:
+                attempt = firmware_update.install(device, read, house_key, config.device)
+        firmware_update.journal_attempt(journal, attempt, operator.as_json(), None)
+    if as_json:
+        click.echo(json.dumps(attempt.payload(operator.as_json())))
+    elif attempt.exit_code == 0:
+        click.echo(firmware_update.describe(attempt))
+    if attempt.exit_code != 0:
+        raise UserError(f"{signed_path}: {firmware_update.describe(attempt)}", attempt.exit_code)

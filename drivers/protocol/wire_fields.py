@@ -204,6 +204,35 @@ class Text:
 
 
 @dataclass(frozen=True)
+class Chunk:
+    """Raw bytes after a one-byte length, 1..max_bytes of them (a firmware chunk); JSON as hex."""
+
+    max_bytes: int
+
+    def _check(self, value: Any) -> bytes:
+        if not isinstance(value, bytes | bytearray) or not 1 <= len(value) <= self.max_bytes:
+            raise MalformedMessage(f"{value!r} is not 1..{self.max_bytes} bytes")
+        return bytes(value)
+
+    def pack(self, value: Any) -> bytes:
+        data = self._check(value)
+        return U8.pack(len(data)) + data
+
+    def unpack(self, data: bytes, offset: int) -> tuple[bytes, int]:
+        length, offset = UInt("B", 1, self.max_bytes).unpack(data, offset)
+        return FixedBytes(length).unpack(data, offset)
+
+    def to_json(self, value: bytes) -> JsonValue:
+        return self._check(value).hex()
+
+    def from_json(self, value: JsonValue) -> bytes:
+        try:
+            return self._check(bytes.fromhex(value))
+        except (TypeError, ValueError):
+            raise MalformedMessage(f"{value!r} is not 1..{self.max_bytes} bytes of hex") from None
+
+
+@dataclass(frozen=True)
 class ListOf:
     """A one-byte count, then that many items; decodes to a tuple."""
 
