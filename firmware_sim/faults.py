@@ -87,6 +87,8 @@ DEFAULT_DURATION_S = {
 
 AT_POWER_UP_KINDS = frozenset({InjectionKind.BAD_FIRMWARE_HASH, InjectionKind.FIRMWARE_POWER_CUT})
 """Kinds that may be written without a position, meaning: from power-up."""
+TRANSFER_KINDS = frozenset({InjectionKind.FIRMWARE_POWER_CUT})
+"""Kinds that strike during the next firmware transfer, so they take no position."""
 
 _SYNTAX = re.compile(
     r"^(?P<kind>[a-z-]+)(?:@(?P<unit>round|card)=(?P<number>\d+))?(?:,for=(?P<seconds>[\d.]+))?$"
@@ -135,6 +137,11 @@ def parse_injection(text: str) -> Injection:
         raise SimConfigError(f"{text!r}: rounds and cards count from 1")
     if number is None and kind not in AT_POWER_UP_KINDS:
         raise SimConfigError(f"{text!r}: say when, with @round=N or @card=N")
+    if number is not None and kind in TRANSFER_KINDS:
+        raise SimConfigError(
+            f"{text!r}: {kind.value} strikes half-way through the next firmware transfer; "
+            "write it without @round or @card"
+        )
     seconds = None if match["seconds"] is None else float(match["seconds"])
     if seconds is not None and kind not in DEFAULT_DURATION_S:
         raise SimConfigError(f"{text!r}: {kind.value} has no duration")
