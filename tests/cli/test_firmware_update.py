@@ -19,12 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from support.service_support import Table, simulated_table
+from support.service_support import Table, running_service, simulated_table
 from support.shoectl import ShoectlRunner
 
 from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.service.firmware_update import FIRMWARE_UPDATE
 from cardshoe.drivers.protocol.firmware_image import SignedImage
+from cardshoe.firmware_sim.profiles import get_profile
 
 NEW_IMAGE = b"cardshoe simulated firmware CS-1, release 2\n" * 20
 """Several chunks long, so the transfer is chunked and a cut can fall half-way."""
@@ -79,7 +80,9 @@ def paired_table(
 ) -> Iterator[Table]:
     """A simulated shoe whose table allows every signed image's hash, paired with the house
     key; `inject`: simulator faults (docs/simulator.md)."""
-    allowed = ", ".join(f'"{images.sha256(name)}"' for name in ("good", "older", "stranger"))
+    factory = hashlib.sha256(get_profile("cs-1").firmware_image).hexdigest()
+    signed = [images.sha256(name) for name in ("good", "older", "stranger")]
+    allowed = ", ".join(f'"{digest}"' for digest in (factory, *signed))
     device_lines = (
         f'house_public_key = "{images.folder / "house.pub"}"\n'
         f"allowed_firmware_hashes = [{allowed}]\n"
@@ -190,3 +193,23 @@ def test_a_transfer_cut_by_a_power_failure_leaves_the_old_firmware(
         done = update(shoectl, table, images.path("good"))
         assert done.returncode == 0, done.stderr
         assert running(shoectl, table)["firmware_hash"] == images.sha256("good")
+
+
+def test_the_running_service_installs_an_image_given_by_control_while_no_shoe_is_open(
+    table: Table, images: Images, shoectl: ShoectlRunner
+) -> None:
+    with running_service(table) as service:
+        service.wait_for_notification("READY=1")
+        control = ("control", "firmware-update", "--config", str(table.config_path))
+        refused = shoectl(*control, "--image", str(images.path("older")))
+        assert refused.returncode == 1, refused.stderr
+        assert "FIRMWARE_ROLLBACK" in refused.stderr
+        done = shoectl(*control, "--image", str(images.path("good")), "--json")
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["device"]["firmware_hash"] == images.sha256("good")
+        assert service.stop() == 0
+    assert [(a["outcome"], a["version"]) for a in attempts(table)] == [
+        ("refused", 0),
+        ("installed", 2),
+    ]
+    assert running(shoectl, table)["firmware_hash"] == images.sha256("good")
