@@ -1,4 +1,5 @@
-"""shoectl firmware: the house's firmware signing key, signed images, and their check."""
+"""shoectl firmware: the house's firmware signing key, signed images, their check, and
+installing one on a device."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from cardshoe.controller.cli.options import DEVICE_TIMEOUT_OPTION
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+    from cardshoe.controller.config import TableConfig
+    from cardshoe.controller.service.firmware_update import FirmwareAttempt
     from cardshoe.drivers.protocol.firmware_image import SignedImage
 
 FILE = click.Path(dir_okay=False, path_type=Path)
@@ -137,6 +140,32 @@ def verify(signed_path: Path, public_key: Path, config_path: Path | None) -> Non
     click.echo(f"{signed_path}: ok, version {signed.version}, sha256 {digest}, key {signed.key_id}")
 
 
+def _install(
+    url: str,
+    timeout: float,
+    signed: SignedImage,
+    house_key: Ed25519PublicKey,
+    config: TableConfig,
+) -> FirmwareAttempt:
+    """Open the device and install; a device that cannot be opened is a failed attempt too."""
+    from cardshoe.controller.errors import UserError
+    from cardshoe.controller.service import firmware_update
+    from cardshoe.controller.service.device_access import opened_device
+    from cardshoe.controller.service.pairing import KeyStore
+
+    keys = KeyStore(config.service.key_dir).lookup
+    try:
+        with opened_device(url, timeout=timeout, keys=keys) as device:
+            return firmware_update.install(device, signed, house_key, config.device)
+    except UserError as exc:
+        return firmware_update.FirmwareAttempt(
+            signed.sha256.hex(),
+            signed.version,
+            firmware_update.Outcome.FAILED,
+            f"the device could not be opened: {exc}",
+        )
+
+
 def _read(path: Path, what: str) -> bytes:
     from cardshoe.controller.errors import UserError
 
@@ -192,16 +221,15 @@ def update(url: str, signed_path: Path, config_path: Path, timeout: float, as_js
     refuses an older version and switches only once the whole image arrived.
     Every attempt is journaled with the image's hash and version and your uid.
     While the service runs, use `shoectl control firmware-update` instead.
-    Exit 0 installed, 1 refused or not finished (the device runs its old firmware),
-    2 bad input, 3 the device or the journal unavailable, or not a technician.
+    Exit 0 installed, 1 refused (the device runs its old firmware), 2 bad input, 3 the
+    device absent or lost before the switch (it runs its old firmware), the journal held by
+    the service, or not a technician.
     """
     from cardshoe.controller.config import load_config
     from cardshoe.controller.errors import EXIT_DEVICE_UNAVAILABLE, UserError
     from cardshoe.controller.journal.store import Journal
     from cardshoe.controller.service import firmware_update
     from cardshoe.controller.service.control_socket import Peer
-    from cardshoe.controller.service.device_access import opened_device
-    from cardshoe.controller.service.pairing import KeyStore
     from cardshoe.controller.service.roles import check_permitted, operator_of
 
     config = load_config(config_path)
@@ -228,9 +256,7 @@ def update(url: str, signed_path: Path, config_path: Path, timeout: float, as_js
                 )
                 firmware_update.journal_attempt(journal, denied, operator.as_json(), None)
                 raise
-            keys = KeyStore(config.service.key_dir).lookup
-            with opened_device(url, timeout=timeout, keys=keys) as device:
-                attempt = firmware_update.install(device, read, house_key, config.device)
+            attempt = _install(url, timeout, read, house_key, config)
         firmware_update.journal_attempt(journal, attempt, operator.as_json(), None)
     if as_json:
         click.echo(json.dumps(attempt.payload(operator.as_json())))

@@ -23,7 +23,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import load_pem_public_key
 
 from cardshoe.controller.config import DeviceConfig
-from cardshoe.controller.errors import EXIT_CHECK_FAILED, UserError
+from cardshoe.controller.errors import EXIT_CHECK_FAILED, EXIT_DEVICE_UNAVAILABLE, UserError
 from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.service.recovery import SOFTWARE_KIND_PREFIX
 from cardshoe.drivers.device import DealerDevice, ShoeDevice
@@ -47,6 +47,13 @@ class Outcome(StrEnum):
     """The host or the device refused the image; the device runs what it ran."""
     FAILED = "failed"
     """The transfer did not finish (the device went away): it stays on its old firmware."""
+
+
+EXIT_CODES = {
+    Outcome.INSTALLED: 0,
+    Outcome.REFUSED: EXIT_CHECK_FAILED,
+    Outcome.FAILED: EXIT_DEVICE_UNAVAILABLE,
+}
 
 
 @dataclass(frozen=True)
@@ -76,7 +83,8 @@ class FirmwareAttempt:
 
     @property
     def exit_code(self) -> int:
-        return 0 if self.outcome is Outcome.INSTALLED else EXIT_CHECK_FAILED
+        """0 installed, 1 refused, 3 the device went away before the switch."""
+        return EXIT_CODES[self.outcome]
 
 
 def load_house_key(path: Path | None) -> Ed25519PublicKey:
@@ -135,7 +143,9 @@ def install(
     info = device.info
     before = {"firmware_hash": info.firmware_hash.hex(), "firmware_version": info.firmware_version}
 
-    def attempt(outcome: Outcome, reason: str, after: Mapping[str, str] | None = None) -> Any:
+    def attempt(
+        outcome: Outcome, reason: str, after: Mapping[str, str] | None = None
+    ) -> FirmwareAttempt:
         return FirmwareAttempt(
             signed.sha256.hex(),
             signed.version,

@@ -182,7 +182,7 @@ def test_a_transfer_cut_by_a_power_failure_leaves_the_old_firmware(
     with paired_table(tmp_path, images, shoectl, "firmware-power-cut,for=2") as table:
         factory = running(shoectl, table)
         done = update(shoectl, table, images.path("good"))
-        assert done.returncode == 1, done.stderr
+        assert done.returncode == 3, done.stderr
         assert "did not finish" in done.stderr
         table.core.replug()
         now = running(shoectl, table)
@@ -200,6 +200,10 @@ def test_the_running_service_installs_an_image_given_by_control_while_no_shoe_is
 ) -> None:
     with running_service(table) as service:
         service.wait_for_notification("READY=1")
+        held = update(shoectl, table, images.path("good"))
+        assert held.returncode == 3, held.stderr
+        assert "shoectl control firmware-update" in held.stderr
+        assert len(held.stderr.splitlines()) == 1
         control = ("control", "firmware-update", "--config", str(table.config_path))
         refused = shoectl(*control, "--image", str(images.path("older")))
         assert refused.returncode == 1, refused.stderr
@@ -213,3 +217,19 @@ def test_the_running_service_installs_an_image_given_by_control_while_no_shoe_is
         ("installed", 2),
     ]
     assert running(shoectl, table)["firmware_hash"] == images.sha256("good")
+
+
+def test_a_file_that_is_not_a_signed_image_is_one_line_and_journaled(
+    table: Table, images: Images, shoectl: ShoectlRunner
+) -> None:
+    garbage = images.folder / "garbage.signed"
+    garbage.write_bytes(b"not firmware at all")
+    done = update(shoectl, table, garbage)
+    assert done.returncode == 1
+    assert done.stderr.startswith("shoectl: error: ") and len(done.stderr.splitlines()) == 1
+    assert "not a signed cardshoe firmware file" in done.stderr
+    [journaled] = attempts(table)
+    assert journaled["image_sha256"] == hashlib.sha256(b"not firmware at all").hexdigest()
+    assert (journaled["outcome"], journaled["version"]) == ("refused", None)
+    missing = update(shoectl, table, images.folder / "absent.signed")
+    assert missing.returncode == 2 and len(missing.stderr.splitlines()) == 1
