@@ -66,7 +66,7 @@ def pair(
     from cardshoe.drivers.protocol.auth import LinkKey, key_id, new_pairing_key
     from cardshoe.drivers.protocol.error_codes import ErrorCode
     from cardshoe.drivers.protocol.firmware_image import public_key_id
-    from cardshoe.drivers.protocol.link_constants import PROTOCOL_MAJOR
+    from cardshoe.drivers.protocol.link_constants import FIRMWARE_UPDATE_FROM_1_3, PROTOCOL_MAJOR
 
     config = load_config(config_path) if config_path else None
     service = config.service if config else ServiceConfig()
@@ -107,7 +107,11 @@ def pair(
         "key_id": key_id(key.secret),
         "authenticated": authenticated,
         "min_protocol": f"{PROTOCOL_MAJOR}.{key.min_minor}",
-        "house_key_id": None if house_key is None else public_key_id(house_key),
+        "house_key_id": (
+            public_key_id(house_key)
+            if house_key is not None and key.min_minor >= FIRMWARE_UPDATE_FROM_1_3
+            else None
+        ),
     }
     if as_json:
         click.echo(json.dumps(record))

@@ -19,12 +19,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+from cryptography.hazmat.primitives.serialization import load_pem_public_key
 from support.service_support import Table, running_service, simulated_table
 from support.shoectl import ShoectlRunner
 
 from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.service.firmware_update import FIRMWARE_UPDATE
-from cardshoe.drivers.protocol.firmware_image import SignedImage
+from cardshoe.drivers.protocol.firmware_image import SignedImage, public_key_id
 from cardshoe.firmware_sim.profiles import get_profile
 
 NEW_IMAGE = b"cardshoe simulated firmware CS-1, release 2\n" * 20
@@ -92,7 +94,10 @@ def paired_table(
     ) as table:
         done = shoectl("pair", str(table.pty.link), "--config", str(table.config_path), "--json")
         assert done.returncode == 0, done.stderr
-        assert json.loads(done.stdout)["min_protocol"] == "1.3"
+        paired = json.loads(done.stdout)
+        house = load_pem_public_key((images.folder / "house.pub").read_bytes())
+        assert isinstance(house, Ed25519PublicKey)
+        assert (paired["min_protocol"], paired["house_key_id"]) == ("1.3", public_key_id(house))
         yield table
 
 
