@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import load_pem_public_key
-from support.service_support import Table, running_service, simulated_table
+from support.service_support import Table, open_manual_shoe, running_service, simulated_table
 from support.shoectl import ShoectlRunner
 
 from cardshoe.controller.journal.store import Journal
@@ -216,10 +216,15 @@ def test_the_running_service_installs_an_image_given_by_control_while_no_shoe_is
         done = shoectl(*control, "--image", str(images.path("good")), "--json")
         assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout)["device"]["firmware_hash"] == images.sha256("good")
+        open_manual_shoe(table, "S1")
+        during = shoectl(*control, "--image", str(images.path("good")))
+        assert during.returncode == 1, during.stderr
+        assert "shoe S1 is open" in during.stderr
         assert service.stop() == 0
     assert [(a["outcome"], a["version"]) for a in attempts(table)] == [
         ("refused", 0),
         ("installed", 2),
+        ("refused", 2),
     ]
     assert running(shoectl, table)["firmware_hash"] == images.sha256("good")
 
