@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import pwd
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -243,3 +244,21 @@ def test_a_file_that_is_not_a_signed_image_is_one_line_and_journaled(
     assert (journaled["outcome"], journaled["version"]) == ("refused", None)
     missing = update(shoectl, table, images.folder / "absent.signed")
     assert missing.returncode == 2 and len(missing.stderr.splitlines()) == 1
+
+
+def test_only_a_technician_may_update_and_a_refusal_for_the_role_is_journaled(
+    table: Table, images: Images, shoectl: ShoectlRunner
+) -> None:
+    factory = running(shoectl, table)
+    me = pwd.getpwuid(os.getuid()).pw_name
+    someone_else = "nobody" if me != "nobody" else "daemon"
+    with table.config_path.open("a") as config:
+        config.write(f'[roles]\ntechnician = ["{someone_else}"]\n')
+    done = update(shoectl, table, images.path("good"))
+    assert done.returncode == 3, done.stderr
+    assert done.stderr.startswith(f"shoectl: error: firmware-update needs a technician: {me}")
+    assert len(done.stderr.splitlines()) == 1
+    assert running(shoectl, table)["firmware_hash"] == factory["firmware_hash"]
+    [journaled] = attempts(table)
+    assert (journaled["outcome"], journaled["version"]) == ("refused", 2)
+    assert journaled["operator"] == {"uid": os.getuid(), "user": me, "role": "watcher"}
