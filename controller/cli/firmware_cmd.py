@@ -227,7 +227,7 @@ def update(url: str, signed_path: Path, config_path: Path, timeout: float, as_js
     """
     from cardshoe.controller.config import load_config
     from cardshoe.controller.errors import EXIT_DEVICE_UNAVAILABLE, UserError
-    from cardshoe.controller.journal.store import Journal
+    from cardshoe.controller.journal.store import Journal, JournalBusy
     from cardshoe.controller.service import firmware_update
     from cardshoe.controller.service.control_socket import Peer
     from cardshoe.controller.service.roles import check_permitted, operator_of
@@ -238,10 +238,10 @@ def update(url: str, signed_path: Path, config_path: Path, timeout: float, as_js
     operator = operator_of(Peer(os.getpid(), os.getuid(), os.getgid()), config.roles)
     try:
         journal = Journal.open(config.service.journal_path, table_id=config.table_id)
-    except UserError as exc:
+    except JournalBusy as exc:
         raise UserError(
-            f"cannot journal the update: {exc}: stop the service and retry, or run "
-            "`shoectl control firmware-update` while it runs",
+            f"cannot journal the update: {exc}; while the service runs, use "
+            "`shoectl control firmware-update`",
             EXIT_DEVICE_UNAVAILABLE,
         ) from None
     with journal:
