@@ -229,6 +229,9 @@ class DeviceConfig:
     maker: str | None = None
     """The device's maker as its approval names it: the wire does not carry it, and each
     pack's receipt must (New Jersey 13:69E-1.18A, Washington WAC 230-16-158)."""
+    house_public_key: Path | None = None
+    """The house's firmware signing public key (PEM): `shoectl pair` gives it to the device,
+    and a firmware update is sent only when the house key signed it."""
 
     def __post_init__(self) -> None:
         if self.url is not None:
@@ -501,6 +504,11 @@ class TableConfig:
                 key_dir=base_dir / service.key_dir,
             )
             arguments["uplink"] = arguments["uplink"].relative_to(base_dir)
+            device: DeviceConfig = arguments["device"]
+            if device.house_public_key is not None:
+                arguments["device"] = replace(
+                    device, house_public_key=base_dir / device.house_public_key
+                )
         if table_id is not None:
             arguments["table_id"] = table_id
         return cls(**arguments)
@@ -555,6 +563,7 @@ _FIELD_READERS: dict[tuple[str, str], tuple[type, str]] = {
     ("device", "usb_serial"): (str, "the serial number text"),
     ("device", "allowed_firmware_hashes"): (tuple, "a list of SHA-256 hex strings"),
     ("device", "maker"): (str, "the maker's name"),
+    ("device", "house_public_key"): (Path, "a file path"),
     ("service", "journal_path"): (Path, "a file path"),
     ("service", "control_socket"): (Path, "a file path"),
     ("service", "key_dir"): (Path, "a folder path"),

@@ -30,6 +30,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import structlog
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from cardshoe.controller.config import DeviceMode, TableConfig
 from cardshoe.controller.errors import UserError
@@ -85,6 +86,13 @@ from cardshoe.controller.scoreboard.pack_receipt import PACK_CUSTODY_KIND
 from cardshoe.controller.service.count_watch import CHECK_INTERVAL_S, QUIET_S, CountWatch
 from cardshoe.controller.service.draw_control import DrawControl
 from cardshoe.controller.service.feed_watch import stalled_feed
+from cardshoe.controller.service.firmware_update import (
+    FIRMWARE_UPDATE,
+    FirmwareAttempt,
+    Outcome,
+    install,
+    read_signed_image,
+)
 from cardshoe.controller.service.recovery import (
     SESSION_KIND_PREFIX,
     SOFTWARE_KIND_PREFIX,
@@ -484,6 +492,27 @@ class TableSession:
                 {"seed": answer.seed, "digest": answer.digest, "operator": dict(operator)},
             )
         return answer
+
+    def update_firmware(
+        self, data: bytes, house_key: Ed25519PublicKey, operator: Mapping[str, Any]
+    ) -> FirmwareAttempt:
+        """Install a signed image on the table's device while no shoe is open, and journal
+        the attempt whatever its outcome (firmware_update.py)."""
+        with self._lock:
+            read = read_signed_image(data)
+            if isinstance(read, FirmwareAttempt):
+                attempt = read
+            elif self.model.shoe_id is not None:
+                attempt = FirmwareAttempt(
+                    read.sha256.hex(),
+                    read.version,
+                    Outcome.REFUSED,
+                    f"shoe {self.model.shoe_id} is open: end or abandon it first",
+                )
+            else:
+                attempt = install(self.device, read, house_key, self.config.device)
+            self._record_session(FIRMWARE_UPDATE, attempt.payload(operator))
+        return attempt
 
     def supervisor_sign_in(self) -> str | None:
         """The supervisor giving the command takes the table; returns the one relieved.
