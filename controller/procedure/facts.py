@@ -268,6 +268,28 @@ class BetsCarried(TableEvent):
     option: str
 
 
+class CarriedBetsEnd(StrEnum):
+    """Why bets carried from a tie go back to the players instead of into a deciding round."""
+
+    NO_ROUND_FOLLOWS = "no_round_follows"
+    """The tie was the shoe's last round (the cut card, the house or an empty shoe): Art. 3.1
+    deals no round past it, so nothing can decide the bets."""
+    ROUND_VOID = "round_void"
+    """The round they were carried into was void: a void returns every stake of the round."""
+
+
+@dataclass(frozen=True)
+class CarriedBetsReturned(TableEvent):
+    """Bets a tie left on the layout (Macau Art. 11(2) or 11(3)) are returned, undecided."""
+
+    KIND: ClassVar[str] = "round.carried_bets_returned"
+    round_no: int
+    """The tied round the bets were carried from."""
+    reason: CarriedBetsEnd
+    voided_round: int | None = None
+    """The round they were carried into, when it was void."""
+
+
 @dataclass(frozen=True)
 class RoundVoided(TableEvent):
     """The round settles nothing: every stake is returned; earlier results stand."""

@@ -99,5 +99,7 @@ class ShoeState:
     rounds_opened: int = 0
     rounds_finished: int = 0
     last_round: int | None = None
+    carried_from: int | None = None
+    """A tied round whose Banker and Player bets stand for the round now open or next (Art. 11)."""
     empty: bool = False
     feed: FeedGroup | None = None

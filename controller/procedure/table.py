@@ -32,6 +32,8 @@ from cardshoe.controller.procedure.facts import (
     BurnReason,
     CardSetAside,
     CardsReturned,
+    CarriedBetsEnd,
+    CarriedBetsReturned,
     CorrectionMethod,
     HoldEnded,
     HoldStarted,
@@ -440,9 +442,25 @@ class TableModel(Dealing):
                 tie_bets,
             )
         )
+        shoe = self._open_shoe()
+        shoe.carried_from = None
         if tie_bets is not None and TIE_RULES[tie_bets].carried:
-            self._emit(BetsCarried(current.number, current.number + 1, tie_bets))
+            self._carry_tied_bets(shoe, current.number, tie_bets)
         self._finish_round()
+
+    def _carry_tied_bets(self, shoe: ShoeState, tied: int, tie_bets: str) -> None:
+        """A new round decides after a tie (Art. 11): the bets stand for it, if one follows.
+
+        No round follows the shoe's last round (Art. 3.1: the cut card's round, or the
+        one after it, is the last; the house's end; an empty shoe): dealing one past it
+        would break that rule, so the standing bets go back to the players undecided.
+        """
+        last_round = shoe.last_round is not None and tied >= shoe.last_round
+        if shoe.empty or last_round:
+            self._emit(CarriedBetsReturned(tied, CarriedBetsEnd.NO_ROUND_FOLLOWS))
+            return
+        shoe.carried_from = tied
+        self._emit(BetsCarried(tied, tied + 1, tie_bets))
 
     def void_round(self, event: EventData) -> None:
         current = self._open_round()
@@ -451,6 +469,13 @@ class TableModel(Dealing):
             self._emit(CardSetAside(current.number, None, None, current.void_reason or ""))
             current.misread = None
         self._emit(RoundVoided(current.number, current.void_reason or "", tuple(current.cards)))
+        shoe = self._open_shoe()
+        if shoe.carried_from is not None:
+            # The void returns every stake of the round, the bets a tie carried into it too.
+            self._emit(
+                CarriedBetsReturned(shoe.carried_from, CarriedBetsEnd.ROUND_VOID, current.number)
+            )
+            shoe.carried_from = None
         self._finish_round()
 
     def enter_misread_card(self, event: EventData) -> None:
