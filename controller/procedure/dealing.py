@@ -487,8 +487,9 @@ class Dealing:
 
     # Helpers
 
-    def _emit(self, event: TableEvent) -> None:
-        self._facts.append(Fact(event, self.shoe_id, self.round_no))
+    def _emit(self, event: TableEvent, *, about: int | None = None) -> None:
+        """Establish a fact of the round in play, or of round `about` (one already ended)."""
+        self._facts.append(Fact(event, self.shoe_id, self.round_no if about is None else about))
 
     def _open_shoe(self) -> ShoeState:
         if self.shoe is None:

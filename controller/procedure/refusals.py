@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from cardshoe.controller.procedure.corrections import VOID_REASONS
+from cardshoe.controller.procedure.corrections import VoidReason, VoidRule
 from cardshoe.controller.procedure.machine import TRANSITIONS, State, Trigger
 
 COMMAND_WORDS: Mapping[Trigger, str] = {
@@ -81,10 +81,29 @@ def clear_hold_text(named: str, clearable: Sequence[str]) -> str:
     )
 
 
-def void_reason_text(named: str) -> str:
-    """void-round takes a reason from the table, each citing its rule."""
-    reasons = "; ".join(f"{reason} ({rule.rule})" for reason, rule in VOID_REASONS.items())
-    return f"void-round {named!r} is not a reason of the table: use one of {reasons}"
+def void_reason_text(named: str, reasons: Mapping[VoidReason, VoidRule], game: str) -> str:
+    """void-round takes a reason the table's game offers, each citing its rule."""
+    offered = "; ".join(f"{reason} ({rule.rule})" for reason, rule in reasons.items())
+    return f"void-round {named!r} is not a reason of {game}: use one of {offered}"
+
+
+def void_round_text(named: int | None, open_round: int, voidable: int | None) -> str:
+    """void-round names a round that has a card dealt, or was just settled (the window).
+
+    named: the --round given, if any; open_round: the round open now; voidable:
+    the round that may be voided now, if any.
+    """
+    command = "void-round" if named is None else f"void-round --round {named}"
+    if voidable is not None:
+        return (
+            f"{command} is not possible now: round {named} is neither the round being dealt "
+            f"nor the one just settled; the round that may be voided now is {voidable}"
+        )
+    return (
+        f"{command} is not possible now: round {open_round} has no card dealt yet and no "
+        "settled round may still be corrected (a round may be voided from its first card "
+        "until the next round's no more bets)"
+    )
 
 
 def enter_card_text(card: str, copies_out: int | None, decks: int) -> str:

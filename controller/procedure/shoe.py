@@ -65,6 +65,8 @@ class Round:
     """Every card the round took: assigned, set aside, or misread and not yet corrected."""
     misread: MisreadCard | None = None
     """A card due to a hand that could not be read: the table holds until it is corrected."""
+    carried_in: int | None = None
+    """The tied round whose Banker and Player bets stand for this one (Art. 11)."""
 
 
 @dataclass
@@ -100,6 +102,9 @@ class ShoeState:
     rounds_finished: int = 0
     last_round: int | None = None
     carried_from: int | None = None
-    """A tied round whose Banker and Player bets stand for the round now open or next (Art. 11)."""
+    """A tied round whose Banker and Player bets stand for the next round to open (Art. 11)."""
+    settled: Round | None = None
+    """The round just settled, while a supervisor may still void it: until the next round's
+    bets close (the correction window, docs/procedure.md)."""
     empty: bool = False
     feed: FeedGroup | None = None

@@ -359,9 +359,10 @@ class TableSession:
         """Close the shoe as it stands, unreconciled, voiding the open round."""
         self._command(AbandonShoe(reason))
 
-    def void_round(self, reason: str, note: str | None = None) -> None:
-        """A supervisor voids the round under way, for a reason of the table (Art. 10)."""
-        self._command(VoidRound(reason, note))
+    def void_round(self, reason: str, note: str | None = None, round: int | None = None) -> None:
+        """A supervisor voids a round, for a reason of the table's game (Art. 10): the one
+        named, or the one being dealt, or with none, the one just settled."""
+        self._command(VoidRound(reason, note, round))
 
     def enter_card(self, card: str, note: str | None = None) -> None:
         """A supervisor enters the card the reader could not read (Art. 10 correction).

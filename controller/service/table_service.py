@@ -132,7 +132,11 @@ SESSION_COMMANDS: Mapping[str, tuple[Callable[..., object], tuple[Parameter, ...
     "abandon-shoe": (TableSession.abandon_shoe, (Parameter("reason", str, required=True),)),
     "void-round": (
         TableSession.void_round,
-        (Parameter("reason", str, required=True), Parameter("note", str)),
+        (
+            Parameter("reason", str, required=True),
+            Parameter("note", str),
+            Parameter("round", int),
+        ),
     ),
     "enter-card": (
         TableSession.enter_card,

@@ -7,9 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from support.service_support import open_manual_shoe, running_service, simulated_table, wait_until
+from support.session_support import journaled
 from support.shoectl import ShoectlRunner
 
 from cardshoe.controller.journal.store import Journal
+from cardshoe.controller.service.control_socket import request
 
 Records = list[tuple[str, int | None, dict[str, Any]]]
 
@@ -90,3 +93,83 @@ def test_art_11_bets_carried_into_a_void_round_are_returned_with_it(
     ]
     assert [kind for kind, _ in about_14] == ["round.void", "round.carried_bets_returned"]
     assert about_14[1][1] == {"round_no": 13, "reason": "round_void", "voided_round": 14}
+
+
+def control(shoectl: ShoectlRunner, socket: Path, *arguments: str) -> tuple[int, str]:
+    done = shoectl("control", *arguments, "--socket", str(socket))
+    return done.returncode, done.stderr.strip()
+
+
+def test_art_10_void_round_after_a_round_s_last_card_voids_that_round(
+    tmp_path: Path, shoectl: ShoectlRunner
+) -> None:
+    """ "该局取消作废": that round is cancelled. After round 1's last card the void used to
+    cancel round 2, open for bets with no card dealt, and let round 1 stand."""
+    with (
+        simulated_table(tmp_path, game="macau-1") as table,
+        running_service(table, "--betting-time", "600") as service,
+    ):
+        service.wait_for_notification("READY=1")
+        socket = table.socket_path
+        open_manual_shoe(table, "A10")
+        wait_until(lambda: table.status()["state"] == "betting", "round 1 open for bets")
+        code, error = control(shoectl, socket, "void-round", "--reason", "misdeal")
+        assert code == 2 and "round 1 has no card dealt yet" in error, error
+        request(socket, "no-more-bets")
+        wait_until(lambda: table.status()["round_no"] == 2, "round 1 dealt, round 2 open")
+        code, error = control(
+            shoectl, socket, "void-round", "--round", "2", "--reason", "draw_against_rules"
+        )
+        assert code == 2 and "the round that may be voided now is 1" in error, error
+        code, error = control(shoectl, socket, "void-round", "--reason", "draw_against_rules")
+        assert code == 0, error
+        code, error = control(shoectl, socket, "void-round", "--round", "1", "--reason", "misdeal")
+        assert code == 2 and "round 2 has no card dealt yet" in error, error
+        assert table.status()["round_no"] == 2
+        assert service.stop() == 0
+    (voided,) = [r.payload for r in journaled(table.journal_path, "round.void")]
+    (result,) = [r.payload for r in journaled(table.journal_path, "round.result")]
+    assert (voided["round_no"], voided["reason"]) == (1, "draw_against_rules")
+    assert sorted(voided["cards"]) == sorted([*result["player"], *result["banker"]])
+
+
+def test_art_2_2_a_misdeal_in_a_demonstration_round_before_any_card_is_refused(
+    tmp_path: Path, shoectl: ShoectlRunner
+) -> None:
+    with simulated_table(tmp_path, game="macau-1") as table:
+        config = table.config_path.read_text()
+        table.config_path.write_text(config.replace("decks = 8\n", "decks = 8\ndemo_rounds = 1\n"))
+        with running_service(table, "--betting-time", "600") as service:
+            service.wait_for_notification("READY=1")
+            open_manual_shoe(table, "DEMO")
+            wait_until(lambda: table.status()["state"] == "betting", "demonstration round 1")
+            code, error = control(shoectl, table.socket_path, "void-round", "--reason", "misdeal")
+            assert code == 2 and "round 1 has no card dealt yet" in error, error
+            assert service.stop() == 0
+    assert journaled(table.journal_path, "round.void") == []
+    (refused,) = [r.payload for r in journaled(table.journal_path, "command.refused")]
+    assert refused["command"] == "void-round"
+
+
+def test_7_up_5_a_table_offers_only_its_own_text_s_void_reasons(
+    tmp_path: Path, shoectl: ShoectlRunner
+) -> None:
+    """7 Up 5.2-5.4's reasons used to be accepted on Macau tables, and Macau's on 7 Up."""
+    with (
+        simulated_table(tmp_path, game="macau-1") as table,
+        running_service(table, "--betting-time", "600") as service,
+    ):
+        service.wait_for_notification("READY=1")
+        open_manual_shoe(table, "TEXT")
+        wait_until(lambda: table.status()["state"] == "betting", "round 1 open for bets")
+        request(table.socket_path, "no-more-bets")
+        wait_until(lambda: table.status()["round_no"] == 2, "round 1 dealt")
+        for seven_up_only in ("cards_drawn_together", "player_hand_not_reconstructable"):
+            code, error = control(
+                shoectl, table.socket_path, "void-round", "--reason", seven_up_only
+            )
+            assert code == 2 and "is not a reason of macau-1: use one of misdeal" in error
+            offered = error.split("use one of")[1]
+            assert "7 Up 5.2" not in offered and "cards_drawn_together" not in offered
+        assert service.stop() == 0
+    assert journaled(table.journal_path, "round.void") == []
