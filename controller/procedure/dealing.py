@@ -25,6 +25,7 @@ from cardshoe.controller.procedure.facts import (
     CardSetAside,
     CorrectionMethod,
     DeckSetAdopted,
+    FirstCardCorrected,
     IrregularityFound,
     TableEvent,
 )
@@ -123,6 +124,9 @@ class Dealing:
             return
         if shoe.deck_set is None:
             self._adopt_deck_set(shoe, card_event)
+        if shoe.first_card_unread:
+            self._take_first_card_reread(shoe, card_event)
+            return
         current = self.round
         if current is not None and current.misread is not None:
             self._take_reread(shoe, current, current.misread, card_event)
@@ -163,6 +167,8 @@ class Dealing:
             self._assign(inspection, findings)
         elif isinstance(due, Hand):
             self._set_aside(inspection, inspection.voids[0], findings)
+        elif self._first_card_decides_the_burn(shoe, due) and inspection.card_id is None:
+            self._await_first_card(shoe, inspection, findings)
         else:
             self._burn(inspection, due, findings, voids_round=self._void_open_round(inspection))
         if wrong_pack:
@@ -331,6 +337,57 @@ class Dealing:
         if wrong_pack:
             self._hold_for_the_deck_set(shoe, inspection)
 
+    def _first_card_decides_the_burn(self, shoe: ShoeState, due: CardDue | None) -> bool:
+        """The start-of-shoe burn's first card, under the first-card policy (Art. 2.1)."""
+        return (
+            due is BurnReason.START_OF_SHOE
+            and shoe.burn_remaining is None
+            and self.config.shoe.burn is BurnPolicy.FIRST_CARD
+        )
+
+    def _await_first_card(
+        self, shoe: ShoeState, inspection: CardInspection, findings: list[Irregularity]
+    ) -> None:
+        """The first card could not be read: burned, but the burn's count waits for it.
+
+        Art. 2.1's option burns as many cards as the first card's face value, and Art. 18
+        binds the table to the option approved: another count (one card per deck, say)
+        would be another option. The table holds (misread_card) until the dealer re-reads
+        the card or a supervisor enters it (enter-card).
+        """
+        shoe.burned += 1
+        shoe.first_card_unread = True
+        self._emit(Burned(None, None, BurnReason.START_OF_SHOE, None))
+        self._record_findings(inspection, findings, Consequence.HOLD)
+        self.trigger(Trigger.HOLD, reason=HoldReason.MISREAD_CARD)
+
+    def _take_first_card_reread(self, shoe: ShoeState, card_event: CardRead) -> None:
+        """The unread first card passed through the reader again: counted nowhere again."""
+        inspection = self._inspect(shoe, card_event, starts_feed_group=False)
+        findings = list(inspection.findings)
+        if inspection.card_id is None or inspection.card is None:
+            self._record_findings(inspection, findings, Consequence.RECORD)
+            return
+        self._count_identity(shoe, inspection)
+        self._record_findings(inspection, findings, Consequence.BURN)
+        self._fix_first_card(
+            shoe, inspection.card, str(inspection.card_id), CorrectionMethod.REREAD, None
+        )
+
+    def _fix_first_card(
+        self,
+        shoe: ShoeState,
+        card: Card,
+        physical_id: str,
+        method: CorrectionMethod,
+        by: Mapping[str, Any] | None,
+    ) -> None:
+        """The first card is known: its face value fixes the burn, which it is part of."""
+        total = self._start_burn_total(card)
+        shoe.first_card_unread = False
+        shoe.burn_remaining = total - 1
+        self._emit(FirstCardCorrected(method, card, physical_id, total, by))
+
     def _place_corrected(
         self,
         current: Round,
@@ -437,9 +494,9 @@ class Dealing:
     def _start_burn_total(self, first: Card | None) -> int:
         """Cards the start-of-shoe burn takes, the first card included.
 
-        An unreadable first card cannot say how many cards follow it under
-        the first-card policy; the burn then takes one card per deck, the
-        rule Art. 2.1 states first. The other policies do not look at it.
+        Only the first-card policy looks at the card, and under it an unreadable
+        first card holds the table until it is known (_await_first_card): None
+        comes here only for the other policies.
         """
         decks, rules = self.config.game.decks, self.config.shoe
         if first is not None:

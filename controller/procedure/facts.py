@@ -225,6 +225,22 @@ class CardCorrected(TableEvent):
 
 
 @dataclass(frozen=True)
+class FirstCardCorrected(TableEvent):
+    """The start-of-shoe burn's first card, unread, is known now: under the first-card burn
+    its face value fixes how many cards the burn takes (Macau Art. 2.1)."""
+
+    KIND: ClassVar[str] = "shoe.first_card_corrected"
+    correction: CorrectionMethod
+    card: Card
+    physical_id: str
+    """The card's tag as re-read, or "entered" for a card a supervisor entered."""
+    burn_total: int
+    """Cards the start-of-shoe burn takes, the first card included."""
+    by: Mapping[str, Any] | None
+    """Who entered the card; None for a re-read."""
+
+
+@dataclass(frozen=True)
 class CardSetAside(TableEvent):
     """A card of a round that no hand may receive (its round is void): dealt, not assigned."""
 

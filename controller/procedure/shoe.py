@@ -96,6 +96,9 @@ class ShoeState:
     burn_reason: BurnReason | None = None
     burn_remaining: int | None = 0
     """Cards still to burn; None until the first card of the start-of-shoe burn is seen."""
+    first_card_unread: bool = False
+    """Under the first-card burn the first card could not be read: the burn count waits
+    for its re-read or its entry (Art. 2.1, and Art. 18 makes the option binding)."""
     relief_burn_due: bool = False
     """A dealer relieved another: the next round's burn begins with game.relief_burn cards."""
     rounds_opened: int = 0

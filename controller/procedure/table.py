@@ -304,7 +304,10 @@ class TableModel(Dealing):
     def _entered_copies_out(self, command: EnterCard) -> int | None:
         """How many copies of the entered card are out; None when no misread card awaits."""
         current, shoe = self.round, self.shoe
-        if current is None or current.misread is None or current.void_reason is not None:
+        first_card = shoe is not None and shoe.first_card_unread
+        if not first_card and (
+            current is None or current.misread is None or current.void_reason is not None
+        ):
             return None
         assert shoe is not None
         return shoe.copies[parse_card(command.card)]
@@ -508,16 +511,18 @@ class TableModel(Dealing):
             voided.carried_in = None
 
     def enter_misread_card(self, event: EventData) -> None:
-        """A supervisor read the card the reader could not: it goes to the hand it was due."""
+        """A supervisor read the card the reader could not: it goes to the hand it was due,
+        or, the start-of-shoe burn's first card, fixes the burn's count (Art. 2.1)."""
         command: EnterCard = event.kwargs["command"]
+        shoe, card, method = self._open_shoe(), parse_card(command.card), CorrectionMethod.ENTERED
+        shoe.copies[card] += 1
+        if shoe.first_card_unread:
+            self._fix_first_card(shoe, card, ENTERED_CARD_ID, method, command.operator)
+            return
         current = self._open_round()
         misread = current.misread
         assert misread is not None
-        card = parse_card(command.card)
-        self._open_shoe().copies[card] += 1
-        self._place_corrected(
-            current, misread, card, ENTERED_CARD_ID, CorrectionMethod.ENTERED, command.operator
-        )
+        self._place_corrected(current, misread, card, ENTERED_CARD_ID, method, command.operator)
 
     def _end_misread_hold_when_moot(self) -> None:
         """The misread_card hold lasts exactly as long as a misread card awaits correction.
@@ -526,10 +531,10 @@ class TableModel(Dealing):
         the round or closes the shoe (void-round, lost events, abandon-shoe):
         nothing is left to correct then, and the void goes ahead.
         """
-        current = self.round
+        current, shoe = self.round, self.shoe
         awaiting = (
             current is not None and current.misread is not None and current.void_reason is None
-        )
+        ) or (shoe is not None and shoe.first_card_unread)
         if not awaiting and HoldReason.MISREAD_CARD in self.holds:
             self.trigger(Trigger.RELEASE, reason=HoldReason.MISREAD_CARD)
 

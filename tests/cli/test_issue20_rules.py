@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from support.service_support import open_manual_shoe, running_service, simulated_table, wait_until
 from support.session_support import journaled
 from support.shoectl import ShoectlRunner
@@ -173,3 +174,40 @@ def test_7_up_5_a_table_offers_only_its_own_text_s_void_reasons(
             assert "7 Up 5.2" not in offered and "cards_drawn_together" not in offered
         assert service.stop() == 0
     assert journaled(table.journal_path, "round.void") == []
+
+
+FIRST_CARD_BURN = '[game]\nname = "macau-1"\n[shoe]\nburn = "first-card"\n'
+
+
+@pytest.mark.parametrize(
+    ("fault", "correction"), [("misread-card", "reread"), ("unreadable-card", "entered")]
+)
+def test_art_2_1_an_unread_first_card_still_decides_the_first_card_burn(
+    shoectl: ShoectlRunner, tmp_path: Path, fault: str, correction: str
+) -> None:
+    """Seed 15: the first card is KS, so the burn takes 11 cards. Unread, it used to take 8
+    (one a deck); Art. 18 binds the table to the approved option, so it holds for the card."""
+    records = demo_records(
+        shoectl,
+        tmp_path,
+        FIRST_CARD_BURN,
+        "--seed",
+        "15",
+        "--rounds",
+        "1",
+        "--inject",
+        f"{fault}@card=1",
+    )
+    burns = [payload for kind, _, payload in records if kind == "card.burned"]
+    assert len(burns) == 11 and burns[0]["card"] is None
+    assert [payload["burn_remaining"] for payload in burns[1:]] == list(range(9, -1, -1))
+    (corrected,) = [p for kind, _, p in records if kind == "shoe.first_card_corrected"]
+    assert (corrected["card"], corrected["correction"], corrected["burn_total"]) == (
+        "KS",
+        correction,
+        11,
+    )
+    holds = [p["reason"] for kind, _, p in records if kind == "hold.started"]
+    assert holds == ["misread_card"]
+    (ended,) = [payload for kind, _, payload in records if kind == "shoe.ended"]
+    assert ended["reconciled"] and ended["burned"] == 11

@@ -544,9 +544,15 @@ def test_a_face_up_card_from_the_automatic_machine_is_normal() -> None:
     assert table.state == State.DEALING
 
 
-def test_an_unreadable_first_card_under_the_first_card_policy_burns_one_card_per_deck() -> None:
+def test_an_unreadable_first_card_under_the_first_card_policy_holds_until_it_is_known() -> None:
+    """Art. 2.1 with Art. 18: the first card's face value, and no other count, fixes the burn."""
     table = Table(manual(burn=BurnPolicy.FIRST_CARD, decks=6))
     table.open_manual_shoe()
     table.draw([None])
+    assert table.state == State.HELD and table.model.card_due() is None
+    table.draw([None])
+    assert table.state == State.HELD and len(table.events(Burned)) == 1
+    table.draw([card_id(parse_cards("KS")[0])])
+    assert table.state == State.BURNING
     deal_while_due(table, iter(tagged_shoe(6, seed=15)))
-    assert len(table.events(Burned)) == 6
+    assert len(table.events(Burned)) == 11
