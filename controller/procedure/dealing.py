@@ -9,6 +9,7 @@ part knows only cards. Like the model, it does no I/O: it emits facts.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -36,6 +37,7 @@ from cardshoe.controller.procedure.irregularities import (
     CardInspection,
     Consequence,
     Irregularity,
+    card_of,
     inspect_card,
 )
 from cardshoe.controller.procedure.machine import ROUND_STATES, State, Trigger
@@ -50,11 +52,15 @@ from cardshoe.controller.procedure.shoe import (
 )
 from cardshoe.controller.rules.cards import Card
 from cardshoe.controller.rules.hands import Hand
+from cardshoe.drivers.protocol.cardid import CardId
 from cardshoe.drivers.protocol.messages import (
     CardRead,
     SensorFlag,
 )
 
+DECK_SET_EVIDENCE = 3
+"""With no deck set declared, cards of one set that make it the loaded set, when they also
+outnumber the cards of every other set together."""
 MAX_FEED_SIZE = 6
 """The most cards one baccarat round takes (three to each hand): a double feed announcing
 more is capped here, and the host's feed watch holds the table when the rest never comes."""
@@ -122,8 +128,6 @@ class Dealing:
         if shoe is None:
             self._take_card_without_shoe(card_event)
             return
-        if shoe.deck_set is None:
-            self._adopt_deck_set(shoe, card_event)
         if shoe.first_card_unread:
             self._take_first_card_reread(shoe, card_event)
             return
@@ -173,6 +177,7 @@ class Dealing:
             self._burn(inspection, due, findings, voids_round=self._void_open_round(inspection))
         if wrong_pack:
             self._hold_for_the_deck_set(shoe, inspection)
+        self._weigh_deck_set(shoe, inspection)
         if starts_group:
             group_burn = None if isinstance(due, Hand) else (due or BurnReason.IRREGULAR)
             # A round holds at most MAX_FEED_SIZE cards: no feed announces more truthfully.
@@ -220,11 +225,69 @@ class Dealing:
             findings.append(Irregularity.CARD_DURING_HOLD)
         self._burn(inspection, BurnReason.IRREGULAR, findings)
 
-    def _adopt_deck_set(self, shoe: ShoeState, card_event: CardRead) -> None:
-        card_id = card_event.card
-        if card_id is not None:
-            shoe.deck_set = card_id.deck_set
-            self._emit(DeckSetAdopted(deck_set_text(card_id.deck_set)))
+    def _weigh_deck_set(self, shoe: ShoeState, inspection: CardInspection) -> None:
+        """No deck set declared: the pack's majority names it, never a single card.
+
+        A foreign card that happens to come out first would otherwise become the
+        loaded set and make every genuine card after it foreign. Each readable card
+        is evidence; the set of DECK_SET_EVIDENCE cards that outnumber all the others
+        together is adopted. Cards of two sets before that hold the table
+        (deck_set_mismatch): a person looks at them. Once the set is adopted, each
+        earlier card of another set is found foreign, as it would have been then.
+        """
+        card_id = inspection.card_id
+        if shoe.deck_set is not None or card_id is None:
+            return
+        shoe.set_evidence.append((card_id, self.round_no))
+        sets = Counter(evidence.deck_set for evidence, _ in shoe.set_evidence)
+        if len(sets) == 2 and sets[card_id.deck_set] == 1:
+            self._hold_for_disagreeing_cards(shoe)
+        ((leader, cards),) = sets.most_common(1)
+        if cards < DECK_SET_EVIDENCE or cards <= len(shoe.set_evidence) - cards:
+            return
+        shoe.deck_set = leader
+        self._emit(DeckSetAdopted(deck_set_text(leader)))
+        strays = [
+            (stray, number) for stray, number in shoe.set_evidence if stray.deck_set != leader
+        ]
+        shoe.set_evidence.clear()
+        for stray, number in strays:
+            self._find_foreign_afterwards(shoe, stray, number)
+
+    def _hold_for_disagreeing_cards(self, shoe: ShoeState) -> None:
+        seen = ", ".join(str(evidence) for evidence, _ in shoe.set_evidence)
+        self._emit(
+            Alarm(
+                AlarmKind.FOREIGN_CARD,
+                f"cards of more than one deck set came out before the loaded set was known "
+                f"({seen}): take out any card not of the set printed on the box and "
+                f"clear-hold {HoldReason.DECK_SET_MISMATCH}, or abandon the shoe and start it "
+                "again with --deck-set; the set most cards show is adopted",
+            )
+        )
+        self.trigger(Trigger.HOLD, reason=HoldReason.DECK_SET_MISMATCH)
+
+    def _find_foreign_afterwards(
+        self, shoe: ShoeState, card_id: CardId, number: int | None
+    ) -> None:
+        """A card found foreign once the loaded set was adopted: recorded and counted as an
+        intruder, and its round, if still under way, is void (7 Up 5.1, Macau Art. 10)."""
+        card = card_of(card_id)
+        shoe.intruders += 1
+        shoe.copies[card] -= 1
+        shoe.seen.discard(card_id)
+        current = self.round
+        voids = (
+            current is not None
+            and current.number == number
+            and current.void_reason is None
+            and self.position in ROUND_STATES
+        )
+        if voids and current is not None:
+            current.void_reason = Irregularity.FOREIGN_CARD
+        consequence = Consequence.VOID_ROUND if voids else Consequence.BURN
+        self._record_irregularity(Irregularity.FOREIGN_CARD, card, str(card_id), consequence)
+        self._emit(Alarm(AlarmKind.FOREIGN_CARD, f"{Irregularity.FOREIGN_CARD}: {card_id}"))
 
     def _count_card(self, shoe: ShoeState, inspection: CardInspection) -> None:
         shoe.cards_out += 1

@@ -80,6 +80,9 @@ class ShoeState:
     pack_checked: bool = False
     """The device's count of the pack was compared with the table's decks."""
     """A card of the declared set came out: the pack loaded is the one declared."""
+    set_evidence: list[tuple[CardId, int | None]] = field(default_factory=list)
+    """With no deck set declared, the readable cards so far and the round each came out in,
+    until the set most of them show is adopted."""
     seen: set[CardId] = field(default_factory=set)
     copies: Counter[Card] = field(default_factory=Counter)
     """Cards out of the shoe; an automatic machine takes them back, and may deal them again,

@@ -211,3 +211,35 @@ def test_art_2_1_an_unread_first_card_still_decides_the_first_card_burn(
     assert holds == ["misread_card"]
     (ended,) = [payload for kind, _, payload in records if kind == "shoe.ended"]
     assert ended["reconciled"] and ended["burned"] == 11
+
+
+def test_7_up_5_1_a_foreign_first_card_does_not_become_the_pack_s_deck_set(
+    tmp_path: Path, shoectl: ShoectlRunner
+) -> None:
+    """Seed 5, 6 decks, no --deck-set: the foreign 9D came out first and was adopted as the
+    pack's set, so every genuine card after it was foreign and rounds 1-3 were void."""
+    with (
+        simulated_table(
+            tmp_path, seed=5, decks=6, game="macau-1", inject=("foreign-card@card=1",)
+        ) as table,
+        running_service(table, "--betting-time", "600") as service,
+    ):
+        service.wait_for_notification("READY=1")
+        socket = table.socket_path
+        open_manual_shoe(table, "FIRST")
+        wait_until(lambda: table.status()["holds"] == ["deck_set_mismatch"], "the hold")
+        code, error = control(shoectl, socket, "clear-hold", "--reason", "deck_set_mismatch")
+        assert code == 0, error
+        for round_no in (1, 2, 3):
+            wait_until(lambda: table.status()["state"] == "betting", f"round {round_no} open")
+            request(socket, "no-more-bets")
+            wait_until(lambda: table.status()["round_no"] == round_no + 1, f"round {round_no}")
+        assert service.stop() == 0
+    (adopted,) = [r.payload for r in journaled(table.journal_path, "shoe.deck_set")]
+    assert adopted == {"deck_set": "0x00BC614E"}
+    assert journaled(table.journal_path, "round.void") == []
+    assert len(journaled(table.journal_path, "round.result")) == 3
+    found = [r.payload for r in journaled(table.journal_path, "irregularity")]
+    assert [(f["code"], f["card"], f["consequence"]) for f in found] == [
+        ("foreign_card", "9D", "burn")
+    ]
