@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from cardshoe.controller.procedure.corrections import VoidReason, VoidRule
+from cardshoe.controller.procedure.holds import OPERATOR_CLEARED_HOLDS
 from cardshoe.controller.procedure.machine import TRANSITIONS, State, Trigger
 
 COMMAND_WORDS: Mapping[Trigger, str] = {
@@ -47,28 +48,44 @@ STATE_WORDS: Mapping[State, str] = {
 """Where the table stands, as a dealer would say it."""
 
 
-def possible_commands(state: State) -> list[str]:
-    """The commands with a transition out of `state`, in the table's order."""
+def possible_commands(state: State, applies: Mapping[Trigger, bool]) -> list[str]:
+    """The commands with a transition out of `state`, in the table's order, leaving out
+    those `applies` says the table would refuse now (nothing to confirm, enter or void)."""
     possible: list[str] = []
     for transition in TRANSITIONS:
         sources = (
             (transition.source,) if isinstance(transition.source, State) else transition.source
         )
         word = COMMAND_WORDS.get(transition.trigger)
-        if word is not None and state in sources and word not in possible:
+        wanted = applies.get(transition.trigger, True)
+        if word is not None and wanted and state in sources and word not in possible:
             possible.append(word)
     return possible
 
 
-def refusal_text(trigger: Trigger, state: State, position: State, holds: Sequence[str]) -> str:
+def refusal_text(
+    trigger: Trigger,
+    state: State,
+    position: State,
+    holds: Sequence[str],
+    applies: Mapping[Trigger, bool],
+) -> str:
     """Why an operator command cannot be carried out now, and what can."""
     command = COMMAND_WORDS[trigger]
     situation = STATE_WORDS[state]
     if state is State.HELD:
         situation = f"the table is on hold ({', '.join(holds)}) in {STATE_WORDS[position]}"
-    possible = possible_commands(state)
+    possible = possible_commands(state, applies)
     hint = f"possible now: {', '.join(possible)}" if possible else "no command is possible now"
     return f"{command} is not possible now: {situation} ({hint})"
+
+
+def clear_hold_needs_text(holds: Sequence[str]) -> str:
+    """clear-hold given without a hold: name the active holds a person clears."""
+    clearable = [hold for hold in holds if hold in OPERATOR_CLEARED_HOLDS]
+    if not clearable:
+        return "clear-hold needs a hold (--reason), and no hold a person clears is active"
+    return f"clear-hold needs a hold: --reason {' or '.join(clearable)}"
 
 
 def clear_hold_text(named: str, clearable: Sequence[str]) -> str:

@@ -303,14 +303,9 @@ class TableModel(Dealing):
 
     def _entered_copies_out(self, command: EnterCard) -> int | None:
         """How many copies of the entered card are out; None when no misread card awaits."""
-        current, shoe = self.round, self.shoe
-        first_card = shoe is not None and shoe.first_card_unread
-        if not first_card and (
-            current is None or current.misread is None or current.void_reason is not None
-        ):
+        if not self._misread_awaits():
             return None
-        assert shoe is not None
-        return shoe.copies[parse_card(command.card)]
+        return self._open_shoe().copies[parse_card(command.card)]
 
     def was_held_in_destination(self, event: EventData) -> bool:
         """A resume goes back to exactly the state the hold interrupted."""
@@ -524,6 +519,15 @@ class TableModel(Dealing):
         assert misread is not None
         self._place_corrected(current, misread, card, ENTERED_CARD_ID, method, command.operator)
 
+    def _misread_awaits(self) -> bool:
+        """A card that could not be read awaits its re-read or its entry: one due to a hand
+        in a round not void, or the first card under the first-card burn."""
+        current, shoe = self.round, self.shoe
+        in_round = (
+            current is not None and current.misread is not None and current.void_reason is None
+        )
+        return in_round or (shoe is not None and shoe.first_card_unread)
+
     def _end_misread_hold_when_moot(self) -> None:
         """The misread_card hold lasts exactly as long as a misread card awaits correction.
 
@@ -531,11 +535,7 @@ class TableModel(Dealing):
         the round or closes the shoe (void-round, lost events, abandon-shoe):
         nothing is left to correct then, and the void goes ahead.
         """
-        current, shoe = self.round, self.shoe
-        awaiting = (
-            current is not None and current.misread is not None and current.void_reason is None
-        ) or (shoe is not None and shoe.first_card_unread)
-        if not awaiting and HoldReason.MISREAD_CARD in self.holds:
+        if not self._misread_awaits() and HoldReason.MISREAD_CARD in self.holds:
             self.trigger(Trigger.RELEASE, reason=HoldReason.MISREAD_CARD)
 
     def void_by_supervisor(self, event: EventData) -> None:
@@ -790,8 +790,18 @@ class TableModel(Dealing):
             clearable = [hold for hold in self.holds if hold in OPERATOR_CLEARED_HOLDS]
             reason = clear_hold_text(str(event.kwargs["reason"]), clearable)
         else:
-            reason = refusal_text(trigger, state, self.position, self.holds)
+            reason = refusal_text(trigger, state, self.position, self.holds, self._applies())
         self._emit(RefusedCommand(COMMAND_WORDS[trigger], reason))
+
+    def _applies(self) -> dict[Trigger, bool]:
+        """Whether each command that depends on more than the state has anything to act on:
+        a refusal offers only what the table would accept now."""
+        return {
+            Trigger.CONFIRM_FACE_UP: HoldReason.FACE_DOWN_CARD in self.holds,
+            Trigger.ENTER_CARD: self._misread_awaits(),
+            Trigger.VOID_CURRENT_ROUND: self._voidable_round() is not None,
+            Trigger.CLEAR_HOLD: any(hold in OPERATOR_CLEARED_HOLDS for hold in self.holds),
+        }
 
     def _violation(self, detail: str) -> None:
         _LOGGER.warning("procedure violation: %s", detail)

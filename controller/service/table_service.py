@@ -144,7 +144,7 @@ SESSION_COMMANDS: Mapping[str, tuple[Callable[..., object], tuple[Parameter, ...
     ),
     "clear-hold": (
         TableSession.clear_hold,
-        (Parameter("reason", str, required=True), Parameter("note", str)),
+        (Parameter("reason", str), Parameter("note", str)),
     ),
 }
 """Control-socket command -> the session's operator command and its arguments. The session

@@ -228,12 +228,18 @@ def test_7_up_5_1_a_foreign_first_card_does_not_become_the_pack_s_deck_set(
         socket = table.socket_path
         open_manual_shoe(table, "FIRST")
         wait_until(lambda: table.status()["holds"] == ["deck_set_mismatch"], "the hold")
+        code, error = control(shoectl, socket, "clear-hold")
+        assert (code, error) == (
+            2,
+            "shoectl: error: clear-hold needs a hold: --reason deck_set_mismatch",
+        )
         code, error = control(shoectl, socket, "clear-hold", "--reason", "deck_set_mismatch")
         assert code == 0, error
         for round_no in (1, 2, 3):
             wait_until(lambda: table.status()["state"] == "betting", f"round {round_no} open")
             request(socket, "no-more-bets")
-            wait_until(lambda: table.status()["round_no"] == round_no + 1, f"round {round_no}")
+            next_round = round_no + 1
+            wait_until(lambda n=next_round: table.status()["round_no"] == n, f"round {round_no}")
         assert service.stop() == 0
     (adopted,) = [r.payload for r in journaled(table.journal_path, "shoe.deck_set")]
     assert adopted == {"deck_set": "0x00BC614E"}
@@ -243,3 +249,27 @@ def test_7_up_5_1_a_foreign_first_card_does_not_become_the_pack_s_deck_set(
     assert [(f["code"], f["card"], f["consequence"]) for f in found] == [
         ("foreign_card", "9D", "burn")
     ]
+
+
+def test_refusals_offer_only_what_the_pack_count_hold_accepts(
+    tmp_path: Path, shoectl: ShoectlRunner
+) -> None:
+    """An 8-deck pack at a 6-deck table holds (pack_count_mismatch); a refusal's "possible
+    now" used to offer void-round, enter-card and confirm-face-up, none of which applies."""
+    with simulated_table(tmp_path, decks=8, game="macau-1") as table:
+        config = table.config_path.read_text()
+        table.config_path.write_text(config.replace("decks = 8\n", "decks = 6\n"))
+        with running_service(table) as service:
+            service.wait_for_notification("READY=1")
+            socket = table.socket_path
+            code, error = control(shoectl, socket, "clear-hold")
+            assert (code, error) == (
+                2,
+                "shoectl: error: clear-hold needs a hold (--reason), and no hold a person "
+                "clears is active",
+            )
+            open_manual_shoe(table, "PACK")
+            wait_until(lambda: "pack_count_mismatch" in table.status()["holds"], "the hold")
+            code, error = control(shoectl, socket, "confirm-face-up")
+            assert code == 2 and error.endswith("(possible now: abandon-shoe, clear-hold)"), error
+            assert service.stop() == 0
