@@ -157,6 +157,14 @@ class ReliefBurnDue(TableEvent):
 
 
 @dataclass(frozen=True)
+class ReliefBurnDropped(TableEvent):
+    """The shoe ended with a relief burn still due: no round is left to burn before."""
+
+    KIND: ClassVar[str] = "shoe.relief_burn_dropped"
+    cards: int
+
+
+@dataclass(frozen=True)
 class LastRoundSet(TableEvent):
     """The shoe ends after this round: the cut card showed (Art. 3.1) or the house ends it."""
 

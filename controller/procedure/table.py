@@ -39,6 +39,7 @@ from cardshoe.controller.procedure.facts import (
     HoldStarted,
     LastRoundSet,
     RefusedCommand,
+    ReliefBurnDropped,
     ReliefBurnDue,
     RoundOpened,
     RoundResult,
@@ -640,6 +641,8 @@ class TableModel(Dealing):
         device_cards_dealt: int | None = None,
     ) -> None:
         shoe = self._open_shoe()
+        if shoe.relief_burn_due:
+            self._emit(ReliefBurnDropped(self.config.game.relief_burn))
         self._emit(
             ShoeEnded(
                 shoe.shoe_id,

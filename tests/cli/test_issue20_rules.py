@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.other_users import DAEMON, NOBODY, as_user, needs_other_uids, open_to_other_users
 from support.service_support import open_manual_shoe, running_service, simulated_table, wait_until
 from support.session_support import journaled
 from support.shoectl import ShoectlRunner
@@ -273,3 +274,30 @@ def test_refusals_offer_only_what_the_pack_count_hold_accepts(
             code, error = control(shoectl, socket, "confirm-face-up")
             assert code == 2 and error.endswith("(possible now: abandon-shoe, clear-hold)"), error
             assert service.stop() == 0
+
+
+@needs_other_uids
+def test_relief_burn_still_due_when_the_shoe_ends_is_journaled(shared_folder: Path) -> None:
+    """game.relief_burn = 1: daemon relieves nobody while round 1's bets are open, and the
+    house ends the shoe there. The burn due used to vanish with the shoe, unrecorded."""
+    with simulated_table(shared_folder) as table:
+        config = table.config_path.read_text().replace("]\nname", "]\nrelief_burn = 1\nname", 1)
+        config += '[roles]\nsupervisor = ["root"]\ndealer = ["nobody", "daemon"]\n'
+        table.config_path.write_text(config)
+        socket = table.socket_path
+        with running_service(table, betting_time=None) as service:
+            service.wait_for_notification("READY=1")
+            open_to_other_users(socket)
+            assert as_user(NOBODY, socket, "control", "sign-in").returncode == 0
+            open_manual_shoe(table, "RELIEF")
+            wait_until(lambda: table.status()["state"] == "betting", "round 1 open for bets")
+            assert as_user(DAEMON, socket, "control", "sign-in").returncode == 0
+            assert as_user(0, socket, "control", "end-shoe").returncode == 0
+            wait_until(lambda: table.status()["state"] == "idle", "the shoe reconciled")
+            assert service.stop() == 0
+    with Journal.open_readonly(table.journal_path) as journal:
+        wanted = ["shoe.relief_burn_due", "shoe.relief_burn_dropped", "shoe.ended"]
+        kinds_seen = [record.kind for record in journal.records(kinds=wanted)]
+    assert kinds_seen == ["shoe.relief_burn_due", "shoe.relief_burn_dropped", "shoe.ended"]
+    (dropped,) = [r.payload for r in journaled(table.journal_path, "shoe.relief_burn_dropped")]
+    assert dropped == {"cards": 1}
