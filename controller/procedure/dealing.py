@@ -178,6 +178,8 @@ class Dealing:
         if wrong_pack:
             self._hold_for_the_deck_set(shoe, inspection)
         self._weigh_deck_set(shoe, inspection)
+        if self.automatic and inspection.is_intruder:
+            self._set_intruder_apart(shoe, inspection)
         if starts_group:
             group_burn = None if isinstance(due, Hand) else (due or BurnReason.IRREGULAR)
             # A round holds at most MAX_FEED_SIZE cards: no feed announces more truthfully.
@@ -201,6 +203,25 @@ class Dealing:
             and not shoe.declared_set_seen
             and Irregularity.FOREIGN_CARD in inspection.findings
         )
+
+    def _set_intruder_apart(self, shoe: ShoeState, inspection: CardInspection) -> None:
+        """An intruder the automatic machine dealt never goes back into it.
+
+        The machine takes the round's cards back (Art. 7.2), its own cards: returned,
+        an intruder would be dealt again in a later round and void that one too. It is
+        set apart: not among the cards out that the RETURN takes back, and the table
+        holds until a person has removed it and says so (clear-hold intruder_on_table).
+        """
+        shoe.cards_out -= 1
+        self._emit(
+            Alarm(
+                AlarmKind.FOREIGN_CARD,
+                f"{inspection.card_id} was never part of this machine's pack: take it off the "
+                "table, keep it out of the machine, and clear-hold "
+                f"{HoldReason.INTRUDER_ON_TABLE} once it is removed",
+            )
+        )
+        self.trigger(Trigger.HOLD, reason=HoldReason.INTRUDER_ON_TABLE)
 
     def _hold_for_the_deck_set(self, shoe: ShoeState, inspection: CardInspection) -> None:
         card_id = inspection.card_id

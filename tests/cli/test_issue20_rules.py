@@ -301,3 +301,31 @@ def test_relief_burn_still_due_when_the_shoe_ends_is_journaled(shared_folder: Pa
     assert kinds_seen == ["shoe.relief_burn_due", "shoe.relief_burn_dropped", "shoe.ended"]
     (dropped,) = [r.payload for r in journaled(table.journal_path, "shoe.relief_burn_dropped")]
     assert dropped == {"cards": 1}
+
+
+def test_7_up_5_1_and_art_7_2_the_machine_never_takes_an_intruder_back(
+    shoectl: ShoectlRunner, tmp_path: Path
+) -> None:
+    """Seed 7: the foreign JD of round 2 used to be counted among the returned cards, dealt
+    again in round 61 (void again) and the shoe ended unreconciled with 2 intruders."""
+    records = demo_records(
+        shoectl,
+        tmp_path,
+        '[game]\nname = "macau-1"\n[device]\nkind = "auto"\n',
+        "--seed",
+        "7",
+        "--rounds",
+        "80",
+        "--inject",
+        "foreign-card@round=2",
+    )
+    voids = [(p["round_no"], p["reason"]) for kind, _, p in records if kind == "round.void"]
+    assert voids == [(2, "foreign_card")]
+    holds = [(kind, p["reason"]) for kind, _, p in records if kind.startswith("hold.")]
+    assert holds == [("hold.started", "intruder_on_table"), ("hold.ended", "intruder_on_table")]
+    returns = [p for kind, _, p in records if kind == "round.cards_returned"]
+    # Round 2's only card out was the intruder, set apart: nothing of it went back in.
+    assert len(returns) == 79 and all(p["expected"] == p["counted"] for p in returns)
+    (ended,) = [payload for kind, _, payload in records if kind == "shoe.ended"]
+    assert (ended["rounds"], ended["intruders"], ended["reconciled"]) == (80, 1, True)
+    assert ended["dealt"] - ended["returned"] == 1

@@ -35,7 +35,7 @@ from cardshoe.controller.procedure.facts import (
     ShoeEnded,
     TableIdle,
 )
-from cardshoe.controller.procedure.holds import fault_hold
+from cardshoe.controller.procedure.holds import HoldReason, fault_hold
 from cardshoe.controller.procedure.inputs import (
     AbandonShoe,
     CloseBets,
@@ -134,6 +134,8 @@ def _before_automatic_steps(table: Table, rounds: int) -> Iterator[None]:
         while model.card_due() is not None:
             card = foreign if number == 2 and model.round_no == 2 else next(shoe)
             yield from fire(Trigger.CARD, event=device.card(card))
+        if HoldReason.INTRUDER_ON_TABLE in model.holds:
+            yield from fire(Trigger.CLEAR_HOLD, reason=HoldReason.INTRUDER_ON_TABLE)
         if model.state == State.RETURNING:
             yield from fire(Trigger.RETURNED, done=device.returned(model.cards_to_return or 0))
         if number == 1:
