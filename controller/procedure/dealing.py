@@ -213,9 +213,10 @@ class Dealing:
         holds until a person has removed it and says so (clear-hold intruder_on_table).
         """
         shoe.cards_out -= 1
+        finding = next(code for code in inspection.findings if code in INTRUDER_FINDINGS)
         self._emit(
             Alarm(
-                AlarmKind.FOREIGN_CARD,
+                IRREGULARITIES[finding].alarm or AlarmKind.FOREIGN_CARD,
                 f"{inspection.card_id} was never part of this machine's pack: take it off the "
                 "table, keep it out of the machine, and clear-hold "
                 f"{HoldReason.INTRUDER_ON_TABLE} once it is removed",
