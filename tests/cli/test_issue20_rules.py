@@ -9,7 +9,14 @@ from typing import Any
 
 import pytest
 from support.other_users import DAEMON, NOBODY, as_user, needs_other_uids, open_to_other_users
-from support.service_support import open_manual_shoe, running_service, simulated_table, wait_until
+from support.service_support import (
+    control,
+    open_manual_shoe,
+    running_service,
+    simulated_table,
+    wait_until,
+    with_relief_burn,
+)
 from support.session_support import journaled
 from support.shoectl import ShoectlRunner
 
@@ -95,11 +102,6 @@ def test_art_11_bets_carried_into_a_void_round_are_returned_with_it(
     ]
     assert [kind for kind, _ in about_14] == ["round.void", "round.carried_bets_returned"]
     assert about_14[1][1] == {"round_no": 13, "reason": "round_void", "voided_round": 14}
-
-
-def control(shoectl: ShoectlRunner, socket: Path, *arguments: str) -> tuple[int, str]:
-    done = shoectl("control", *arguments, "--socket", str(socket))
-    return done.returncode, done.stderr.strip()
 
 
 def test_art_10_void_round_after_a_round_s_last_card_voids_that_round(
@@ -281,15 +283,13 @@ def test_relief_burn_still_due_when_the_shoe_ends_is_journaled(shared_folder: Pa
     """game.relief_burn = 1: daemon relieves nobody while round 1's bets are open, and the
     house ends the shoe there. The burn due used to vanish with the shoe, unrecorded."""
     with simulated_table(shared_folder) as table:
-        config = table.config_path.read_text().replace("]\nname", "]\nrelief_burn = 1\nname", 1)
-        config += '[roles]\nsupervisor = ["root"]\ndealer = ["nobody", "daemon"]\n'
-        table.config_path.write_text(config)
-        socket = table.socket_path
-        with running_service(table, betting_time=None) as service:
+        with_relief_burn(table)
+        with running_service(table, "--betting-time", "600") as service:
             service.wait_for_notification("READY=1")
+            socket = table.socket_path
             open_to_other_users(socket)
-            assert as_user(NOBODY, socket, "control", "sign-in").returncode == 0
             open_manual_shoe(table, "RELIEF")
+            assert as_user(NOBODY, socket, "control", "sign-in").returncode == 0
             wait_until(lambda: table.status()["state"] == "betting", "round 1 open for bets")
             assert as_user(DAEMON, socket, "control", "sign-in").returncode == 0
             assert as_user(0, socket, "control", "end-shoe").returncode == 0

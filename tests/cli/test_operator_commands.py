@@ -4,16 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from support.service_support import running_service, simulated_table, wait_until
+from support.service_support import control, running_service, simulated_table, wait_until
 from support.session_support import journaled
 from support.shoectl import ShoectlRunner
 
 from cardshoe.controller.service.control_socket import request
-
-
-def control(shoectl: ShoectlRunner, socket: Path, *arguments: str) -> tuple[int, str]:
-    done = shoectl("control", *arguments, "--socket", str(socket))
-    return done.returncode, done.stderr.strip()
 
 
 def test_shoe_ids_are_safe_and_unique_and_deck_sets_are_u32_in_the_printed_form(

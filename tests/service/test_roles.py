@@ -17,7 +17,12 @@ from support.other_users import (
     needs_other_uids,
     open_to_other_users,
 )
-from support.service_support import running_service, simulated_table, wait_until
+from support.service_support import (
+    running_service,
+    simulated_table,
+    wait_until,
+    with_relief_burn,
+)
 from support.session_support import journaled
 from support.shoectl import ShoectlRunner
 
@@ -93,9 +98,7 @@ def test_a_dealer_relieving_another_burns_before_the_next_deal_even_across_a_cra
     """game.relief_burn = 1: nobody deals, daemon relieves them while bets are open; the
     service is killed and restarted, and the burn still comes after no more bets."""
     with simulated_table(shared_folder) as table:
-        config = table.config_path.read_text().replace("]\nname", "]\nrelief_burn = 1\nname", 1)
-        config += '[roles]\nsupervisor = ["root"]\ndealer = ["nobody", "daemon"]\n'
-        table.config_path.write_text(config)
+        with_relief_burn(table)
         socket = table.socket_path
         with running_service(table, betting_time=None) as service:
             service.wait_for_notification("READY=1")
