@@ -329,3 +329,27 @@ def test_7_up_5_1_and_art_7_2_the_machine_never_takes_an_intruder_back(
     (ended,) = [payload for kind, _, payload in records if kind == "shoe.ended"]
     assert (ended["rounds"], ended["intruders"], ended["reconciled"]) == (80, 1, True)
     assert ended["dealt"] - ended["returned"] == 1
+
+
+def test_art_18_commission_rounding_is_an_approved_option_in_the_fingerprint(
+    shoectl: ShoectlRunner, tmp_path: Path
+) -> None:
+    """Flooring winnings to the minor unit is in neither text: it used to be hard-coded."""
+    fingerprints = {}
+    for rounding in ("floor", "half-up"):
+        folder = tmp_path / rounding
+        folder.mkdir()
+        config = f'[game]\nname = "macau-1"\ncommission_rounding = "{rounding}"\n'
+        records = demo_records(shoectl, folder, config, "--seed", "3", "--rounds", "1")
+        (started,) = [payload for kind, _, payload in records if kind == "shoe.started"]
+        assert started["options"]["commission_rounding"] == rounding
+        fingerprints[rounding] = started["fingerprint"]
+    assert fingerprints["floor"] != fingerprints["half-up"]
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[game]\nname = "macau-1"\ncommission_rounding = "up"\n')
+    done = shoectl("demo", "--config", str(bad), "--transport", "inproc")
+    assert done.returncode == 2
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("shoectl: error: ") and line.endswith(
+        'game.commission_rounding = "up" is not an option of macau-1: use "floor" | "half-up"'
+    )
