@@ -104,11 +104,13 @@ def void_reason_text(named: str, reasons: Mapping[VoidReason, VoidRule], game: s
     return f"void-round {named!r} is not a reason of {game}: use one of {offered}"
 
 
-def void_round_text(named: int | None, open_round: int, voidable: int | None) -> str:
+def void_round_text(
+    named: int | None, open_round: int, open_is_void: bool, voidable: int | None
+) -> str:
     """void-round names a round that has a card dealt, or was just settled (the window).
 
-    named: the --round given, if any; open_round: the round open now; voidable:
-    the round that may be voided now, if any.
+    named: the --round given, if any; open_round: the round open now, and whether
+    it is void already; voidable: the round that may be voided now, if any.
     """
     command = "void-round" if named is None else f"void-round --round {named}"
     if voidable is not None:
@@ -116,10 +118,11 @@ def void_round_text(named: int | None, open_round: int, voidable: int | None) ->
             f"{command} is not possible now: round {named} is neither the round being dealt "
             f"nor the one just settled; the round that may be voided now is {voidable}"
         )
+    state = "is void already" if open_is_void else "has no card dealt yet"
     return (
-        f"{command} is not possible now: round {open_round} has no card dealt yet and no "
-        "settled round may still be corrected (a round may be voided from its first card "
-        "until the next round's no more bets)"
+        f"{command} is not possible now: round {open_round} {state} and no settled round "
+        "may still be corrected (a round may be voided from its first card until the next "
+        "round's no more bets)"
     )
 
 

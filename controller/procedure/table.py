@@ -783,6 +783,7 @@ class TableModel(Dealing):
             reason = void_round_text(
                 event.kwargs["round_no"],
                 self.round.number,
+                self.round.void_reason is not None,
                 None if voidable is None else voidable.number,
             )
         elif trigger is Trigger.ENTER_CARD:
