@@ -47,7 +47,12 @@ def test_a_round_is_recalled_with_its_cards_result_settlement_commands_and_recor
         shoectl("journal", "round", journal, "--shoe", "D1", "--round", "2", "--json").stdout
     )
     assert (voided["void"], voided["settlement"]) == ("misdeal", None)
-    (void_command,) = [c for c in voided["commands"] if c["kind"] == "command.void_round"]
+    # Voided within its correction window, while round 3 was open for bets: the command is
+    # journaled where the table stood, with round 3's records.
+    open_then = json.loads(
+        shoectl("journal", "round", journal, "--shoe", "D1", "--round", "3", "--json").stdout
+    )
+    (void_command,) = [c for c in open_then["commands"] if c["kind"] == "command.void_round"]
     assert void_command["payload"] == {
         "reason": "misdeal",
         "note": "card flipped",
