@@ -34,6 +34,13 @@ from cardshoe.controller.cli.status_cmd import status_text
     default=None,
     help="The card the reader could not read, as 7H or TD (enter-card, a supervisor's).",
 )
+@click.option(
+    "--round",
+    "round_no",
+    type=click.IntRange(min=1),
+    default=None,
+    help="The round to void (void-round; default: the round being dealt, or the one just settled).",
+)
 @click.option("--shoe-id", default=None, help="The new shoe's id (new-shoe; default: generated).")
 @click.option(
     "--image",
@@ -55,6 +62,7 @@ def control(
     reason: str | None,
     note: str | None,
     card: str | None,
+    round_no: int | None,
     shoe_id: str | None,
     deck_set: str | None,
     image: Path | None,
@@ -86,6 +94,7 @@ def control(
             ("reason", reason),
             ("note", note),
             ("card", card),
+            ("round", round_no),
             ("shoe_id", shoe_id),
             ("deck_set", deck_set),
             ("image", None if image is None else str(image.resolve())),

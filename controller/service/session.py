@@ -78,6 +78,7 @@ from cardshoe.controller.procedure.operator_input import (
     parse_deck_set,
     parse_entered_card,
 )
+from cardshoe.controller.procedure.refusals import clear_hold_needs_text
 from cardshoe.controller.procedure.shoe import CardDue, Fact
 from cardshoe.controller.procedure.table import TableModel
 from cardshoe.controller.protection.watcher import ProtectionWatcher
@@ -415,9 +416,10 @@ class TableSession:
         """Close the shoe as it stands, unreconciled, voiding the open round."""
         self._command(AbandonShoe(reason))
 
-    def void_round(self, reason: str, note: str | None = None) -> None:
-        """A supervisor voids the round under way, for a reason of the table (Art. 10)."""
-        self._command(VoidRound(reason, note))
+    def void_round(self, reason: str, note: str | None = None, round: int | None = None) -> None:
+        """A supervisor voids a round, for a reason of the table's game (Art. 10): the one
+        named, or the one being dealt, or with none, the one just settled."""
+        self._command(VoidRound(reason, note, round))
 
     def enter_card(self, card: str, note: str | None = None) -> None:
         """A supervisor enters the card the reader could not read (Art. 10 correction).
@@ -430,7 +432,7 @@ class TableSession:
         with self._lock:
             self._command(EnterCard(str(entered), note, self._operator))
 
-    def clear_hold(self, reason: str, note: str | None = None) -> None:
+    def clear_hold(self, reason: str | None = None, note: str | None = None) -> None:
         """Resolve a hold only a person can resolve: a sequence gap or regression, a deck set
         that is not the declared one, a pack of the wrong count. reason names the hold;
         note is the person's own words.
@@ -440,7 +442,11 @@ class TableSession:
         stream as it now is (a new epoch, or a counter that went back), after the
         device's own last acknowledged seq, so every event it still holds is
         taken; the re-sync is journaled with the clear, in one transaction.
+        UserError, before anything is journaled, when no hold is named: it lists the
+        active holds a person clears.
         """
+        if reason is None:
+            raise UserError(clear_hold_needs_text(self.model.holds))
         gap, resync = self._gap, None
         accepted = None
         if reason == HoldReason.SEQUENCE_GAP and isinstance(gap, SequenceGap):

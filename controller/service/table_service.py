@@ -164,7 +164,11 @@ SESSION_COMMANDS: Mapping[str, tuple[Callable[..., object], tuple[Parameter, ...
     "abandon-shoe": (TableSession.abandon_shoe, (Parameter("reason", str, required=True),)),
     "void-round": (
         TableSession.void_round,
-        (Parameter("reason", str, required=True), Parameter("note", str)),
+        (
+            Parameter("reason", str, required=True),
+            Parameter("note", str),
+            Parameter("round", int),
+        ),
     ),
     "enter-card": (
         TableSession.enter_card,
@@ -172,7 +176,7 @@ SESSION_COMMANDS: Mapping[str, tuple[Callable[..., object], tuple[Parameter, ...
     ),
     "clear-hold": (
         TableSession.clear_hold,
-        (Parameter("reason", str, required=True), Parameter("note", str)),
+        (Parameter("reason", str), Parameter("note", str)),
     ),
 }
 """Control-socket command -> the session's operator command and its arguments. The session
