@@ -36,10 +36,11 @@ from cardshoe.controller.rules.games import (
     paytable_names,
     tie_options,
 )
+from cardshoe.controller.rules.settlement import Rounding
 from cardshoe.controller.rules.ties import TieOption
 from cardshoe.drivers.transports.registry import configurable_schemes
 
-FINGERPRINT_FORMAT = "cardshoe-table-options/3"
+FINGERPRINT_FORMAT = "cardshoe-table-options/4"
 """Hashed with the options, so a change in what the fingerprint covers changes every fingerprint."""
 
 MAX_CARDS_PER_ROUND = 6
@@ -116,6 +117,9 @@ class GameConfig:
     tie_bets: str | None = None
     """What happens to the Banker and Player bets after a tie (Macau Art. 11, rules/ties.py):
     cancel, stand or change, as the game allows; None means its default."""
+    commission_rounding: str = str(Rounding.FLOOR)
+    """How a win's winnings are rounded to the minor unit: floor (the house keeps the
+    fraction) or half-up. The texts do not say, so it is an approved option (Art. 18)."""
 
     def __post_init__(self) -> None:
         if self.name not in GAME_NAMES:
@@ -132,6 +136,12 @@ class GameConfig:
         _check_option("game.commission", self.commission, commission_names(self.name), self.name)
         _check_option("game.paytable", self.paytable, self._paytable_names, self.name)
         _check_option("game.tie_bets", self.tie_bets, tie_options(self.name), self.name)
+        _check_option(
+            "game.commission_rounding",
+            self.commission_rounding,
+            tuple(str(rounding) for rounding in Rounding),
+            self.name,
+        )
 
     @property
     def _paytable_names(self) -> tuple[str, ...]:
@@ -156,6 +166,7 @@ class GameConfig:
             self.name,
             commission=self.effective_commission,
             paytable=paytable_named(self.name, self.effective_paytable),
+            rounding=Rounding(self.commission_rounding),
         )
 
 
@@ -229,6 +240,9 @@ class DeviceConfig:
     maker: str | None = None
     """The device's maker as its approval names it: the wire does not carry it, and each
     pack's receipt must (New Jersey 13:69E-1.18A, Washington WAC 230-16-158)."""
+    house_public_key: Path | None = None
+    """The house's firmware signing public key (PEM): `shoectl pair` gives it to the device,
+    and a firmware update is sent only when the house key signed it."""
 
     def __post_init__(self) -> None:
         if self.url is not None:
@@ -438,6 +452,7 @@ class TableConfig:
             "drawing": drawing_method(self.game.name),
             "tie_bets": str(self.game.effective_tie_bets),
             "commission": self.game.effective_commission,
+            "commission_rounding": self.game.commission_rounding,
             "paytable": self.game.effective_paytable,
             "demo_rounds": self.game.demo_rounds,
             "round_burn": self.game.round_burn,
@@ -501,6 +516,11 @@ class TableConfig:
                 key_dir=base_dir / service.key_dir,
             )
             arguments["uplink"] = arguments["uplink"].relative_to(base_dir)
+            device: DeviceConfig = arguments["device"]
+            if device.house_public_key is not None:
+                arguments["device"] = replace(
+                    device, house_public_key=base_dir / device.house_public_key
+                )
         if table_id is not None:
             arguments["table_id"] = table_id
         return cls(**arguments)
@@ -543,6 +563,7 @@ _FIELD_READERS: dict[tuple[str, str], tuple[type, str]] = {
     ("game", "round_burn"): (int, "a whole number of cards"),
     ("game", "relief_burn"): (int, "a whole number of cards"),
     ("game", "tie_bets"): (str, "a tie option name"),
+    ("game", "commission_rounding"): (str, "floor or half-up"),
     ("shoe", "burn"): (BurnPolicy, ""),
     ("shoe", "burn_fixed"): (int, "a whole number 1-8"),
     ("shoe", "cut_card_depth"): (int, "a whole number of cards"),
@@ -555,6 +576,7 @@ _FIELD_READERS: dict[tuple[str, str], tuple[type, str]] = {
     ("device", "usb_serial"): (str, "the serial number text"),
     ("device", "allowed_firmware_hashes"): (tuple, "a list of SHA-256 hex strings"),
     ("device", "maker"): (str, "the maker's name"),
+    ("device", "house_public_key"): (Path, "a file path"),
     ("service", "journal_path"): (Path, "a file path"),
     ("service", "control_socket"): (Path, "a file path"),
     ("service", "key_dir"): (Path, "a folder path"),

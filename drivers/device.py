@@ -17,6 +17,7 @@ import logging
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
@@ -24,7 +25,12 @@ from cardshoe.drivers.errors import CommandRefused, DeviceGone, DeviceTimeout, L
 from cardshoe.drivers.link import Link, LinkState, LinkTiming
 from cardshoe.drivers.link_events import DeviceEvent
 from cardshoe.drivers.protocol.auth import KeyLookup
-from cardshoe.drivers.protocol.link_constants import PROTOCOL_MAJOR
+from cardshoe.drivers.protocol.firmware_image import SignedImage
+from cardshoe.drivers.protocol.link_constants import (
+    FIRMWARE_CHUNK_SIZE,
+    FIRMWARE_UPDATE_FROM_1_3,
+    PROTOCOL_MAJOR,
+)
 from cardshoe.drivers.protocol.messages import (
     Answer,
     Capability,
@@ -32,8 +38,12 @@ from cardshoe.drivers.protocol.messages import (
     DealNext,
     DeviceKind,
     ErrorCode,
+    FirmwareBegin,
+    FirmwareChunk,
+    FirmwareCommit,
     GateMode,
     GetStatus,
+    Hello,
     Pair,
     Reply,
     Reset,
@@ -235,16 +245,50 @@ class Device:
             raise DeviceTimeout(f"{self._link.url} sent no SELF_TEST_RESULT within {timeout:g} s")
         return result
 
-    def pair(self, pairing_key: bytes) -> None:
-        """Give the device its pairing key (protocol 1.1), replacing any it held.
+    def pair(self, pairing_key: bytes, house_public_key: bytes | None = None) -> None:
+        """Give the device its pairing key (protocol 1.1), replacing any it held, and from
+        protocol 1.3 the house's public key (raw Ed25519) it checks firmware images with.
 
         The device takes it only while its pairing switch is on: otherwise
         CommandRefused with NOT_PAIRING. Store the key on the host only once
-        this has returned.
+        this has returned. A device below 1.3 is given no house key.
         """
         if self._link.protocol_minor < 1:
             raise CommandRefused("PAIR", ErrorCode.UNKNOWN_MESSAGE)
-        self._run(lambda request_id: Pair(request_id, pairing_key), "PAIR")
+        if self._link.protocol_minor < FIRMWARE_UPDATE_FROM_1_3:
+            house_public_key = None
+        self._run(lambda request_id: Pair(request_id, pairing_key, house_public_key), "PAIR")
+
+    @property
+    def updatable(self) -> bool:
+        """Whether the device takes firmware over the link (protocol 1.3, FIRMWARE_UPDATE)."""
+        return (
+            self._link.protocol_minor >= FIRMWARE_UPDATE_FROM_1_3
+            and Capability.FIRMWARE_UPDATE in self._link.hello.capabilities
+        )
+
+    def update_firmware(self, signed: SignedImage) -> Hello:
+        """Send a signed image to the device's inactive slot, switch, and reconnect.
+
+        The device checks the signature and the version at FIRMWARE_BEGIN and the
+        whole image at FIRMWARE_COMMIT, and refuses with a FIRMWARE_* code
+        (CommandRefused) while it stays on its firmware. On success it restarts
+        on the new image; the returned HELLO is the new handshake's.
+        """
+        if not self.updatable:
+            raise CommandRefused("FIRMWARE_BEGIN", ErrorCode.UNSUPPORTED)
+        image = signed.image
+        self._run(
+            lambda request_id: FirmwareBegin(
+                request_id, signed.version, len(image), signed.sha256, signed.signature
+            ),
+            "FIRMWARE_BEGIN",
+        )
+        for offset in range(0, len(image), FIRMWARE_CHUNK_SIZE):
+            data = image[offset : offset + FIRMWARE_CHUNK_SIZE]
+            self._run(partial(FirmwareChunk, offset=offset, data=data), "FIRMWARE_CHUNK")
+        self._run(FirmwareCommit, "FIRMWARE_COMMIT")
+        return self._link.handshake()
 
     def reset(self) -> None:
         """Restart the device's firmware and reconnect; its queue and counter survive."""

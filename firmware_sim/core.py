@@ -27,7 +27,11 @@ from typing import Any, ClassVar, ParamSpec, TypeVar
 
 from cardshoe.drivers.protocol.cardid import CardId, CardSuit
 from cardshoe.drivers.protocol.error_codes import ErrorCode
-from cardshoe.drivers.protocol.link_constants import EVENT_QUEUE_MIN_CAPACITY, PROTOCOL_MINOR
+from cardshoe.drivers.protocol.link_constants import (
+    EVENT_QUEUE_MIN_CAPACITY,
+    FIRMWARE_UPDATE_FROM_1_3,
+    PROTOCOL_MINOR,
+)
 from cardshoe.drivers.protocol.messages import (
     Answer,
     Capability,
@@ -39,6 +43,9 @@ from cardshoe.drivers.protocol.messages import (
     Fault,
     FaultCleared,
     FaultKind,
+    FirmwareBegin,
+    FirmwareChunk,
+    FirmwareCommit,
     GateMode,
     GetStatus,
     Hello,
@@ -59,6 +66,7 @@ from cardshoe.drivers.protocol.messages import (
 from cardshoe.firmware_sim.device_link import Clock, DeviceLink, first_epoch
 from cardshoe.firmware_sim.errors import SimConfigError
 from cardshoe.firmware_sim.faults import DEFAULT_DURATION_S, FaultPlan, Injection, InjectionKind
+from cardshoe.firmware_sim.firmware_slots import FACTORY_VERSION, FirmwareSlot, FirmwareSlots
 from cardshoe.firmware_sim.profiles import DeviceProfile
 from cardshoe.firmware_sim.shoe import (
     DEFAULT_CUT_CARD_DEPTH,
@@ -180,7 +188,14 @@ class FirmwareCore(ABC):
         # Non-volatile state: it survives resets, power cycles and re-plugs.
         self.link.pairing_key = pairing_key
         self.link.pairing_mode = pairing_mode
+        self.firmware = FirmwareSlots(
+            FirmwareSlot(profile.firmware_image, FACTORY_VERSION, profile.firmware_version)
+        )
         self.firmware_image = profile.firmware_image
+        """The image as the device reads it now: its active slot's, unless bad-firmware-hash
+        altered it."""
+        self._power_cut: Injection | None = None
+        """An armed firmware-power-cut: strikes half-way through the next transfer."""
         self.active_faults: dict[FaultKind, int] = {}
         """Each active fault and the seq of the FAULT event that raised it."""
         self.shuffle = shuffle
@@ -241,8 +256,10 @@ class FirmwareCore(ABC):
 
     @locked
     def take_output(self) -> bytes:
-        """Bytes for the host since the last call."""
-        return self.link.take_output()
+        """Bytes for the host since the last call; nothing from a device without power (an
+        answer made in the instant the power failed never leaves)."""
+        output = self.link.take_output()
+        return output if self.plugged else b""
 
     @locked
     def tick(self) -> None:
@@ -601,6 +618,8 @@ class FirmwareCore(ABC):
             self.firmware_image += ALTERED_IMAGE_SUFFIX
             if not injection.at_power_up:
                 self._start_self_test()
+        elif kind is InjectionKind.FIRMWARE_POWER_CUT:
+            self._power_cut = injection
 
     def _strike_transmission(self, injection: Injection, seq: int) -> None:
         """Make an injected fault happen to the transmission of the event with this seq."""
@@ -637,7 +656,10 @@ class FirmwareCore(ABC):
     # --- firmware: start-up, self-test, commands ------------------------------------
 
     def _start_firmware(self) -> None:
-        """Power-up or reset: 0x00, then the power-up self-test; HELLO until GET_INFO."""
+        """Power-up or reset: 0x00, then the power-up self-test; HELLO until GET_INFO.
+
+        It boots the active slot; a transfer that was under way is lost."""
+        self.firmware.abandon()
         self.gate = GateMode.LOCKED
         self.self_test_passed = None
         self._operation = None
@@ -654,7 +676,7 @@ class FirmwareCore(ABC):
     def _finish_self_test(self) -> None:
         failures = (
             ()
-            if self.firmware_image == self.profile.firmware_image
+            if self.firmware_image == self.firmware.active.image
             else (FaultKind.FIRMWARE_HASH_MISMATCH,)
         )
         self.self_test_passed = not failures
@@ -684,7 +706,45 @@ class FirmwareCore(ABC):
                 return ErrorCode.BUSY
             self._start_self_test()
             return ErrorCode.OK
+        if isinstance(command, FirmwareBegin | FirmwareChunk | FirmwareCommit):
+            return self._firmware_command(command)
         return self._model_command(command)
+
+    def _firmware_command(
+        self, command: FirmwareBegin | FirmwareChunk | FirmwareCommit
+    ) -> ErrorCode:
+        """Protocol 1.3's transfer into the inactive slot, and the switch to it."""
+        if self.link.host_minor < FIRMWARE_UPDATE_FROM_1_3:
+            return ErrorCode.UNKNOWN_MESSAGE
+        if self._operation is not None:
+            return ErrorCode.BUSY
+        house_key = self.link.house_public_key
+        if isinstance(command, FirmwareBegin):
+            return self.firmware.begin(command, house_key)
+        if isinstance(command, FirmwareChunk):
+            result = self.firmware.write(command)
+            transfer = self.firmware.transfer
+            half_way = transfer is not None and 2 * len(transfer.received) >= transfer.begin.size
+            if result is ErrorCode.OK and half_way and self._power_cut is not None:
+                self._cut_power(self._power_cut)
+            return result
+        result = self.firmware.commit(house_key)
+        if result is ErrorCode.OK:
+            self.firmware_image = self.firmware.active.image
+            log.info(
+                "simulator %s: switched to firmware version %d",
+                self.serial_number,
+                self.firmware.active.version,
+            )
+            self._schedule(0.0, self._start_firmware)
+        return result
+
+    def _cut_power(self, injection: Injection) -> None:
+        """The injected power cut: off now, mid-transfer, and back after the duration."""
+        log.info("simulator %s: injected fault %s", self.serial_number, injection)
+        self._power_cut = None
+        self.unplug()
+        self._schedule(injection.duration_s or DEFAULT_DURATION_S[injection.kind], self.replug)
 
     def _hello(self, request_id: int) -> Hello:
         return Hello(
@@ -692,13 +752,18 @@ class FirmwareCore(ABC):
             protocol_minor=PROTOCOL_MINOR,
             device_kind=self.profile.kind,
             capabilities=self.profile.capabilities
-            | (Capability.AUTH_REQUIRED if self.link.pairing_key is not None else Capability(0)),
+            | (Capability.AUTH_REQUIRED if self.link.pairing_key is not None else Capability(0))
+            | (
+                Capability.FIRMWARE_UPDATE
+                if self.link.host_minor >= FIRMWARE_UPDATE_FROM_1_3
+                else Capability(0)
+            ),
             last_acked_seq=self.link.last_acked_seq,
             next_seq=self.link.next_seq,
             firmware_hash=self.firmware_hash,
             model=self.profile.model,
             serial_number=self.profile.serial_number,
-            firmware_version=self.profile.firmware_version,
+            firmware_version=self.firmware.active.label,
             epoch=self.link.announced_epoch(),
         )
 

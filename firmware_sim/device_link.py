@@ -115,6 +115,9 @@ class DeviceLink:
         self.epoch = epoch
         """Protocol 1.2: which life of the counter this is; new only when the counter restarts."""
         self.pairing_key: bytes | None = None
+        self.house_public_key: bytes | None = None
+        """Protocol 1.3: the house's Ed25519 public key, given with PAIR: the device checks
+        every firmware image with it."""
         # The technician's pairing switch: PAIR is accepted only while it is on.
         self.pairing_mode = False
         # Volatile: lost at every power-up.
@@ -323,6 +326,8 @@ class DeviceLink:
         if not self.pairing_mode:
             return Reply(command.request_id, ErrorCode.NOT_PAIRING)
         self.pairing_key = command.pairing_key
+        if command.house_public_key is not None:
+            self.house_public_key = command.house_public_key
         self.pairing_mode = False
         log.info("device link: paired with a new key; pairing mode is off")
         return Reply(command.request_id, ErrorCode.OK)

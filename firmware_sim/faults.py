@@ -70,6 +70,9 @@ class InjectionKind(StrEnum):
     """The device acts on the ACK for this card's event only after the duration."""
     BAD_FIRMWARE_HASH = "bad-firmware-hash"
     """The firmware image no longer matches its recorded hash."""
+    FIRMWARE_POWER_CUT = "firmware-power-cut"
+    """The power fails half-way through the next firmware transfer, and comes back after
+    the duration: the device must start again on the firmware it ran before."""
 
 
 DEFAULT_DURATION_S = {
@@ -78,11 +81,14 @@ DEFAULT_DURATION_S = {
     InjectionKind.UNPLUG: 1.0,
     InjectionKind.DELAY_ACK: 0.5,
     InjectionKind.MISREAD_CARD: 0.5,
+    InjectionKind.FIRMWARE_POWER_CUT: 1.0,
 }
 """Kinds that last a while, and for how long unless `,for=` says otherwise."""
 
-AT_POWER_UP_KINDS = frozenset({InjectionKind.BAD_FIRMWARE_HASH})
+AT_POWER_UP_KINDS = frozenset({InjectionKind.BAD_FIRMWARE_HASH, InjectionKind.FIRMWARE_POWER_CUT})
 """Kinds that may be written without a position, meaning: from power-up."""
+TRANSFER_KINDS = frozenset({InjectionKind.FIRMWARE_POWER_CUT})
+"""Kinds that strike during the next firmware transfer, so they take no position."""
 
 _SYNTAX = re.compile(
     r"^(?P<kind>[a-z-]+)(?:@(?P<unit>round|card)=(?P<number>\d+))?(?:,for=(?P<seconds>[\d.]+))?$"
@@ -131,6 +137,11 @@ def parse_injection(text: str) -> Injection:
         raise SimConfigError(f"{text!r}: rounds and cards count from 1")
     if number is None and kind not in AT_POWER_UP_KINDS:
         raise SimConfigError(f"{text!r}: say when, with @round=N or @card=N")
+    if number is not None and kind in TRANSFER_KINDS:
+        raise SimConfigError(
+            f"{text!r}: {kind.value} strikes half-way through the next firmware transfer; "
+            "write it without @round or @card"
+        )
     seconds = None if match["seconds"] is None else float(match["seconds"])
     if seconds is not None and kind not in DEFAULT_DURATION_S:
         raise SimConfigError(f"{text!r}: {kind.value} has no duration")

@@ -45,6 +45,11 @@ class CardPack:
     """The cut card sits above this many cards; None when there is no cut card."""
     dealt: list[CardId] = field(default_factory=list)
     cut_card_seen: bool = False
+    slipped_in: int = 0
+    """Cards slipped in at the exit (put_on_top) that have not left yet."""
+    intruders: set[int] = field(default_factory=set)
+    """Places in `dealt` of the slipped-in cards: the dealer sets them apart, as the host's
+    hold asks, so an automatic machine never takes them back in."""
 
     @property
     def remaining(self) -> int:
@@ -70,12 +75,16 @@ class CardPack:
 
     def take(self) -> CardId:
         card = self.cards.pop(0)
+        if self.slipped_in:
+            self.slipped_in -= 1
+            self.intruders.add(len(self.dealt))
         self.dealt.append(card)
         return card
 
     def put_on_top(self, card: CardId) -> None:
         """A card slipped in at the exit (a foreign or duplicate card)."""
         self.cards.insert(0, card)
+        self.slipped_in += 1
 
     def keep_only(self, count: int) -> None:
         """The shoe turns out to hold only `count` more cards."""

@@ -130,7 +130,9 @@ class ShufflerDealer(FirmwareCore):
         )
 
     def _finish_return(self, command: ReturnCards) -> None:
-        returned = self.shoe.dealt[self._table_from :]
+        """The round's cards go back in; an intruder was set apart and stays out."""
+        on_table = range(self._table_from, len(self.shoe.dealt))
+        returned = [self.shoe.dealt[i] for i in on_table if i not in self.shoe.intruders]
         self.shoe.shuffle_in(returned, self.rng)
         self._table_from = len(self.shoe.dealt)
         self._round_open = False

@@ -34,7 +34,20 @@ from cardshoe.controller.cli.status_cmd import status_text
     default=None,
     help="The card the reader could not read, as 7H or TD (enter-card, a supervisor's).",
 )
+@click.option(
+    "--round",
+    "round_no",
+    type=click.IntRange(min=1),
+    default=None,
+    help="The round to void (void-round; default: the round being dealt, or the one just settled).",
+)
 @click.option("--shoe-id", default=None, help="The new shoe's id (new-shoe; default: generated).")
+@click.option(
+    "--image",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="The signed firmware file (firmware-update, a technician's, no shoe open).",
+)
 @click.option(
     "--deck-set",
     default=None,
@@ -49,8 +62,10 @@ def control(
     reason: str | None,
     note: str | None,
     card: str | None,
+    round_no: int | None,
     shoe_id: str | None,
     deck_set: str | None,
+    image: Path | None,
     socket_path: Path | None,
     config_path: Path | None,
     as_json: bool,
@@ -59,7 +74,7 @@ def control(
 
     NAME is one of sign-in, supervisor-sign-in, new-shoe, shoe-loaded, cut-done,
     no-more-bets, confirm-face-up, end-shoe, abandon-shoe, void-round, enter-card,
-    clear-hold. Who may
+    clear-hold, firmware-update. Who may
     give which is the table's [roles] (docs/technician-guide.md). The service journals
     every command, accepted or refused, and prints the table's status after
     it. A refused command exits 2 with the service's reason on one line.
@@ -79,8 +94,10 @@ def control(
             ("reason", reason),
             ("note", note),
             ("card", card),
+            ("round", round_no),
             ("shoe_id", shoe_id),
             ("deck_set", deck_set),
+            ("image", None if image is None else str(image.resolve())),
         )
         if value is not None
     }

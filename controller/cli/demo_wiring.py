@@ -76,6 +76,7 @@ HOLDS_THAT_END = frozenset(
         HoldReason.LINK_LOST,
         HoldReason.FACE_DOWN_CARD,
         HoldReason.MISREAD_CARD,
+        HoldReason.INTRUDER_ON_TABLE,
         fault_hold(FaultKind.JAM),
         fault_hold(FaultKind.DOOR_OPEN),
         fault_hold(FaultKind.EVENT_BACKLOG),
@@ -83,7 +84,8 @@ HOLDS_THAT_END = frozenset(
 )
 """Holds that end at a demo table: the device recovers by itself, or the dealer corrects it
 (the face-down card, a misread card re-read), or the demo's supervisor does (a card the reader
-cannot read, entered). Any other hold needs a technician: the demo ends the shoe."""
+cannot read, entered; an intruder the simulated dealer set apart, its removal confirmed). Any
+other hold needs a technician: the demo ends the shoe."""
 DEMO_SUPERVISOR = {"uid": os.getuid(), "user": "demo-supervisor", "role": "supervisor"}
 """Who enters a card at a demo table, as the journal names an operator."""
 SUPERVISOR_AFTER_S = 2.0
@@ -289,6 +291,10 @@ class DemoDealer:
                 self.session.confirm_face_up()
                 self._face_down_since = None
         self._enter_unreadable_card(HoldReason.MISREAD_CARD in snapshot.holds, now)
+        if HoldReason.INTRUDER_ON_TABLE in snapshot.holds:
+            # The simulated dealer sets the intruder apart at once; the supervisor says so.
+            with self.session.acting_as(DEMO_SUPERVISOR):
+                self.session.clear_hold(HoldReason.INTRUDER_ON_TABLE, note="set apart")
         if snapshot.state is State.BETTING and self.presses_button:
             self._press_button_after_pause(snapshot.round_no, now)
 

@@ -1,16 +1,22 @@
-"""shoectl firmware: the house's firmware signing key, signed images, and their check."""
+"""shoectl firmware: the house's firmware signing key, signed images, their check, and
+installing one on a device."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
+from cardshoe.controller.cli.options import DEVICE_TIMEOUT_OPTION
+
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+    from cardshoe.controller.config import TableConfig
+    from cardshoe.controller.service.firmware_update import FirmwareAttempt
     from cardshoe.drivers.protocol.firmware_image import SignedImage
 
 FILE = click.Path(dir_okay=False, path_type=Path)
@@ -134,6 +140,32 @@ def verify(signed_path: Path, public_key: Path, config_path: Path | None) -> Non
     click.echo(f"{signed_path}: ok, version {signed.version}, sha256 {digest}, key {signed.key_id}")
 
 
+def _install(
+    url: str,
+    timeout: float,
+    signed: SignedImage,
+    house_key: Ed25519PublicKey,
+    config: TableConfig,
+) -> FirmwareAttempt:
+    """Open the device and install; a device that cannot be opened is a failed attempt too."""
+    from cardshoe.controller.errors import UserError
+    from cardshoe.controller.service import firmware_update
+    from cardshoe.controller.service.device_access import opened_device
+    from cardshoe.controller.service.pairing import KeyStore
+
+    keys = KeyStore(config.service.key_dir).lookup
+    try:
+        with opened_device(url, timeout=timeout, keys=keys) as device:
+            return firmware_update.install(device, signed, house_key, config.device)
+    except UserError as exc:
+        return firmware_update.FirmwareAttempt(
+            signed.sha256.hex(),
+            signed.version,
+            firmware_update.Outcome.FAILED,
+            f"the device could not be opened: {exc}",
+        )
+
+
 def _read(path: Path, what: str) -> bytes:
     from cardshoe.controller.errors import UserError
 
@@ -166,3 +198,69 @@ def _public_key(path: Path) -> Ed25519PublicKey:
     if not isinstance(key, Ed25519PublicKey):
         raise UserError(f"{path} is not an Ed25519 public key in PEM: give keygen's .pub file")
     return key
+
+
+@firmware.command()
+@click.argument("url")
+@click.argument("signed_path", metavar="IMAGE.signed", type=FILE)
+@click.option(
+    "--config",
+    "config_path",
+    type=FILE,
+    required=True,
+    help="The table configuration: its journal, pairing keys, device.house_public_key and "
+    "device.allowed_firmware_hashes.",
+)
+@DEVICE_TIMEOUT_OPTION
+@click.option("--json", "as_json", is_flag=True, help="Print the journaled attempt as JSON.")
+def update(url: str, signed_path: Path, config_path: Path, timeout: float, as_json: bool) -> None:
+    """Install a signed image on the device at URL (a technician's, service stopped).
+
+    The host sends it only if the house key signed it and its hash is in
+    device.allowed_firmware_hashes; the device checks the signature itself,
+    refuses an older version and switches only once the whole image arrived.
+    Every attempt is journaled with the image's hash and version and your uid.
+    While the service runs, use `shoectl control firmware-update` instead.
+    Exit 0 installed, 1 refused (the device runs its old firmware), 2 bad input, 3 the
+    device absent or lost before the switch (it runs its old firmware), the journal held by
+    the service, or not a technician.
+    """
+    from cardshoe.controller.config import load_config
+    from cardshoe.controller.errors import EXIT_DEVICE_UNAVAILABLE, UserError
+    from cardshoe.controller.journal.store import Journal, JournalBusy
+    from cardshoe.controller.service import firmware_update
+    from cardshoe.controller.service.control_socket import Peer
+    from cardshoe.controller.service.roles import check_permitted, operator_of
+
+    config = load_config(config_path)
+    house_key = firmware_update.load_house_key(config.device.house_public_key)
+    read = firmware_update.read_signed_image(_read(signed_path, "the signed image"))
+    operator = operator_of(Peer(os.getpid(), os.getuid(), os.getgid()), config.roles)
+    try:
+        journal = Journal.open(config.service.journal_path, table_id=config.table_id)
+    except JournalBusy as exc:
+        raise UserError(
+            f"cannot journal the update: {exc}; while the service runs, use "
+            "`shoectl control firmware-update`",
+            EXIT_DEVICE_UNAVAILABLE,
+        ) from None
+    with journal:
+        if isinstance(read, firmware_update.FirmwareAttempt):
+            attempt = read
+        else:
+            try:
+                check_permitted(firmware_update.COMMAND, operator)
+            except UserError as exc:
+                denied = firmware_update.FirmwareAttempt(
+                    read.sha256.hex(), read.version, firmware_update.Outcome.REFUSED, str(exc)
+                )
+                firmware_update.journal_attempt(journal, denied, operator.as_json(), None)
+                raise
+            attempt = _install(url, timeout, read, house_key, config)
+        firmware_update.journal_attempt(journal, attempt, operator.as_json(), None)
+    if as_json:
+        click.echo(json.dumps(attempt.payload(operator.as_json())))
+    elif attempt.exit_code == 0:
+        click.echo(firmware_update.describe(attempt))
+    if attempt.exit_code != 0:
+        raise UserError(f"{signed_path}: {firmware_update.describe(attempt)}", attempt.exit_code)

@@ -154,6 +154,10 @@ class JournalStorageError(JournalError):
     exit_code = 1
 
 
+class JournalBusy(JournalError):
+    """Another process holds the journal's writer lock (the running service, as a rule)."""
+
+
 class StorageProblem(StrEnum):
     """A storage fault the journal survived, for the session to hold or alarm on."""
 
@@ -364,7 +368,7 @@ class WriterLock:
         except BlockingIOError:
             holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
             os.close(fd)
-            raise JournalError(
+            raise JournalBusy(
                 f"{journal_path}: another process (pid {holder}) is writing this journal: "
                 "stop it first (shoectl status tells whether the service runs)"
             ) from None

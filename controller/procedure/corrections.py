@@ -118,35 +118,56 @@ class VoidReason(StrEnum):
     FOREIGN_CARD_FOUND = "foreign_card_found"
 
 
+MACAU_TEXT_GAMES = ("punto-banco", "macau-1", "macau-2")
+"""Games dealt by the Macau 2007 text's procedure (docs/rules-engine.md, Sources)."""
+SEVEN_UP_TEXT_GAMES = ("seven-up",)
+"""Games dealt by the MBS 7 Up text, whose section 5 names its own irregularities."""
+
+
 @dataclass(frozen=True)
 class VoidRule:
     meaning: str
     rule: str
+    games: tuple[str, ...]
+    """The games whose rule text gives this reason: each table offers only its own text's."""
 
 
 VOID_REASONS: Mapping[VoidReason, VoidRule] = {
     VoidReason.MISDEAL: VoidRule(
-        "a card was dealt in error and cannot be put right", "Macau Art. 10 派牌时如出现错误"
+        "a card was dealt in error and cannot be put right",
+        "Macau Art. 10 派牌时如出现错误",
+        MACAU_TEXT_GAMES,
     ),
     VoidReason.DRAW_AGAINST_RULES: VoidRule(
         "a card was drawn against the drawing rules and cannot be put right",
         "Macau Art. 10 增牌不依规例",
+        MACAU_TEXT_GAMES,
     ),
     VoidReason.PLAYER_HAND_NOT_RECONSTRUCTABLE: VoidRule(
         "more than one card reached the Player hand in the initial deal and it cannot be "
         "reconstructed",
         "7 Up 5.2",
+        SEVEN_UP_TEXT_GAMES,
     ),
     VoidReason.BANKER_HAND_NOT_RECONSTRUCTABLE: VoidRule(
         "more than two cards reached the Banker hand in the initial deal and it cannot be "
         "reconstructed",
         "7 Up 5.3",
+        SEVEN_UP_TEXT_GAMES,
     ),
     VoidReason.CARDS_DRAWN_TOGETHER: VoidRule(
         "two or more cards were drawn at once in the initial deal and their order is unknown",
         "7 Up 5.4",
+        SEVEN_UP_TEXT_GAMES,
     ),
     VoidReason.FOREIGN_CARD_FOUND: VoidRule(
-        "a person found a foreign card in the round", "7 Up 5.1; Macau Art. 10"
+        "a person found a foreign card in the round",
+        "7 Up 5.1; Macau Art. 10",
+        (*MACAU_TEXT_GAMES, *SEVEN_UP_TEXT_GAMES),
     ),
 }
+
+
+def void_reasons_of(game: str) -> Mapping[VoidReason, VoidRule]:
+    """The void-round reasons a table of `game` offers: those its own rule text gives."""
+    return {reason: rule for reason, rule in VOID_REASONS.items() if game in rule.games}

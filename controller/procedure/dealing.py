@@ -9,6 +9,7 @@ part knows only cards. Like the model, it does no I/O: it emits facts.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -25,6 +26,7 @@ from cardshoe.controller.procedure.facts import (
     CardSetAside,
     CorrectionMethod,
     DeckSetAdopted,
+    FirstCardCorrected,
     IrregularityFound,
     TableEvent,
 )
@@ -35,6 +37,7 @@ from cardshoe.controller.procedure.irregularities import (
     CardInspection,
     Consequence,
     Irregularity,
+    card_of,
     inspect_card,
 )
 from cardshoe.controller.procedure.machine import ROUND_STATES, State, Trigger
@@ -49,11 +52,15 @@ from cardshoe.controller.procedure.shoe import (
 )
 from cardshoe.controller.rules.cards import Card
 from cardshoe.controller.rules.hands import Hand
+from cardshoe.drivers.protocol.cardid import CardId
 from cardshoe.drivers.protocol.messages import (
     CardRead,
     SensorFlag,
 )
 
+DECK_SET_EVIDENCE = 3
+"""With no deck set declared, cards of one set that make it the loaded set, when they also
+outnumber the cards of every other set together."""
 MAX_FEED_SIZE = 6
 """The most cards one baccarat round takes (three to each hand): a double feed announcing
 more is capped here, and the host's feed watch holds the table when the rest never comes."""
@@ -121,8 +128,9 @@ class Dealing:
         if shoe is None:
             self._take_card_without_shoe(card_event)
             return
-        if shoe.deck_set is None:
-            self._adopt_deck_set(shoe, card_event)
+        if shoe.first_card_unread:
+            self._take_first_card_reread(shoe, card_event)
+            return
         current = self.round
         if current is not None and current.misread is not None:
             self._take_reread(shoe, current, current.misread, card_event)
@@ -163,10 +171,15 @@ class Dealing:
             self._assign(inspection, findings)
         elif isinstance(due, Hand):
             self._set_aside(inspection, inspection.voids[0], findings)
+        elif self._first_card_decides_the_burn(shoe, due) and inspection.card_id is None:
+            self._await_first_card(shoe, inspection, findings)
         else:
             self._burn(inspection, due, findings, voids_round=self._void_open_round(inspection))
         if wrong_pack:
             self._hold_for_the_deck_set(shoe, inspection)
+        self._weigh_deck_set(shoe, inspection)
+        if self.automatic and inspection.is_intruder:
+            self._set_intruder_apart(shoe, inspection)
         if starts_group:
             group_burn = None if isinstance(due, Hand) else (due or BurnReason.IRREGULAR)
             # A round holds at most MAX_FEED_SIZE cards: no feed announces more truthfully.
@@ -191,6 +204,26 @@ class Dealing:
             and Irregularity.FOREIGN_CARD in inspection.findings
         )
 
+    def _set_intruder_apart(self, shoe: ShoeState, inspection: CardInspection) -> None:
+        """An intruder the automatic machine dealt never goes back into it.
+
+        The machine takes the round's cards back (Art. 7.2), its own cards: returned,
+        an intruder would be dealt again in a later round and void that one too. It is
+        set apart: not among the cards out that the RETURN takes back, and the table
+        holds until a person has removed it and says so (clear-hold intruder_on_table).
+        """
+        shoe.cards_out -= 1
+        finding = next(code for code in inspection.findings if code in INTRUDER_FINDINGS)
+        self._emit(
+            Alarm(
+                IRREGULARITIES[finding].alarm or AlarmKind.FOREIGN_CARD,
+                f"{inspection.card_id} was never part of this machine's pack: take it off the "
+                "table, keep it out of the machine, and clear-hold "
+                f"{HoldReason.INTRUDER_ON_TABLE} once it is removed",
+            )
+        )
+        self.trigger(Trigger.HOLD, reason=HoldReason.INTRUDER_ON_TABLE)
+
     def _hold_for_the_deck_set(self, shoe: ShoeState, inspection: CardInspection) -> None:
         card_id = inspection.card_id
         assert card_id is not None and shoe.deck_set is not None
@@ -214,11 +247,69 @@ class Dealing:
             findings.append(Irregularity.CARD_DURING_HOLD)
         self._burn(inspection, BurnReason.IRREGULAR, findings)
 
-    def _adopt_deck_set(self, shoe: ShoeState, card_event: CardRead) -> None:
-        card_id = card_event.card
-        if card_id is not None:
-            shoe.deck_set = card_id.deck_set
-            self._emit(DeckSetAdopted(deck_set_text(card_id.deck_set)))
+    def _weigh_deck_set(self, shoe: ShoeState, inspection: CardInspection) -> None:
+        """No deck set declared: the pack's majority names it, never a single card.
+
+        A foreign card that happens to come out first would otherwise become the
+        loaded set and make every genuine card after it foreign. Each readable card
+        is evidence; the set of DECK_SET_EVIDENCE cards that outnumber all the others
+        together is adopted. Cards of two sets before that hold the table
+        (deck_set_mismatch): a person looks at them. Once the set is adopted, each
+        earlier card of another set is found foreign, as it would have been then.
+        """
+        card_id = inspection.card_id
+        if shoe.deck_set is not None or card_id is None:
+            return
+        shoe.set_evidence.append((card_id, self.round_no))
+        sets = Counter(evidence.deck_set for evidence, _ in shoe.set_evidence)
+        if len(sets) == 2 and sets[card_id.deck_set] == 1:
+            self._hold_for_disagreeing_cards(shoe)
+        ((leader, cards),) = sets.most_common(1)
+        if cards < DECK_SET_EVIDENCE or cards <= len(shoe.set_evidence) - cards:
+            return
+        shoe.deck_set = leader
+        self._emit(DeckSetAdopted(deck_set_text(leader)))
+        strays = [
+            (stray, number) for stray, number in shoe.set_evidence if stray.deck_set != leader
+        ]
+        shoe.set_evidence.clear()
+        for stray, number in strays:
+            self._find_foreign_afterwards(shoe, stray, number)
+
+    def _hold_for_disagreeing_cards(self, shoe: ShoeState) -> None:
+        seen = ", ".join(str(evidence) for evidence, _ in shoe.set_evidence)
+        self._emit(
+            Alarm(
+                AlarmKind.FOREIGN_CARD,
+                f"cards of more than one deck set came out before the loaded set was known "
+                f"({seen}): take out any card not of the set printed on the box and "
+                f"clear-hold {HoldReason.DECK_SET_MISMATCH}, or abandon the shoe and start it "
+                "again with --deck-set; the set most cards show is adopted",
+            )
+        )
+        self.trigger(Trigger.HOLD, reason=HoldReason.DECK_SET_MISMATCH)
+
+    def _find_foreign_afterwards(
+        self, shoe: ShoeState, card_id: CardId, number: int | None
+    ) -> None:
+        """A card found foreign once the loaded set was adopted: recorded and counted as an
+        intruder, and its round, if still under way, is void (7 Up 5.1, Macau Art. 10)."""
+        card = card_of(card_id)
+        shoe.intruders += 1
+        shoe.copies[card] -= 1
+        shoe.seen.discard(card_id)
+        current = self.round
+        voids = (
+            current is not None
+            and current.number == number
+            and current.void_reason is None
+            and self.position in ROUND_STATES
+        )
+        if voids and current is not None:
+            current.void_reason = Irregularity.FOREIGN_CARD
+        consequence = Consequence.VOID_ROUND if voids else Consequence.BURN
+        self._record_irregularity(Irregularity.FOREIGN_CARD, card, str(card_id), consequence)
+        self._emit(Alarm(AlarmKind.FOREIGN_CARD, f"{Irregularity.FOREIGN_CARD}: {card_id}"))
 
     def _count_card(self, shoe: ShoeState, inspection: CardInspection) -> None:
         shoe.cards_out += 1
@@ -331,6 +422,57 @@ class Dealing:
         if wrong_pack:
             self._hold_for_the_deck_set(shoe, inspection)
 
+    def _first_card_decides_the_burn(self, shoe: ShoeState, due: CardDue | None) -> bool:
+        """The start-of-shoe burn's first card, under the first-card policy (Art. 2.1)."""
+        return (
+            due is BurnReason.START_OF_SHOE
+            and shoe.burn_remaining is None
+            and self.config.shoe.burn is BurnPolicy.FIRST_CARD
+        )
+
+    def _await_first_card(
+        self, shoe: ShoeState, inspection: CardInspection, findings: list[Irregularity]
+    ) -> None:
+        """The first card could not be read: burned, but the burn's count waits for it.
+
+        Art. 2.1's option burns as many cards as the first card's face value, and Art. 18
+        binds the table to the option approved: another count (one card per deck, say)
+        would be another option. The table holds (misread_card) until the dealer re-reads
+        the card or a supervisor enters it (enter-card).
+        """
+        shoe.burned += 1
+        shoe.first_card_unread = True
+        self._emit(Burned(None, None, BurnReason.START_OF_SHOE, None))
+        self._record_findings(inspection, findings, Consequence.HOLD)
+        self.trigger(Trigger.HOLD, reason=HoldReason.MISREAD_CARD)
+
+    def _take_first_card_reread(self, shoe: ShoeState, card_event: CardRead) -> None:
+        """The unread first card passed through the reader again: counted nowhere again."""
+        inspection = self._inspect(shoe, card_event, starts_feed_group=False)
+        findings = list(inspection.findings)
+        if inspection.card_id is None or inspection.card is None:
+            self._record_findings(inspection, findings, Consequence.RECORD)
+            return
+        self._count_identity(shoe, inspection)
+        self._record_findings(inspection, findings, Consequence.BURN)
+        self._fix_first_card(
+            shoe, inspection.card, str(inspection.card_id), CorrectionMethod.REREAD, None
+        )
+
+    def _fix_first_card(
+        self,
+        shoe: ShoeState,
+        card: Card,
+        physical_id: str,
+        method: CorrectionMethod,
+        by: Mapping[str, Any] | None,
+    ) -> None:
+        """The first card is known: its face value fixes the burn, which it is part of."""
+        total = self._start_burn_total(card)
+        shoe.first_card_unread = False
+        shoe.burn_remaining = total - 1
+        self._emit(FirstCardCorrected(method, card, physical_id, total, by))
+
     def _place_corrected(
         self,
         current: Round,
@@ -437,9 +579,9 @@ class Dealing:
     def _start_burn_total(self, first: Card | None) -> int:
         """Cards the start-of-shoe burn takes, the first card included.
 
-        An unreadable first card cannot say how many cards follow it under
-        the first-card policy; the burn then takes one card per deck, the
-        rule Art. 2.1 states first. The other policies do not look at it.
+        Only the first-card policy looks at the card, and under it an unreadable
+        first card holds the table until it is known (_await_first_card): None
+        comes here only for the other policies.
         """
         decks, rules = self.config.game.decks, self.config.shoe
         if first is not None:
@@ -487,8 +629,9 @@ class Dealing:
 
     # Helpers
 
-    def _emit(self, event: TableEvent) -> None:
-        self._facts.append(Fact(event, self.shoe_id, self.round_no))
+    def _emit(self, event: TableEvent, *, about: int | None = None) -> None:
+        """Establish a fact of the round in play, or of round `about` (one already ended)."""
+        self._facts.append(Fact(event, self.shoe_id, self.round_no if about is None else about))
 
     def _open_shoe(self) -> ShoeState:
         if self.shoe is None:

@@ -121,9 +121,10 @@ def corrections_markdown() -> str:
 
 def void_reasons_markdown() -> str:
     """docs/procedure.md's table of the reasons a supervisor may void a round for."""
-    lines = ["| `void-round --reason` | meaning | rule |", "|---|---|---|"]
+    lines = ["| `void-round --reason` | meaning | rule | games |", "|---|---|---|---|"]
     for reason, rule in VOID_REASONS.items():
-        lines.append(f"| `{reason}` | {rule.meaning} | {rule.rule} |")
+        games = ", ".join(f"`{game}`" for game in rule.games)
+        lines.append(f"| `{reason}` | {rule.meaning} | {rule.rule} | {games} |")
     return "\n".join(lines) + "\n"
 
 

@@ -157,6 +157,14 @@ class ReliefBurnDue(TableEvent):
 
 
 @dataclass(frozen=True)
+class ReliefBurnDropped(TableEvent):
+    """The shoe ended with a relief burn still due: no round is left to burn before."""
+
+    KIND: ClassVar[str] = "shoe.relief_burn_dropped"
+    cards: int
+
+
+@dataclass(frozen=True)
 class LastRoundSet(TableEvent):
     """The shoe ends after this round: the cut card showed (Art. 3.1) or the house ends it."""
 
@@ -225,6 +233,22 @@ class CardCorrected(TableEvent):
 
 
 @dataclass(frozen=True)
+class FirstCardCorrected(TableEvent):
+    """The start-of-shoe burn's first card, unread, is known now: under the first-card burn
+    its face value fixes how many cards the burn takes (Macau Art. 2.1)."""
+
+    KIND: ClassVar[str] = "shoe.first_card_corrected"
+    correction: CorrectionMethod
+    card: Card
+    physical_id: str
+    """The card's tag as re-read, or "entered" for a card a supervisor entered."""
+    burn_total: int
+    """Cards the start-of-shoe burn takes, the first card included."""
+    by: Mapping[str, Any] | None
+    """Who entered the card; None for a re-read."""
+
+
+@dataclass(frozen=True)
 class CardSetAside(TableEvent):
     """A card of a round that no hand may receive (its round is void): dealt, not assigned."""
 
@@ -266,6 +290,28 @@ class BetsCarried(TableEvent):
     round_no: int
     into_round: int
     option: str
+
+
+class CarriedBetsEnd(StrEnum):
+    """Why bets carried from a tie go back to the players instead of into a deciding round."""
+
+    NO_ROUND_FOLLOWS = "no_round_follows"
+    """The tie was the shoe's last round (the cut card, the house or an empty shoe): Art. 3.1
+    deals no round past it, so nothing can decide the bets."""
+    ROUND_VOID = "round_void"
+    """The round they were carried into was void: a void returns every stake of the round."""
+
+
+@dataclass(frozen=True)
+class CarriedBetsReturned(TableEvent):
+    """Bets a tie left on the layout (Macau Art. 11(2) or 11(3)) are returned, undecided."""
+
+    KIND: ClassVar[str] = "round.carried_bets_returned"
+    round_no: int
+    """The tied round the bets were carried from."""
+    reason: CarriedBetsEnd
+    voided_round: int | None = None
+    """The round they were carried into, when it was void."""
 
 
 @dataclass(frozen=True)

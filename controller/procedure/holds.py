@@ -39,6 +39,9 @@ class HoldReason(StrEnum):
     MISREAD_CARD = "misread_card"
     """A card due to a hand could not be read: its place is known, its identity not. It ends
     when the card is re-read, a supervisor enters it (enter-card) or the round is void."""
+    INTRUDER_ON_TABLE = "intruder_on_table"
+    """The automatic machine dealt a card that was never part of its pack: it must come off
+    the table and stay out of the machine; a person confirms it is removed (clear-hold)."""
     FEED_INCOMPLETE = "feed_incomplete"
     """A double feed announced more cards than came (or than a round can hold): the host
     would otherwise wait behind a locked gate for cards that cannot come."""
@@ -58,6 +61,7 @@ OPERATOR_CLEARED_HOLDS = EVENTS_LOST_HOLDS | {
     HoldReason.DECK_SET_MISMATCH,
     HoldReason.PACK_COUNT_MISMATCH,
     HoldReason.JOURNAL_STORAGE,
+    HoldReason.INTRUDER_ON_TABLE,
 }
 """Holds no device event can end: a person must look and clear them (ClearHold)."""
 

@@ -107,6 +107,8 @@ class VoidRound:
     reason: str
     """A VoidReason (procedure/corrections.py), each citing its rule."""
     note: str | None = None
+    round_no: int | None = None
+    """The round voided; None: the round being dealt, or with none, the round just dealt."""
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from cardshoe.controller.procedure.corrections import VOID_REASONS
+from cardshoe.controller.procedure.corrections import VoidReason, VoidRule
+from cardshoe.controller.procedure.holds import OPERATOR_CLEARED_HOLDS
 from cardshoe.controller.procedure.machine import TRANSITIONS, State, Trigger
 
 COMMAND_WORDS: Mapping[Trigger, str] = {
@@ -47,28 +48,44 @@ STATE_WORDS: Mapping[State, str] = {
 """Where the table stands, as a dealer would say it."""
 
 
-def possible_commands(state: State) -> list[str]:
-    """The commands with a transition out of `state`, in the table's order."""
+def possible_commands(state: State, applies: Mapping[Trigger, bool]) -> list[str]:
+    """The commands with a transition out of `state`, in the table's order, leaving out
+    those `applies` says the table would refuse now (nothing to confirm, enter or void)."""
     possible: list[str] = []
     for transition in TRANSITIONS:
         sources = (
             (transition.source,) if isinstance(transition.source, State) else transition.source
         )
         word = COMMAND_WORDS.get(transition.trigger)
-        if word is not None and state in sources and word not in possible:
+        wanted = applies.get(transition.trigger, True)
+        if word is not None and wanted and state in sources and word not in possible:
             possible.append(word)
     return possible
 
 
-def refusal_text(trigger: Trigger, state: State, position: State, holds: Sequence[str]) -> str:
+def refusal_text(
+    trigger: Trigger,
+    state: State,
+    position: State,
+    holds: Sequence[str],
+    applies: Mapping[Trigger, bool],
+) -> str:
     """Why an operator command cannot be carried out now, and what can."""
     command = COMMAND_WORDS[trigger]
     situation = STATE_WORDS[state]
     if state is State.HELD:
         situation = f"the table is on hold ({', '.join(holds)}) in {STATE_WORDS[position]}"
-    possible = possible_commands(state)
+    possible = possible_commands(state, applies)
     hint = f"possible now: {', '.join(possible)}" if possible else "no command is possible now"
     return f"{command} is not possible now: {situation} ({hint})"
+
+
+def clear_hold_needs_text(holds: Sequence[str]) -> str:
+    """clear-hold given without a hold: name the active holds a person clears."""
+    clearable = [hold for hold in holds if hold in OPERATOR_CLEARED_HOLDS]
+    if not clearable:
+        return "clear-hold needs a hold (--reason), and no hold a person clears is active"
+    return f"clear-hold needs a hold: --reason {' or '.join(clearable)}"
 
 
 def clear_hold_text(named: str, clearable: Sequence[str]) -> str:
@@ -81,10 +98,32 @@ def clear_hold_text(named: str, clearable: Sequence[str]) -> str:
     )
 
 
-def void_reason_text(named: str) -> str:
-    """void-round takes a reason from the table, each citing its rule."""
-    reasons = "; ".join(f"{reason} ({rule.rule})" for reason, rule in VOID_REASONS.items())
-    return f"void-round {named!r} is not a reason of the table: use one of {reasons}"
+def void_reason_text(named: str, reasons: Mapping[VoidReason, VoidRule], game: str) -> str:
+    """void-round takes a reason the table's game offers, each citing its rule."""
+    offered = "; ".join(f"{reason} ({rule.rule})" for reason, rule in reasons.items())
+    return f"void-round {named!r} is not a reason of {game}: use one of {offered}"
+
+
+def void_round_text(
+    named: int | None, open_round: int, open_is_void: bool, voidable: int | None
+) -> str:
+    """void-round names a round that has a card dealt, or was just settled (the window).
+
+    named: the --round given, if any; open_round: the round open now, and whether
+    it is void already; voidable: the round that may be voided now, if any.
+    """
+    command = "void-round" if named is None else f"void-round --round {named}"
+    if voidable is not None:
+        return (
+            f"{command} is not possible now: round {named} is neither the round being dealt "
+            f"nor the one just settled; the round that may be voided now is {voidable}"
+        )
+    state = "is void already" if open_is_void else "has no card dealt yet"
+    return (
+        f"{command} is not possible now: round {open_round} {state} and no settled round "
+        "may still be corrected (a round may be voided from its first card until the next "
+        "round's no more bets)"
+    )
 
 
 def enter_card_text(card: str, copies_out: int | None, decks: int) -> str:

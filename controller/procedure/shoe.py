@@ -65,6 +65,8 @@ class Round:
     """Every card the round took: assigned, set aside, or misread and not yet corrected."""
     misread: MisreadCard | None = None
     """A card due to a hand that could not be read: the table holds until it is corrected."""
+    carried_in: int | None = None
+    """The tied round whose Banker and Player bets stand for this one (Art. 11)."""
 
 
 @dataclass
@@ -78,6 +80,9 @@ class ShoeState:
     pack_checked: bool = False
     """The device's count of the pack was compared with the table's decks."""
     """A card of the declared set came out: the pack loaded is the one declared."""
+    set_evidence: list[tuple[CardId, int | None]] = field(default_factory=list)
+    """With no deck set declared, the readable cards so far and the round each came out in,
+    until the set most of them show is adopted."""
     seen: set[CardId] = field(default_factory=set)
     copies: Counter[Card] = field(default_factory=Counter)
     """Cards out of the shoe; an automatic machine takes them back, and may deal them again,
@@ -94,10 +99,18 @@ class ShoeState:
     burn_reason: BurnReason | None = None
     burn_remaining: int | None = 0
     """Cards still to burn; None until the first card of the start-of-shoe burn is seen."""
+    first_card_unread: bool = False
+    """Under the first-card burn the first card could not be read: the burn count waits
+    for its re-read or its entry (Art. 2.1, and Art. 18 makes the option binding)."""
     relief_burn_due: bool = False
     """A dealer relieved another: the next round's burn begins with game.relief_burn cards."""
     rounds_opened: int = 0
     rounds_finished: int = 0
     last_round: int | None = None
+    carried_from: int | None = None
+    """A tied round whose Banker and Player bets stand for the next round to open (Art. 11)."""
+    settled: Round | None = None
+    """The round just settled, while a supervisor may still void it: until the next round's
+    bets close (the correction window, docs/procedure.md)."""
     empty: bool = False
     feed: FeedGroup | None = None

@@ -21,7 +21,7 @@ from typing import Any, cast
 from transitions import EventData, MachineError
 
 from cardshoe.controller.config import TableConfig
-from cardshoe.controller.procedure.corrections import VOID_REASONS, VoidReason
+from cardshoe.controller.procedure.corrections import VoidReason, void_reasons_of
 from cardshoe.controller.procedure.dealing import Dealing
 from cardshoe.controller.procedure.facts import (
     ENTERED_CARD_ID,
@@ -32,11 +32,14 @@ from cardshoe.controller.procedure.facts import (
     BurnReason,
     CardSetAside,
     CardsReturned,
+    CarriedBetsEnd,
+    CarriedBetsReturned,
     CorrectionMethod,
     HoldEnded,
     HoldStarted,
     LastRoundSet,
     RefusedCommand,
+    ReliefBurnDropped,
     ReliefBurnDue,
     RoundOpened,
     RoundResult,
@@ -91,6 +94,7 @@ from cardshoe.controller.procedure.refusals import (
     enter_card_text,
     refusal_text,
     void_reason_text,
+    void_round_text,
 )
 from cardshoe.controller.procedure.shoe import CARDS_PER_DECK, Fact, Round, ShoeState
 from cardshoe.controller.rules.cards import parse_card
@@ -139,6 +143,7 @@ class TableModel(Dealing):
 
     def __init__(self, config: TableConfig) -> None:
         super().__init__(config)
+        self.void_reasons = void_reasons_of(config.game.name)
         self.machine = build_machine(self)
 
     # The one entry point
@@ -266,10 +271,31 @@ class TableModel(Dealing):
         return not self.holds
 
     def round_may_be_voided(self, event: EventData) -> bool:
-        """A round is open and not yet void, and the reason is one of the table's."""
-        current = self.round
-        open_now = current is not None and current.void_reason is None
-        return open_now and self.position in ROUND_STATES and event.kwargs["reason"] in VOID_REASONS
+        """The round named may be voided now, and the reason is one of the game's own."""
+        named = self._void_target(event.kwargs["round_no"])
+        return named is not None and event.kwargs["reason"] in self.void_reasons
+
+    def _voidable_round(self) -> Round | None:
+        """The round a supervisor may void now (Art. 10: "该局取消作废", that round).
+
+        The round under way once a card of it is out and while it is not void yet;
+        between rounds, the round just settled, until the next round's bets close
+        (the correction window: nothing of the next round is dealt yet). A round
+        with no card dealt has no error of the deal to cancel.
+        """
+        current, shoe = self.round, self.shoe
+        if current is None or shoe is None or self.position not in ROUND_STATES:
+            return None
+        if self.position is State.BETTING:
+            return shoe.settled
+        return current if current.cards and current.void_reason is None else None
+
+    def _void_target(self, named: int | None) -> Round | None:
+        """The round void-round voids: the one named, or by default the voidable one."""
+        voidable = self._voidable_round()
+        if voidable is None or named not in (None, voidable.number):
+            return None
+        return voidable
 
     def entered_card_fits(self, event: EventData) -> bool:
         """A misread card awaits correction, and the decks still hold a copy of the card."""
@@ -278,11 +304,9 @@ class TableModel(Dealing):
 
     def _entered_copies_out(self, command: EnterCard) -> int | None:
         """How many copies of the entered card are out; None when no misread card awaits."""
-        current, shoe = self.round, self.shoe
-        if current is None or current.misread is None or current.void_reason is not None:
+        if not self._misread_awaits():
             return None
-        assert shoe is not None
-        return shoe.copies[parse_card(command.card)]
+        return self._open_shoe().copies[parse_card(command.card)]
 
     def was_held_in_destination(self, event: EventData) -> bool:
         """A resume goes back to exactly the state the hold interrupted."""
@@ -370,13 +394,15 @@ class TableModel(Dealing):
         shoe.rounds_opened += 1
         number = shoe.rounds_opened
         demo = number <= self.config.game.demo_rounds
-        self.round = Round(number, demo, self.game.new_round())
+        self.round = Round(number, demo, self.game.new_round(), carried_in=shoe.carried_from)
+        shoe.carried_from = None
         self._emit(RoundOpened(number, demo))
 
     def record_bets_closed(self, event: EventData) -> None:
         shoe, current = self._open_shoe(), self._open_round()
         by = "dealer_button" if event.event.name == Trigger.DEALER_BUTTON else "command"
         self._emit(BetsClosed(current.number, by))
+        shoe.settled = None
         if shoe.relief_burn_due:
             shoe.relief_burn_due = False
             shoe.burn_reason = BurnReason.DEALER_RELIEF
@@ -440,9 +466,25 @@ class TableModel(Dealing):
                 tie_bets,
             )
         )
+        shoe = self._open_shoe()
         if tie_bets is not None and TIE_RULES[tie_bets].carried:
-            self._emit(BetsCarried(current.number, current.number + 1, tie_bets))
+            self._carry_tied_bets(shoe, current.number, tie_bets)
+        shoe.settled = current
         self._finish_round()
+
+    def _carry_tied_bets(self, shoe: ShoeState, tied: int, tie_bets: str) -> None:
+        """A new round decides after a tie (Art. 11): the bets stand for it, if one follows.
+
+        No round follows the shoe's last round (Art. 3.1: the cut card's round, or the
+        one after it, is the last; the house's end; an empty shoe): dealing one past it
+        would break that rule, so the standing bets go back to the players undecided.
+        """
+        last_round = shoe.last_round is not None and tied >= shoe.last_round
+        if shoe.empty or last_round:
+            self._emit(CarriedBetsReturned(tied, CarriedBetsEnd.NO_ROUND_FOLLOWS))
+            return
+        shoe.carried_from = tied
+        self._emit(BetsCarried(tied, tied + 1, tie_bets))
 
     def void_round(self, event: EventData) -> None:
         current = self._open_round()
@@ -451,19 +493,41 @@ class TableModel(Dealing):
             self._emit(CardSetAside(current.number, None, None, current.void_reason or ""))
             current.misread = None
         self._emit(RoundVoided(current.number, current.void_reason or "", tuple(current.cards)))
+        self._return_carried_bets(current)
+        self._open_shoe().settled = None
         self._finish_round()
 
+    def _return_carried_bets(self, voided: Round) -> None:
+        """A void returns every stake of the round, the bets a tie carried into it too."""
+        if voided.carried_in is not None:
+            self._emit(
+                CarriedBetsReturned(voided.carried_in, CarriedBetsEnd.ROUND_VOID, voided.number),
+                about=voided.number,
+            )
+            voided.carried_in = None
+
     def enter_misread_card(self, event: EventData) -> None:
-        """A supervisor read the card the reader could not: it goes to the hand it was due."""
+        """A supervisor read the card the reader could not: it goes to the hand it was due,
+        or, the start-of-shoe burn's first card, fixes the burn's count (Art. 2.1)."""
         command: EnterCard = event.kwargs["command"]
+        shoe, card, method = self._open_shoe(), parse_card(command.card), CorrectionMethod.ENTERED
+        shoe.copies[card] += 1
+        if shoe.first_card_unread:
+            self._fix_first_card(shoe, card, ENTERED_CARD_ID, method, command.operator)
+            return
         current = self._open_round()
         misread = current.misread
         assert misread is not None
-        card = parse_card(command.card)
-        self._open_shoe().copies[card] += 1
-        self._place_corrected(
-            current, misread, card, ENTERED_CARD_ID, CorrectionMethod.ENTERED, command.operator
+        self._place_corrected(current, misread, card, ENTERED_CARD_ID, method, command.operator)
+
+    def _misread_awaits(self) -> bool:
+        """A card that could not be read awaits its re-read or its entry: one due to a hand
+        in a round not void, or the first card under the first-card burn."""
+        current, shoe = self.round, self.shoe
+        in_round = (
+            current is not None and current.misread is not None and current.void_reason is None
         )
+        return in_round or (shoe is not None and shoe.first_card_unread)
 
     def _end_misread_hold_when_moot(self) -> None:
         """The misread_card hold lasts exactly as long as a misread card awaits correction.
@@ -472,16 +536,33 @@ class TableModel(Dealing):
         the round or closes the shoe (void-round, lost events, abandon-shoe):
         nothing is left to correct then, and the void goes ahead.
         """
-        current = self.round
-        awaiting = (
-            current is not None and current.misread is not None and current.void_reason is None
-        )
-        if not awaiting and HoldReason.MISREAD_CARD in self.holds:
+        if not self._misread_awaits() and HoldReason.MISREAD_CARD in self.holds:
             self.trigger(Trigger.RELEASE, reason=HoldReason.MISREAD_CARD)
 
     def void_by_supervisor(self, event: EventData) -> None:
-        """The round is void from now; the automatic round_void ends it as for any void."""
-        self._open_round().void_reason = str(VoidReason(event.kwargs["reason"]))
+        """The round is void from now; the automatic round_void ends a round under way.
+
+        A round already settled is void at once: its result is cancelled, its stakes
+        returned (Art. 10), and bets its tie left standing for the round now open go
+        back with them.
+        """
+        reason = str(VoidReason(event.kwargs["reason"]))
+        target, current = self._void_target(event.kwargs["round_no"]), self._open_round()
+        assert target is not None
+        if target is current:
+            current.void_reason = reason
+            return
+        shoe = self._open_shoe()
+        shoe.settled = None
+        target.void_reason = reason
+        self._emit(RoundVoided(target.number, reason, tuple(target.cards)), about=target.number)
+        self._return_carried_bets(target)
+        if current.carried_in == target.number:
+            self._emit(
+                CarriedBetsReturned(target.number, CarriedBetsEnd.ROUND_VOID, target.number),
+                about=target.number,
+            )
+            current.carried_in = None
 
     def record_return(self, event: EventData) -> None:
         done: OperationDone = event.kwargs["done"]
@@ -560,6 +641,8 @@ class TableModel(Dealing):
         device_cards_dealt: int | None = None,
     ) -> None:
         shoe = self._open_shoe()
+        if shoe.relief_burn_due:
+            self._emit(ReliefBurnDropped(self.config.game.relief_burn))
         self._emit(
             ShoeEnded(
                 shoe.shoe_id,
@@ -689,8 +772,20 @@ class TableModel(Dealing):
             self._violation(f"{trigger} is not allowed in state {self.state}")
             return
         state = State(self.state)
-        if trigger is Trigger.VOID_CURRENT_ROUND and event.kwargs["reason"] not in VOID_REASONS:
-            reason = void_reason_text(str(event.kwargs["reason"]))
+        if (
+            trigger is Trigger.VOID_CURRENT_ROUND
+            and event.kwargs["reason"] not in self.void_reasons
+        ):
+            named = str(event.kwargs["reason"])
+            reason = void_reason_text(named, self.void_reasons, self.config.game.name)
+        elif trigger is Trigger.VOID_CURRENT_ROUND and self.round is not None:
+            voidable = self._voidable_round()
+            reason = void_round_text(
+                event.kwargs["round_no"],
+                self.round.number,
+                self.round.void_reason is not None,
+                None if voidable is None else voidable.number,
+            )
         elif trigger is Trigger.ENTER_CARD:
             command: EnterCard = event.kwargs["command"]
             copies = self._entered_copies_out(command)
@@ -699,8 +794,18 @@ class TableModel(Dealing):
             clearable = [hold for hold in self.holds if hold in OPERATOR_CLEARED_HOLDS]
             reason = clear_hold_text(str(event.kwargs["reason"]), clearable)
         else:
-            reason = refusal_text(trigger, state, self.position, self.holds)
+            reason = refusal_text(trigger, state, self.position, self.holds, self._applies())
         self._emit(RefusedCommand(COMMAND_WORDS[trigger], reason))
+
+    def _applies(self) -> dict[Trigger, bool]:
+        """Whether each command that depends on more than the state has anything to act on:
+        a refusal offers only what the table would accept now."""
+        return {
+            Trigger.CONFIRM_FACE_UP: HoldReason.FACE_DOWN_CARD in self.holds,
+            Trigger.ENTER_CARD: self._misread_awaits(),
+            Trigger.VOID_CURRENT_ROUND: self._voidable_round() is not None,
+            Trigger.CLEAR_HOLD: any(hold in OPERATOR_CLEARED_HOLDS for hold in self.holds),
+        }
 
     def _violation(self, detail: str) -> None:
         _LOGGER.warning("procedure violation: %s", detail)
@@ -751,7 +856,9 @@ INPUT_ROUTES: Mapping[type, Route] = {
     EndShoe: lambda model, item: model.trigger(Trigger.END_SHOE),
     AbandonShoe: lambda model, item: model.trigger(Trigger.ABANDON_SHOE, reason=item.reason),
     ClearHold: lambda model, item: model.trigger(Trigger.CLEAR_HOLD, reason=item.reason),
-    VoidRound: lambda model, item: model.trigger(Trigger.VOID_CURRENT_ROUND, reason=item.reason),
+    VoidRound: lambda model, item: model.trigger(
+        Trigger.VOID_CURRENT_ROUND, reason=item.reason, round_no=item.round_no
+    ),
     EnterCard: lambda model, item: model.trigger(Trigger.ENTER_CARD, command=item),
     DeviceCount: lambda model, item: model.trigger(Trigger.RECONCILE, count=item),
     PackCount: lambda model, item: model.trigger(Trigger.PACK_COUNTED, count=item),

@@ -1,12 +1,14 @@
 """The pricing child (pricing_process.py): prices each shoe it is sent until its input ends.
 
 It reads pickled (pickled game, decks, cards out) from stdin and writes each
-ShoeEdges to stdout; each game is unpickled once and kept, with the payouts it
-remembers. Only its parent writes to it. It ignores Ctrl-C, which
-a terminal sends to the whole process group: the parent decides when it
-ends, by closing the pipe. Whatever ends it early ends it with one line on
-stderr, never a traceback: the parent notices the closed pipe, warns, and
-prices in its own process.
+ShoeEdges to stdout, or the RulesError of a shoe that cannot be priced (a card
+seen more often than the decks hold it, as a stacked or salted shoe is): that
+is the request's failure, not the child's, so the child stays up for the next
+round. Each game is unpickled once and kept, with the payouts it remembers.
+Only its parent writes to it. It ignores Ctrl-C, which a terminal sends to
+the whole process group: the parent decides when it ends, by closing the pipe.
+Whatever ends it early ends it with one line on stderr, never a traceback: the
+parent notices the closed pipe, warns, and prices in its own process.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ import signal
 import sys
 from typing import BinaryIO
 
-from cardshoe.controller.protection.advantage import player_edges
+from cardshoe.controller.protection.advantage import ShoeEdges, player_edges
+from cardshoe.controller.rules.errors import RulesError
 from cardshoe.controller.rules.games import Game
 
 
@@ -43,7 +46,12 @@ def serve(requests: BinaryIO, answers: BinaryIO) -> None:
         except EOFError:
             return
         game = games.get(pickled) or games.setdefault(pickled, pickle.loads(pickled))
-        pickle.dump(player_edges(game, decks, out), answers)
+        answer: ShoeEdges | RulesError
+        try:
+            answer = player_edges(game, decks, out)
+        except RulesError as exc:
+            answer = exc
+        pickle.dump(answer, answers)
         answers.flush()
 
 

@@ -28,6 +28,7 @@ import structlog
 
 from cardshoe.controller.protection.advantage import ShoeEdges, player_edges
 from cardshoe.controller.rules.cards import Card
+from cardshoe.controller.rules.errors import RulesError
 from cardshoe.controller.rules.games import Game
 
 log = structlog.get_logger(__name__)
@@ -76,8 +77,10 @@ class PricingProcess:
         assert child.stdin is not None and child.stdout is not None
         pickle.dump((game.pickled, decks, cards), child.stdin)
         child.stdin.flush()
-        edges: ShoeEdges = pickle.load(child.stdout)
-        return edges
+        answer: ShoeEdges | RulesError = pickle.load(child.stdout)
+        if isinstance(answer, RulesError):
+            raise answer  # this shoe cannot be priced; the child is fine
+        return answer
 
     def _start(self) -> subprocess.Popen[bytes]:
         # -I: the child imports the installed cardshoe only, never a folder of the same

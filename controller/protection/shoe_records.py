@@ -113,7 +113,8 @@ def _take(shoe: JournaledShoe, record: Record) -> None:
         card = None if text is None else parse_card(text)
         shoe.cards.append(SeenCard(card, record.payload["physical_id"]))
     elif record.kind in ROUND_END_KINDS:
-        shoe.seen_at_round_end[int(record.payload["round_no"])] = len(shoe.cards)
+        # A settled round voided later (its correction window) ended at its result.
+        shoe.seen_at_round_end.setdefault(int(record.payload["round_no"]), len(shoe.cards))
     elif record.kind == CardsReturned.KIND:
         shoe.returns.append(len(shoe.cards))
     elif record.kind == ShoeEnded.KIND:

@@ -31,7 +31,7 @@ from cardshoe.controller.rules.paytables import (
     Paytable,
 )
 from cardshoe.controller.rules.rounds import Outcome, RoundInProgress
-from cardshoe.controller.rules.settlement import Settlement, net_return, settle
+from cardshoe.controller.rules.settlement import Rounding, Settlement, net_return, settle
 from cardshoe.controller.rules.ties import TieOption
 
 PLAYER_FIRST = (Hand.PLAYER, Hand.BANKER, Hand.PLAYER, Hand.BANKER)
@@ -128,6 +128,8 @@ class Game:
     dealing: Dealing
     paytable: Paytable
     commission: Commission
+    rounding: Rounding = Rounding.FLOOR
+    """How a win's winnings are rounded to the minor unit (settlement.Rounding)."""
     _net_returns: dict[Outcome, dict[str, Fraction]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
@@ -172,8 +174,8 @@ class Game:
         return dict(known)
 
     def settle(self, outcome: Outcome, bet: Bet, stake: int) -> Settlement:
-        """Settle a stake in integer minor units; winnings are rounded down to the minor unit."""
-        return settle(self.paytable, self.commission, outcome, bet, stake)
+        """Settle a stake in integer minor units; winnings are rounded by self.rounding."""
+        return settle(self.paytable, self.commission, outcome, bet, stake, self.rounding)
 
 
 def commission_names(game_name: str) -> tuple[str, ...]:
@@ -182,8 +184,14 @@ def commission_names(game_name: str) -> tuple[str, ...]:
 
 
 @cache
-def get_game(name: str, commission: str | None = None, paytable: Paytable | None = None) -> Game:
-    """The game `name` with a commission option (default: the rules' first) and paytable.
+def get_game(
+    name: str,
+    commission: str | None = None,
+    paytable: Paytable | None = None,
+    rounding: Rounding = Rounding.FLOOR,
+) -> Game:
+    """The game `name` with a commission option (default: the rules' first), paytable and
+    rounding of winnings.
 
     One Game per choice, shared by every table model of the process (a Game
     never changes), so each outcome's net returns are worked out once.
@@ -196,7 +204,7 @@ def get_game(name: str, commission: str | None = None, paytable: Paytable | None
             f"unknown commission option {commission!r} for {name}: choose one of "
             + ", ".join(options)
         )
-    return Game(name, variant.dealing, paytable or variant.paytables[0], chosen)
+    return Game(name, variant.dealing, paytable or variant.paytables[0], chosen, rounding)
 
 
 def deck_range(game_name: str) -> DeckRange:

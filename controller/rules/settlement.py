@@ -2,16 +2,18 @@
 
 Stakes are integers in the currency's minor unit (cents, avos). A winning
 bet's winnings are computed exactly as a Fraction, stake x odds, less the
-commission (that amount x the commission rate), and then rounded DOWN to
-the minor unit: the house keeps the fraction. The stake itself is always
-returned whole on a win or a push.
+commission (that amount x the commission rate), and then rounded to the
+minor unit by the table's Rounding: by default DOWN, the house keeping the
+fraction. Neither rule text says how (Macau Art. 17 and 7 Up give rates, not
+rounding), so it is an approved option like the others (Art. 18). The stake
+itself is always returned whole on a win or a push.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from enum import Enum
+from enum import Enum, StrEnum
 from fractions import Fraction
 
 from cardshoe.controller.rules.errors import RulesError
@@ -22,6 +24,22 @@ from cardshoe.controller.rules.rounds import Outcome
 HAND_BETS = frozenset({Bet.PLAYER, Bet.BANKER})
 PUSH_RETURN = Fraction(0)
 LOSS_RETURN = Fraction(-1)
+
+
+class Rounding(StrEnum):
+    """How a win's exact winnings become whole minor units; the first is the default."""
+
+    FLOOR = "floor"
+    """Down to the minor unit: the house keeps the fraction."""
+    HALF_UP = "half-up"
+    """To the nearest minor unit, a half up: 12.5 pays 13."""
+
+
+def to_minor_units(exact: Fraction, rounding: Rounding) -> int:
+    """Exact winnings as the whole minor units paid."""
+    if rounding is Rounding.HALF_UP:
+        return math.floor(exact + Fraction(1, 2))
+    return math.floor(exact)
 
 
 class BetResult(Enum):
@@ -38,7 +56,7 @@ class Settlement:
     stake: int
     result: BetResult
     winnings: int
-    """Paid on top of the returned stake: exact_winnings rounded down."""
+    """Paid on top of the returned stake: exact_winnings rounded (down by default)."""
     exact_winnings: Fraction
     """Stake x odds less commission, before rounding."""
     commission: Fraction
@@ -101,7 +119,12 @@ def net_return(paytable: Paytable, commission: Commission, bet: Bet, outcome: Ou
 
 
 def settle(
-    paytable: Paytable, commission: Commission, outcome: Outcome, bet: Bet, stake: int
+    paytable: Paytable,
+    commission: Commission,
+    outcome: Outcome,
+    bet: Bet,
+    stake: int,
+    rounding: Rounding = Rounding.FLOOR,
 ) -> Settlement:
     """Settle `stake` minor units on `bet`; see the module docstring for the rounding."""
     if bet not in paytable.bets:
@@ -117,4 +140,5 @@ def settle(
     gross = stake * odds
     commission_taken = gross * commission_rate(commission, bet, outcome)
     exact = gross - commission_taken
-    return Settlement(bet, stake, BetResult.WIN, math.floor(exact), exact, commission_taken)
+    paid = to_minor_units(exact, rounding)
+    return Settlement(bet, stake, BetResult.WIN, paid, exact, commission_taken)

@@ -197,9 +197,18 @@ class TableBoard:
         self.phase, self.next_card = "round over", None
 
     def _round_void(self, payload: Mapping[str, Any]) -> None:
+        number = payload["round_no"]
+        settled = [row for row in self.results if row.round == number]
+        if settled:
+            # A settled round voided within its correction window: its result is cancelled,
+            # it leaves the roads; the round open now goes on.
+            (row,) = settled
+            void_row = ResultRow(number, row.demo, row.player, row.banker, void=payload["reason"])
+            self.results[self.results.index(row)] = void_row
+            return
         self.results.append(
             ResultRow(
-                round=payload["round_no"],
+                round=number,
                 demo=self.round_demo,
                 player=list(self.player),
                 banker=list(self.banker),

@@ -88,7 +88,8 @@ def recall_round(
                 if name in payload
             }
         elif entry.kind == "round.void":
-            recall.void = payload["reason"]
+            # Voided after its result (within the correction window), it settles nothing.
+            recall.void, recall.settlement = payload["reason"], None
         elif entry.kind == "irregularity":
             recall.irregularities.append({"record": entry.id, **payload})
         elif entry.kind == "card.corrected":

@@ -50,6 +50,7 @@ COMMAND_ROLES: Mapping[str, Role] = {
     "abandon-shoe": Role.SUPERVISOR,
     "supervisor-sign-in": Role.SUPERVISOR,
     "authenticate": Role.TECHNICIAN,
+    "firmware-update": Role.TECHNICIAN,
 }
 """Each control-socket command -> the least role that may give it."""
 

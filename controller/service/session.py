@@ -30,6 +30,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import structlog
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from cardshoe.controller.config import DeviceMode, TableConfig
 from cardshoe.controller.errors import UserError
@@ -77,6 +78,7 @@ from cardshoe.controller.procedure.operator_input import (
     parse_deck_set,
     parse_entered_card,
 )
+from cardshoe.controller.procedure.refusals import clear_hold_needs_text
 from cardshoe.controller.procedure.shoe import CardDue, Fact
 from cardshoe.controller.procedure.table import TableModel
 from cardshoe.controller.protection.watcher import ProtectionWatcher
@@ -85,6 +87,13 @@ from cardshoe.controller.scoreboard.pack_receipt import PACK_CUSTODY_KIND
 from cardshoe.controller.service.count_watch import CHECK_INTERVAL_S, QUIET_S, CountWatch
 from cardshoe.controller.service.draw_control import DrawControl
 from cardshoe.controller.service.feed_watch import stalled_feed
+from cardshoe.controller.service.firmware_update import (
+    FIRMWARE_UPDATE,
+    FirmwareAttempt,
+    Outcome,
+    install,
+    read_signed_image,
+)
 from cardshoe.controller.service.recovery import (
     SESSION_KIND_PREFIX,
     SOFTWARE_KIND_PREFIX,
@@ -407,9 +416,10 @@ class TableSession:
         """Close the shoe as it stands, unreconciled, voiding the open round."""
         self._command(AbandonShoe(reason))
 
-    def void_round(self, reason: str, note: str | None = None) -> None:
-        """A supervisor voids the round under way, for a reason of the table (Art. 10)."""
-        self._command(VoidRound(reason, note))
+    def void_round(self, reason: str, note: str | None = None, round: int | None = None) -> None:
+        """A supervisor voids a round, for a reason of the table's game (Art. 10): the one
+        named, or the one being dealt, or with none, the one just settled."""
+        self._command(VoidRound(reason, note, round))
 
     def enter_card(self, card: str, note: str | None = None) -> None:
         """A supervisor enters the card the reader could not read (Art. 10 correction).
@@ -422,7 +432,7 @@ class TableSession:
         with self._lock:
             self._command(EnterCard(str(entered), note, self._operator))
 
-    def clear_hold(self, reason: str, note: str | None = None) -> None:
+    def clear_hold(self, reason: str | None = None, note: str | None = None) -> None:
         """Resolve a hold only a person can resolve: a sequence gap or regression, a deck set
         that is not the declared one, a pack of the wrong count. reason names the hold;
         note is the person's own words.
@@ -432,7 +442,11 @@ class TableSession:
         stream as it now is (a new epoch, or a counter that went back), after the
         device's own last acknowledged seq, so every event it still holds is
         taken; the re-sync is journaled with the clear, in one transaction.
+        UserError, before anything is journaled, when no hold is named: it lists the
+        active holds a person clears.
         """
+        if reason is None:
+            raise UserError(clear_hold_needs_text(self.model.holds))
         gap, resync = self._gap, None
         accepted = None
         if reason == HoldReason.SEQUENCE_GAP and isinstance(gap, SequenceGap):
@@ -494,6 +508,27 @@ class TableSession:
                 {"seed": answer.seed, "digest": answer.digest, "operator": dict(operator)},
             )
         return answer
+
+    def update_firmware(
+        self, data: bytes, house_key: Ed25519PublicKey, operator: Mapping[str, Any]
+    ) -> FirmwareAttempt:
+        """Install a signed image on the table's device while no shoe is open, and journal
+        the attempt whatever its outcome (firmware_update.py)."""
+        with self._lock:
+            read = read_signed_image(data)
+            if isinstance(read, FirmwareAttempt):
+                attempt = read
+            elif self.model.shoe_id is not None:
+                attempt = FirmwareAttempt(
+                    read.sha256.hex(),
+                    read.version,
+                    Outcome.REFUSED,
+                    f"shoe {self.model.shoe_id} is open: end or abandon it first",
+                )
+            else:
+                attempt = install(self.device, read, house_key, self.config.device)
+            self._record_session(FIRMWARE_UPDATE, attempt.payload(operator))
+        return attempt
 
     def supervisor_sign_in(self) -> str | None:
         """The supervisor giving the command takes the table; returns the one relieved.

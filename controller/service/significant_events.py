@@ -20,6 +20,7 @@ from cardshoe.controller.procedure.facts import (
     ShoeStarted,
 )
 from cardshoe.controller.procedure.inputs import DRIVER_INPUTS
+from cardshoe.controller.service.firmware_update import FIRMWARE_UPDATE
 from cardshoe.controller.service.session import (
     COMMAND_DENIED,
     DEVICE_REFUSED,
@@ -47,6 +48,8 @@ SIGNIFICANT_KINDS: Mapping[str, str] = {
     _driver_kind(LinkRestored): "device reconnected, with its identity and firmware",
     DEVICE_RESYNC: "device stream re-synchronised by an operator",
     SOFTWARE_AUTHENTICATED: "software authentication: the seed and the digest given",
+    FIRMWARE_UPDATE: "device firmware update, installed or refused: the image's hash and "
+    "version, and who ran it",
     _driver_kind(AuthFailure): "link authentication failure",
     ShoeStarted.KIND: "shoe start: the game options' fingerprint (a change shows here)",
     SIGNED_IN: "dealer sign-in",
@@ -59,4 +62,4 @@ SIGNIFICANT_KINDS: Mapping[str, str] = {
     Alarm.KIND: "alarm",
     STORAGE_ALARM: "storage alarm",
 }
-"""Record kind -> why a lab reads it. Firmware updates join when the device can take them."""
+"""Record kind -> why a lab reads it."""

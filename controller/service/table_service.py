@@ -39,6 +39,7 @@ import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import structlog
@@ -56,6 +57,7 @@ from cardshoe.controller.procedure.facts import (
 )
 from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.scoreboard.board import TableBoard
+from cardshoe.controller.service import firmware_update
 from cardshoe.controller.service.control_socket import (
     SUBSCRIBE,
     ControlServer,
@@ -163,7 +165,11 @@ SESSION_COMMANDS: Mapping[str, tuple[Callable[..., object], tuple[Parameter, ...
     "abandon-shoe": (TableSession.abandon_shoe, (Parameter("reason", str, required=True),)),
     "void-round": (
         TableSession.void_round,
-        (Parameter("reason", str, required=True), Parameter("note", str)),
+        (
+            Parameter("reason", str, required=True),
+            Parameter("note", str),
+            Parameter("round", int),
+        ),
     ),
     "enter-card": (
         TableSession.enter_card,
@@ -171,7 +177,7 @@ SESSION_COMMANDS: Mapping[str, tuple[Callable[..., object], tuple[Parameter, ...
     ),
     "clear-hold": (
         TableSession.clear_hold,
-        (Parameter("reason", str, required=True), Parameter("note", str)),
+        (Parameter("reason", str), Parameter("note", str)),
     ),
 }
 """Control-socket command -> the session's operator command and its arguments. The session
@@ -182,6 +188,8 @@ supervisor's sign-in, which changes no card's way, as a session record."""
 AUTHENTICATE = "authenticate"
 """The control-socket command that answers a regulator's seed (a technician's)."""
 AUTHENTICATE_PARAMETERS = (Parameter("seed", str, required=True),)
+FIRMWARE_UPDATE_PARAMETERS = (Parameter("image", str, required=True),)
+"""firmware-update's argument: the signed file's path, which the service reads."""
 
 
 class LastAlarm:
@@ -461,7 +469,11 @@ class TableService:
                 self._table_session()  # a subscription streams the table's events
             return self.status()
 
-        handlers: dict[str, Handler] = {"status": status, AUTHENTICATE: self._authenticate}
+        handlers: dict[str, Handler] = {
+            "status": status,
+            AUTHENTICATE: self._authenticate,
+            firmware_update.COMMAND: self._update_firmware,
+        }
         for name in SESSION_COMMANDS:
             handlers[name] = self._command_handler(name)
         return handlers
@@ -497,6 +509,27 @@ class TableService:
         seed = parse_seed(arguments["seed"])
         operator = self._permitted_operator(session, AUTHENTICATE)
         return session.authenticate_software(seed, operator.as_json()).to_json()
+
+    def _update_firmware(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """A technician's signed image for the device, while no shoe is open: installed or
+        refused, the attempt is journaled; a refusal is the answer's one line."""
+        session = self._table_session()
+        name = firmware_update.COMMAND
+        arguments = command_arguments(name, FIRMWARE_UPDATE_PARAMETERS, request)
+        operator = self._permitted_operator(session, name)
+        house_key = firmware_update.load_house_key(self.config.device.house_public_key)
+        image = Path(arguments["image"])
+        try:
+            data = image.read_bytes()
+        except OSError as exc:
+            raise UserError(
+                f"the service cannot read {image}: {exc.strerror}: give a path the service's "
+                "user may read"
+            ) from None
+        attempt = session.update_firmware(data, house_key, operator.as_json())
+        if attempt.exit_code:
+            raise UserError(f"{image}: {firmware_update.describe(attempt)}", attempt.exit_code)
+        return self.status()
 
     def _permitted_operator(self, session: TableSession, name: str) -> Operator:
         """Who gives the command, once their role allows it; a refusal is journaled."""

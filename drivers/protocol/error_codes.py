@@ -39,3 +39,17 @@ class ErrorCode(IntEnum):
     """Protocol 1.1: the device is paired and the command came outside an authenticated session."""
     NOT_PAIRING = 14
     """Protocol 1.1: PAIR while the device is not in pairing mode (its key switch is off)."""
+    FIRMWARE_NO_HOUSE_KEY = 15
+    """Protocol 1.3: the device holds no house public key to check an image with (pair it
+    again with the house key)."""
+    FIRMWARE_BAD_SIGNATURE = 16
+    """Protocol 1.3: FIRMWARE_BEGIN's signature is not the house key's over its version and
+    hash; nothing was written."""
+    FIRMWARE_ROLLBACK = 17
+    """Protocol 1.3: the image's version is lower than the version the device runs."""
+    FIRMWARE_OUT_OF_ORDER = 18
+    """Protocol 1.3: a chunk or COMMIT with no transfer under way, a chunk at another offset
+    than the next byte, or past the announced size."""
+    FIRMWARE_HASH_MISMATCH = 19
+    """Protocol 1.3: at COMMIT the bytes received are not the announced size or SHA-256; the
+    inactive slot is discarded and the device stays on its firmware."""

@@ -8,16 +8,27 @@ from __future__ import annotations
 
 PROTOCOL_MAJOR = 1
 """Sent in byte 0 of every message; a different major cannot be decoded."""
-PROTOCOL_MINOR = 2
+PROTOCOL_MINOR = 3
 """Sent in HELLO and GET_INFO; both ends use min(host minor, device minor).
 1.1 added link authentication (AUTH_CHALLENGE, AUTH_RESPONSE, PAIR, AUTH_TAG);
-1.2 appended the stream epoch to HELLO and the HELLO's digest to AUTH_RESPONSE."""
+1.2 appended the stream epoch to HELLO and the HELLO's digest to AUTH_RESPONSE;
+1.3 added signed firmware updates (FIRMWARE_BEGIN, FIRMWARE_CHUNK, FIRMWARE_COMMIT) and
+appended the house's public key to PAIR."""
 AUTHENTICATED_FROM_1_1 = 1
 """The minor that added link authentication: a device that holds a pairing key speaks at
 least this, so it is the floor a host holds for a key paired before floors were pinned."""
 APPENDED_IN_1_2 = 2
 """The minor that appended HELLO's `epoch` and AUTH_RESPONSE's `hello_digest`: a device
 sends them only to a host whose GET_INFO states this minor or later."""
+FIRMWARE_UPDATE_FROM_1_3 = 3
+"""The minor that added firmware updates: a device takes the house key in PAIR, announces
+FIRMWARE_UPDATE and serves the FIRMWARE_* commands only to a host at this minor or later."""
+
+# Firmware transfer (protocol 1.3).
+FIRMWARE_CHUNK_SIZE = 192
+"""Image bytes in one FIRMWARE_CHUNK: a sealed chunk frame stays within MAX_PAYLOAD."""
+FIRMWARE_MAX_SIZE = 4 * 1024 * 1024
+"""The largest image a device's inactive slot takes."""
 
 # Serial carriage: 115200 baud, 8 data bits, no parity, 1 stop bit, no flow control.
 SERIAL_BAUDRATE = 115200

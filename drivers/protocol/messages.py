@@ -33,13 +33,14 @@ from cardshoe.drivers.protocol.errors import (
     UnsupportedFlags,
     UnsupportedVersion,
 )
-from cardshoe.drivers.protocol.link_constants import PROTOCOL_MAJOR
+from cardshoe.drivers.protocol.link_constants import FIRMWARE_CHUNK_SIZE, PROTOCOL_MAJOR
 from cardshoe.drivers.protocol.wire_fields import (
     U8,
     U16,
     U32,
     U64,
     Appended,
+    Chunk,
     Enum8,
     FieldCodec,
     FixedBytes,
@@ -61,6 +62,10 @@ HELLO_DIGEST_SIZE = 32
 NONCE_SIZE = 16
 """A session nonce: 16 random bytes from each side."""
 PAIRING_KEY_SIZE = 32
+HOUSE_KEY_SIZE = 32
+"""The house's Ed25519 public key, raw."""
+SIGNATURE_SIZE = 64
+"""An Ed25519 signature."""
 
 
 class MessageType(IntEnum):
@@ -94,6 +99,12 @@ class MessageType(IntEnum):
     AUTH_CHALLENGE = 0x49
     PAIR = 0x4A
     """Give the device its pairing key; refused unless the device is in pairing mode."""
+    # Host -> device, protocol 1.3 firmware update (tag = request id)
+    FIRMWARE_BEGIN = 0x4B
+    """Announce a signed image: its version, size, SHA-256 and the house's signature."""
+    FIRMWARE_CHUNK = 0x4C
+    FIRMWARE_COMMIT = 0x4D
+    """Check the received image and switch to it: the device restarts on it."""
 
 
 class HeaderFlag(IntFlag):
@@ -160,6 +171,9 @@ class Capability(IntFlag):
     AUTH_REQUIRED = 1 << 10
     """Protocol 1.1: the device holds a pairing key and serves nothing but GET_INFO,
     AUTH_CHALLENGE and (in pairing mode) PAIR until the host has authenticated."""
+    FIRMWARE_UPDATE = 1 << 11
+    """Protocol 1.3: the device takes signed firmware updates (FIRMWARE_BEGIN...); a device
+    without it (a line or HID reader) cannot be updated over the link."""
 
 
 class SensorFlag(IntFlag):
@@ -455,6 +469,37 @@ class Pair(Command):
 
     request_id: int
     pairing_key: bytes
+    house_public_key: bytes | None = None
+    """Protocol 1.3: the house's Ed25519 public key (raw), with which the device checks every
+    firmware image itself before it switches to it; None: keep the one it holds."""
+
+
+@dataclass(frozen=True)
+class FirmwareBegin(Command):
+    """Start a transfer into the inactive slot; the device checks the signature first."""
+
+    request_id: int
+    version: int
+    size: int
+    image_sha256: bytes
+    signature: bytes
+    """Ed25519 over firmware_image.signed_message(version, image_sha256)."""
+
+
+@dataclass(frozen=True)
+class FirmwareChunk(Command):
+    """The image's bytes from offset on, in order: offset is the count already accepted."""
+
+    request_id: int
+    offset: int
+    data: bytes
+
+
+@dataclass(frozen=True)
+class FirmwareCommit(Command):
+    """Check the whole image against FIRMWARE_BEGIN's hash and switch slots, or refuse."""
+
+    request_id: int
 
 
 @dataclass(frozen=True)
@@ -488,6 +533,9 @@ Message = (
     | Ack
     | AuthChallenge
     | Pair
+    | FirmwareBegin
+    | FirmwareChunk
+    | FirmwareCommit
 )
 
 EVENT_SEQ = UInt("I", 1)
@@ -599,7 +647,27 @@ LAYOUTS: tuple[MessageLayout, ...] = (
     _command(MessageType.RESET, Reset),
     MessageLayout(MessageType.ACK, Ack, "acked_seq", EVENT_SEQ, ()),
     _command(MessageType.AUTH_CHALLENGE, AuthChallenge, ("host_nonce", FixedBytes(NONCE_SIZE))),
-    _command(MessageType.PAIR, Pair, ("pairing_key", FixedBytes(PAIRING_KEY_SIZE))),
+    _command(
+        MessageType.PAIR,
+        Pair,
+        ("pairing_key", FixedBytes(PAIRING_KEY_SIZE)),
+        ("house_public_key", Appended(FixedBytes(HOUSE_KEY_SIZE))),
+    ),
+    _command(
+        MessageType.FIRMWARE_BEGIN,
+        FirmwareBegin,
+        ("version", U32),
+        ("size", UInt("I", 1)),
+        ("image_sha256", FixedBytes(FIRMWARE_HASH_SIZE)),
+        ("signature", FixedBytes(SIGNATURE_SIZE)),
+    ),
+    _command(
+        MessageType.FIRMWARE_CHUNK,
+        FirmwareChunk,
+        ("offset", U32),
+        ("data", Chunk(FIRMWARE_CHUNK_SIZE)),
+    ),
+    _command(MessageType.FIRMWARE_COMMIT, FirmwareCommit),
 )
 
 _BY_TYPE = {layout.type: layout for layout in LAYOUTS}

@@ -11,6 +11,7 @@ which the worked examples in docs/protocol.md and JSON logs use.
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import IntEnum, IntFlag
 from functools import reduce
@@ -143,6 +144,14 @@ class Flags:
         return self.flag(reduce(or_, members, self.flag(0)))
 
 
+def _from_hex(value: JsonValue, check: Callable[[Any], bytes], what: str) -> bytes:
+    """Bytes written as hex in JSON, checked by the codec they are for."""
+    try:
+        return check(bytes.fromhex(value))
+    except (TypeError, ValueError):
+        raise MalformedMessage(f"{value!r} is not {what} of hex") from None
+
+
 @dataclass(frozen=True)
 class FixedBytes:
     """Exactly `size` raw bytes (a card code, a SHA-256 hash); JSON as hex."""
@@ -167,10 +176,7 @@ class FixedBytes:
         return self._check(value).hex()
 
     def from_json(self, value: JsonValue) -> bytes:
-        try:
-            return self._check(bytes.fromhex(value))
-        except (TypeError, ValueError):
-            raise MalformedMessage(f"{value!r} is not {self.size} bytes of hex") from None
+        return _from_hex(value, self._check, f"{self.size} bytes")
 
 
 @dataclass(frozen=True)
@@ -201,6 +207,32 @@ class Text:
     def from_json(self, value: JsonValue) -> str:
         self.pack(value)
         return value
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """Raw bytes after a one-byte length, 1..max_bytes of them (a firmware chunk); JSON as hex."""
+
+    max_bytes: int
+
+    def _check(self, value: Any) -> bytes:
+        if not isinstance(value, bytes | bytearray) or not 1 <= len(value) <= self.max_bytes:
+            raise MalformedMessage(f"{value!r} is not 1..{self.max_bytes} bytes")
+        return bytes(value)
+
+    def pack(self, value: Any) -> bytes:
+        data = self._check(value)
+        return U8.pack(len(data)) + data
+
+    def unpack(self, data: bytes, offset: int) -> tuple[bytes, int]:
+        length, offset = UInt("B", 1, self.max_bytes).unpack(data, offset)
+        return FixedBytes(length).unpack(data, offset)
+
+    def to_json(self, value: bytes) -> JsonValue:
+        return self._check(value).hex()
+
+    def from_json(self, value: JsonValue) -> bytes:
+        return _from_hex(value, self._check, f"1..{self.max_bytes} bytes")
 
 
 @dataclass(frozen=True)

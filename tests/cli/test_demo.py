@@ -201,15 +201,16 @@ def counted_on_the_link(*counters: str) -> Callable[[Lines], None]:
     return check
 
 
-def a_foreign_card_left_in_the_machine(lines: Lines) -> None:
-    """The machine takes the foreign card back with the round and may deal it again: each
-    round it reaches is void, and the machine ends the shoe holding one card too many."""
-    found = voids(lines)
-    assert found[2] == "foreign_card" and set(found.values()) == {"foreign_card"}
+def a_foreign_card_set_apart_from_the_machine(lines: Lines) -> None:
+    """The foreign card voids its round and is set apart, never returned into the machine
+    (Art. 7.2 returns the round's own cards): the table holds until the demo's supervisor
+    confirms it is removed, no later round meets it, and the shoe reconciles."""
+    assert voids(lines) == {2: "foreign_card"}
     assert "foreign_card" in kinds(lines, "alarm", "kind")
+    assert kinds(lines, "hold", "reason") == ["intruder_on_table"]
     ended = only(lines, "shoe_ended")
-    assert "reconciliation" in kinds(lines, "alarm", "kind")
-    assert not ended["reconciled"] and ended["remaining"] == ended["loaded"] + 1
+    assert ended["reconciled"] and ended["intruders"] == 1
+    assert ended["remaining"] == ended["loaded"]
 
 
 def self_test_failed_at_power_up(lines: Lines) -> None:
@@ -229,7 +230,7 @@ def self_test_failed_mid_shoe(lines: Lines) -> None:
 
 INJECTIONS: list[tuple[str, str, Callable[[Lines], None]]] = [
     ("shoe", "foreign-card@round=2", a_void_with_its_alarm("foreign_card", "foreign_card")),
-    ("auto", "foreign-card@round=2", a_foreign_card_left_in_the_machine),
+    ("auto", "foreign-card@round=2", a_foreign_card_set_apart_from_the_machine),
     ("shoe", "duplicate-card@round=2", a_void_with_its_alarm("duplicate_card", "tamper")),
     ("shoe", "double-feed@round=2", double_feed),
     ("auto", "double-feed@round=2", double_feed),

@@ -46,7 +46,7 @@ def test_info_json_over_a_real_pty(shoectl: ShoectlRunner, shoe_on_pty: PtyAttac
         "PTY-SHOE",
     )
     assert record["firmware_hash"] == shoe_on_pty.core.firmware_hash.hex()
-    assert record["protocol_version"] == "1.2"
+    assert record["protocol_version"] == "1.3"
     assert "GATE" in record["capabilities"]
     assert record["counters"]["frames_ok"] >= 2
     assert record["status"]["gate"] == "LOCKED"

@@ -26,8 +26,9 @@ def test_a_round_is_recalled_with_its_cards_result_settlement_commands_and_recor
         wait_until(lambda: table.status()["state"] == "betting", "round 1 open")
         request(socket, "no-more-bets")
         wait_until(lambda: table.status()["round_no"] == 2, "round 2 open")
-        request(socket, "void-round", reason="misdeal", note="card flipped")
+        request(socket, "no-more-bets")
         wait_until(lambda: table.status()["round_no"] == 3, "round 3 open")
+        request(socket, "void-round", reason="misdeal", note="card flipped")
         assert service.stop() == 0
     journal = str(table.journal_path)
     done = shoectl("journal", "round", journal, "--shoe", "D1", "--round", "1", "--json")
@@ -45,9 +46,18 @@ def test_a_round_is_recalled_with_its_cards_result_settlement_commands_and_recor
     voided = json.loads(
         shoectl("journal", "round", journal, "--shoe", "D1", "--round", "2", "--json").stdout
     )
-    assert (voided["void"], voided["result"], voided["settlement"]) == ("misdeal", None, None)
-    (void_command,) = [c for c in voided["commands"] if c["kind"] == "command.void_round"]
-    assert void_command["payload"] == {"reason": "misdeal", "note": "card flipped"}
+    assert (voided["void"], voided["settlement"]) == ("misdeal", None)
+    # Voided within its correction window, while round 3 was open for bets: the command is
+    # journaled where the table stood, with round 3's records.
+    open_then = json.loads(
+        shoectl("journal", "round", journal, "--shoe", "D1", "--round", "3", "--json").stdout
+    )
+    (void_command,) = [c for c in open_then["commands"] if c["kind"] == "command.void_round"]
+    assert void_command["payload"] == {
+        "reason": "misdeal",
+        "note": "card flipped",
+        "round_no": None,
+    }
     text = shoectl("journal", "round", journal, "--shoe", "D1", "--round", "1").stdout
     assert "cards in shoe order:" in text and "settlement per unit: " in text
     assert "command.close_bets by root (uid 0, technician)" in text

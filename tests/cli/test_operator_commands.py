@@ -4,16 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from support.service_support import running_service, simulated_table, wait_until
+from support.service_support import control, running_service, simulated_table, wait_until
 from support.session_support import journaled
 from support.shoectl import ShoectlRunner
 
 from cardshoe.controller.service.control_socket import request
-
-
-def control(shoectl: ShoectlRunner, socket: Path, *arguments: str) -> tuple[int, str]:
-    done = shoectl("control", *arguments, "--socket", str(socket))
-    return done.returncode, done.stderr.strip()
 
 
 def test_shoe_ids_are_safe_and_unique_and_deck_sets_are_u32_in_the_printed_form(
@@ -136,9 +131,10 @@ def test_void_round_takes_a_reason_of_the_table_and_voids_the_round_under_way(
 ) -> None:
     """Issue 12 item 7: the only way out of an error the sensors cannot see was abandoning
     the whole shoe."""
-    with simulated_table(tmp_path) as table, running_service(
-        table, "--betting-time", "600"
-    ) as service:
+    with (
+        simulated_table(tmp_path) as table,
+        running_service(table, "--betting-time", "600") as service,
+    ):
         service.wait_for_notification("READY=1")
         socket = table.socket_path
         request(socket, "new-shoe", shoe_id="V1")
@@ -146,17 +142,18 @@ def test_void_round_takes_a_reason_of_the_table_and_voids_the_round_under_way(
         request(socket, "cut-done")
         wait_until(lambda: table.status()["state"] == "betting", "round 1 open for bets")
         code, error = control(shoectl, socket, "void-round", "--reason", "bad luck")
-        assert code == 2 and "is not a reason of the table: use one of misdeal (" in error
+        assert code == 2 and "is not a reason of punto-banco: use one of misdeal (" in error
+        request(socket, "no-more-bets")
+        wait_until(lambda: table.status()["round_no"] == 2, "round 1 dealt, round 2 open")
         code, error = control(
             shoectl, socket, "void-round", "--reason", "misdeal", "--note", "card on the floor"
         )
         assert code == 0, error
-        wait_until(lambda: table.status()["round_no"] == 2, "round 2")
         assert service.stop() == 0
     (voided,) = [r.payload for r in journaled(table.journal_path, "round.void")]
     assert (voided["round_no"], voided["reason"]) == (1, "misdeal")
     commands = [r.payload for r in journaled(table.journal_path, "command.void_round")]
-    assert commands[-1] == {"reason": "misdeal", "note": "card on the floor"}
+    assert commands[-1] == {"reason": "misdeal", "note": "card on the floor", "round_no": None}
 
 
 def test_a_pack_of_other_decks_than_the_table_deals_holds_before_the_first_round(

@@ -57,7 +57,7 @@ def test_shoectl_info_reports_the_simulated_identity(shoectl: ShoectlRunner) -> 
     record = json.loads(result.stdout)
     assert record["serial_number"] == "SIM-CLI-7"
     assert record["firmware_version"] == "1.0.0"
-    assert record["protocol_version"] == "1.2"
+    assert record["protocol_version"] == "1.3"
     assert record["firmware_hash"] == get_profile("cs-auto").firmware_hash.hex()
 
 

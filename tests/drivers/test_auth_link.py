@@ -79,7 +79,7 @@ def test_the_right_key_authenticates_and_cards_flow_sealed(transport: str) -> No
         assert isinstance(device, ShoeDevice)
         info = device.info
         assert info.authenticated and Capability.AUTH_REQUIRED in info.capabilities
-        assert info.protocol_version == "1.2"
+        assert info.protocol_version == "1.3"
         next_of(device, SelfTestResult)
         device.release_one()
         assert core.pull_card()

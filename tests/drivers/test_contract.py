@@ -29,6 +29,7 @@ from cardshoe.drivers.link_events import DeviceEvent
 from cardshoe.drivers.protocol.framing import DELIMITER, FrameDecoder, encode_frame
 from cardshoe.drivers.protocol.link_constants import PROTOCOL_MINOR
 from cardshoe.drivers.protocol.messages import (
+    Capability,
     CardRead,
     DeviceKind,
     ErrorCode,
@@ -108,8 +109,8 @@ def test_the_handshake_reports_the_device_as_it_is(attach: Attach) -> None:
             core.profile.firmware_version,
         )
         assert info.firmware_hash == core.firmware_hash
-        assert info.capabilities == core.profile.capabilities
-        assert info.protocol_version == "1.2"
+        assert info.capabilities == core.profile.capabilities | Capability.FIRMWARE_UPDATE
+        assert info.protocol_version == "1.3"
 
 
 def test_the_power_up_self_test_comes_first_and_passes(attach: Attach) -> None:

@@ -2,7 +2,7 @@
 
 The simulator on a real pty, a relay (support/wire_relay.py) between it and
 the pty the host's link opens with pyserial, and the host's key for the
-device pinned at protocol 1.2, as `shoectl pair` writes it.
+device pinned at protocol 1.3, as `shoectl pair` writes it.
 """
 
 from __future__ import annotations
@@ -56,13 +56,23 @@ def test_case_1_a_relay_downgrading_a_paired_link_to_1_1_is_refused(
     """Issue 21 item 1: 1.2 rewritten to 1.1 in GET_INFO and HELLO was accepted, and the
     HELLO digest and the stream epoch went with it."""
     relay.rewrite = downgrading(1)
-    with pytest.raises(ProtocolDowngrade, match=r"protocol 1\.1, below the 1\.2 it was paired at"):
+    with pytest.raises(ProtocolDowngrade, match=r"protocol 1\.1, below the 1\.3 it was paired at"):
         open_device(str(relay.link), timeout=2, keys=pinned(shoe))
     relay.rewrite = passing
     with open_device(str(relay.link), timeout=2, keys=pinned(shoe)) as device:
         assert device.info.authenticated
         assert device.info.protocol_version == f"1.{PROTOCOL_MINOR}"
         assert device.info.epoch == shoe.link.epoch
+
+
+def test_a_device_paired_at_1_3_is_refused_at_1_2_where_it_would_take_no_firmware_updates(
+    shoe: FirmwareCore, relay: WireRelay
+) -> None:
+    """1.3 added the firmware transfer and the house key in PAIR: a relay that talked a link
+    paired at 1.3 down to 1.2 would hide that the device can be updated, and what it runs."""
+    relay.rewrite = downgrading(2)
+    with pytest.raises(ProtocolDowngrade, match=r"protocol 1\.2, below the 1\.3 it was paired at"):
+        open_device(str(relay.link), timeout=2, keys=pinned(shoe))
 
 
 def test_case_1_a_downgrade_at_a_reconnect_is_an_alarm_not_a_session(
@@ -77,7 +87,7 @@ def test_case_1_a_downgrade_at_a_reconnect_is_an_alarm_not_a_session(
         relay.rewrite = downgrading(1)
         relay.cut = False
         failure = next_of(device, AuthFailure)
-        assert "below the 1.2 it was paired at" in failure.reason
+        assert "below the 1.3 it was paired at" in failure.reason
         assert not device.connected
 
 

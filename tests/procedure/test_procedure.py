@@ -35,7 +35,7 @@ from cardshoe.controller.procedure.facts import (
     ShoeEnded,
     TableIdle,
 )
-from cardshoe.controller.procedure.holds import fault_hold
+from cardshoe.controller.procedure.holds import HoldReason, fault_hold
 from cardshoe.controller.procedure.inputs import (
     AbandonShoe,
     CloseBets,
@@ -134,6 +134,8 @@ def _before_automatic_steps(table: Table, rounds: int) -> Iterator[None]:
         while model.card_due() is not None:
             card = foreign if number == 2 and model.round_no == 2 else next(shoe)
             yield from fire(Trigger.CARD, event=device.card(card))
+        if HoldReason.INTRUDER_ON_TABLE in model.holds:
+            yield from fire(Trigger.CLEAR_HOLD, reason=HoldReason.INTRUDER_ON_TABLE)
         if model.state == State.RETURNING:
             yield from fire(Trigger.RETURNED, done=device.returned(model.cards_to_return or 0))
         if number == 1:
@@ -544,9 +546,15 @@ def test_a_face_up_card_from_the_automatic_machine_is_normal() -> None:
     assert table.state == State.DEALING
 
 
-def test_an_unreadable_first_card_under_the_first_card_policy_burns_one_card_per_deck() -> None:
+def test_an_unreadable_first_card_under_the_first_card_policy_holds_until_it_is_known() -> None:
+    """Art. 2.1 with Art. 18: the first card's face value, and no other count, fixes the burn."""
     table = Table(manual(burn=BurnPolicy.FIRST_CARD, decks=6))
     table.open_manual_shoe()
     table.draw([None])
+    assert table.state == State.HELD and table.model.card_due() is None
+    table.draw([None])
+    assert table.state == State.HELD and len(table.events(Burned)) == 1
+    table.draw([card_id(parse_cards("KS")[0])])
+    assert table.state == State.BURNING
     deal_while_due(table, iter(tagged_shoe(6, seed=15)))
-    assert len(table.events(Burned)) == 6
+    assert len(table.events(Burned)) == 11

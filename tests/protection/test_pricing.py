@@ -22,6 +22,7 @@ from cardshoe.controller.protection.pricing_process import (
 )
 from cardshoe.controller.protection.pricing_worker import PricingWorker
 from cardshoe.controller.rules.cards import parse_card
+from cardshoe.controller.rules.errors import RulesError
 
 
 @pytest.fixture
@@ -55,6 +56,24 @@ def test_a_child_that_dies_is_replaced_and_no_pricing_is_lost(pricer) -> None:
     ]
     assert pricer.price(game, 8, OUT) == expected
     assert pricer._child is not None and pricer._child.pid != first.pid
+
+
+def test_a_shoe_that_cannot_be_priced_is_that_requests_error_and_the_child_stays_up(
+    pricer,
+) -> None:
+    """A card seen more often than one deck holds (a salted shoe) used to end the child, and
+    every later round of that shoe paid for a new one: under load the respawns outlived the
+    session that asked."""
+    game = PricedGame(GameConfig(decks=1).build_game())
+    assert pricer.price(game, 1, OUT) == player_edges(game.game, 1, OUT)
+    child = pricer._child
+    assert child is not None
+    salted = [*OUT, parse_card("7S")]
+    with capture_logs() as logs, pytest.raises(RulesError, match="7S seen 2 times"):
+        pricer.price(game, 1, salted)
+    assert logs == []  # nothing says the child is gone: it is not
+    assert pricer._child is child and child.poll() is None
+    assert pricer.price(game, 1, OUT) == player_edges(game.game, 1, OUT)
 
 
 def test_the_child_ignores_ctrl_c_and_ends_when_its_parent_hangs_up(pricer) -> None:

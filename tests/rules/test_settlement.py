@@ -10,7 +10,7 @@ from cardshoe.controller.rules.errors import RulesError
 from cardshoe.controller.rules.games import get_game
 from cardshoe.controller.rules.paytables import SEVEN_UP_SUPER_SEVENS_2_5_17_70_700, Bet
 from cardshoe.controller.rules.rounds import Outcome
-from cardshoe.controller.rules.settlement import BetResult
+from cardshoe.controller.rules.settlement import BetResult, Rounding
 
 WIN, PUSH, LOSS = BetResult.WIN, BetResult.PUSH, BetResult.LOSS
 
@@ -155,3 +155,29 @@ def test_a_stake_is_a_positive_whole_number_of_minor_units(stake: object) -> Non
 )
 def test_bets_offered(game_name: str, bets: list[str]) -> None:
     assert [bet.value for bet in get_game(game_name).bets] == bets
+
+
+@pytest.mark.parametrize(
+    ("game", "commission", "won", "bet", "stake", "floor", "half_up"),
+    [
+        ("macau-2", "half-on-4", outcome(3, 4), Bet.BANKER, 25, 12, 13),  # 12.5
+        ("punto-banco", "5pct", outcome(3, 7), Bet.BANKER, 7, 6, 7),  # 6.65
+        ("seven-up", None, outcome(3, 7), Bet.BANKER, 3, 5, 5),  # 5.4 (9:5 with a 7)
+    ],
+)
+def test_winnings_are_rounded_by_the_table_s_approved_option(
+    game: str,
+    commission: str | None,
+    won: Outcome,
+    bet: Bet,
+    stake: int,
+    floor: int,
+    half_up: int,
+) -> None:
+    """Rounding is in neither text, so it is an option (Art. 18): floor by default."""
+    assert get_game(game, commission).settle(won, bet, stake).winnings == floor
+    rounded = get_game(game, commission, rounding=Rounding.HALF_UP).settle(won, bet, stake)
+    assert (rounded.winnings, rounded.exact_winnings) == (
+        half_up,
+        get_game(game, commission).settle(won, bet, stake).exact_winnings,
+    )

@@ -28,6 +28,7 @@ import pytest
 from support.session_support import (
     SIM_DECK_SET,
     ConfirmsFaceUp,
+    RemovesIntruders,
     assert_every_event_journaled_once,
     journaled,
     procedure_alarms,
@@ -46,7 +47,7 @@ from cardshoe.controller.procedure.facts import HoldStarted, ShoeEnded, TableEve
 from cardshoe.controller.rules.games import GAME_NAMES, deck_range
 from cardshoe.controller.service.session import TableSession
 from cardshoe.firmware_sim.errors import SimConfigError
-from cardshoe.firmware_sim.faults import DEFAULT_DURATION_S, InjectionKind
+from cardshoe.firmware_sim.faults import DEFAULT_DURATION_S, TRANSFER_KINDS, InjectionKind
 from cardshoe.firmware_sim.profiles import get_profile
 
 ROUNDS = 3
@@ -135,24 +136,33 @@ FAULT_OUTCOMES: Mapping[InjectionKind, Mapping[DeviceMode, Expected]] = {
         ),
         DeviceMode.AUTO: Expected(
             Outcome.VOID,
-            "7 Up 5.1; Macau Art. 10; the card goes back into the machine with its round, "
-            "and the shoe's count accounts for it as an intruder",
+            "7 Up 5.1; Macau Art. 10; Art. 7.2 returns the round's own cards: the intruder is "
+            "set apart, never returned, and the table holds until it is removed",
             void="foreign_card",
             irregularities=(("foreign_card", "void_round"),),
             alarms=frozenset({"foreign_card"}),
+            holds=("intruder_on_table",),
         ),
     },
-    InjectionKind.DUPLICATE_CARD: on_both(
-        Expected(
+    InjectionKind.DUPLICATE_CARD: {
+        DeviceMode.SHOE: Expected(
             Outcome.VOID,
-            "Macau Art. 10; a second physical card with one tag is tampering. The simulator "
-            "copies a card still out, so the automatic machine's copy is seen beside its twin "
-            "before the round goes back in",
+            "Macau Art. 10; a second physical card with one tag is tampering",
             void="duplicate_card",
             irregularities=(("duplicate_card", "void_round"),),
             alarms=frozenset({"tamper"}),
-        )
-    ),
+        ),
+        DeviceMode.AUTO: Expected(
+            Outcome.VOID,
+            "Macau Art. 10; a second physical card with one tag is tampering. The simulator "
+            "copies a card still out, so the automatic machine's copy is seen beside its twin; "
+            "the copy is set apart, never returned, and the table holds until it is removed",
+            void="duplicate_card",
+            irregularities=(("duplicate_card", "void_round"),),
+            alarms=frozenset({"tamper"}),
+            holds=("intruder_on_table",),
+        ),
+    },
     InjectionKind.DOUBLE_FEED: on_both(
         Expected(
             Outcome.VOID,
@@ -274,9 +284,12 @@ FAULT_OUTCOMES: Mapping[InjectionKind, Mapping[DeviceMode, Expected]] = {
     ),
 }
 
+DEALING_KINDS = [kind for kind in InjectionKind if kind not in TRANSFER_KINDS]
+"""Every fault that strikes while a shoe is dealt; a firmware transfer's own faults strike only
+during an update, which tests/cli/test_firmware_update.py covers."""
 CELLS = [
     pytest.param(kind, device, game, id=f"{kind}-{device}-{game}")
-    for kind in InjectionKind
+    for kind in DEALING_KINDS
     for device in DeviceMode
     for game in GAMES
 ]
@@ -336,6 +349,7 @@ def deal_a_faulted_shoe(
     core = simulated_device(config, SEED, (injection(kind),))
     with session_on(config, core, path, over_pty=over_pty) as (session, _):
         session.subscribe(ConfirmsFaceUp(session))
+        session.subscribe(RemovesIntruders(session))
         if expected.shoe_end is ShoeEnd.NEVER:
             session.subscribe(StopsWhenHeld(session, expected.holds[-1]))
         # The dealer's button closes bets on a manual shoe; the machine has none.
@@ -424,7 +438,7 @@ def check_cell(
 def test_the_table_has_a_row_for_every_fault_kind_on_both_devices() -> None:
     missing = [
         f"{kind} on a {device}"
-        for kind in InjectionKind
+        for kind in DEALING_KINDS
         for device in DeviceMode
         if device not in FAULT_OUTCOMES.get(kind, {})
     ]

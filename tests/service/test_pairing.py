@@ -173,7 +173,9 @@ def test_pair_keys_the_device_and_the_store_and_the_link_then_authenticates(
         "key_id": key_id(device_key),
         "authenticated": True,
         "min_protocol": f"1.{PROTOCOL_MINOR}",
+        "house_key_id": None,
     }
+    assert shoe_in_pairing_mode.core.link.house_public_key is None
     assert device_key.hex() not in result.stdout + result.stderr
     assert stat.S_IMODE(key_file.stat().st_mode) & 0o027 == 0
     assert not shoe_in_pairing_mode.core.link.pairing_mode

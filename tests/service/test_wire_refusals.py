@@ -64,7 +64,8 @@ def test_case_1_a_relay_downgrading_a_paired_link_to_1_1_is_refused_and_journale
     assert f"below the 1.{PROTOCOL_MINOR} it was paired at" in str(status["reason"])
     (refusal,) = journaled(table.journal_path, DEVICE_REFUSED)
     assert refusal.payload["kind"] == "device_fault"
-    assert "answers in protocol 1.1, below the 1.2 it was paired at" in refusal.payload["detail"]
+    pinned = f"answers in protocol 1.1, below the 1.{PROTOCOL_MINOR} it was paired at"
+    assert pinned in refusal.payload["detail"]
     assert journaled(table.journal_path, "session.started") == []
     (repeated,) = journaled(table.journal_path, REPEATED)
     assert repeated.payload["kind"] == f"{DEVICE_REFUSED}:protocol_downgrade"
@@ -89,9 +90,10 @@ def test_case_1_a_downgrade_at_a_reconnect_of_a_running_table_is_journaled_with_
         status = status_of(table, shoectl)
         assert service.stop() == 0
     (failure,) = journaled(table.journal_path, "link.auth_failure")
-    assert "below the 1.2 it was paired at" in failure.payload["reason"]
+    assert f"below the 1.{PROTOCOL_MINOR} it was paired at" in failure.payload["reason"]
     assert status["device"]["connected"] is False  # type: ignore[index]
-    assert "below the 1.2 it was paired at" in status["last_alarm"]["detail"]  # type: ignore[index]
+    pinned = f"below the 1.{PROTOCOL_MINOR} it was paired at"
+    assert pinned in status["last_alarm"]["detail"]  # type: ignore[index]
 
 
 def test_case_2_a_tampered_hello_at_start_up_is_journaled_and_status_tells_why(

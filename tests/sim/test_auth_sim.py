@@ -22,7 +22,7 @@ from cardshoe.drivers.protocol.auth import (
 )
 from cardshoe.drivers.protocol.error_codes import ErrorCode
 from cardshoe.drivers.protocol.framing import FrameDecoder, encode_frame
-from cardshoe.drivers.protocol.link_constants import EVENT_RETRANSMIT_INTERVAL_S
+from cardshoe.drivers.protocol.link_constants import EVENT_RETRANSMIT_INTERVAL_S, PROTOCOL_MINOR
 from cardshoe.drivers.protocol.messages import (
     Ack,
     AuthChallenge,
@@ -131,11 +131,11 @@ def session(host: AuthHost) -> SelfTestResult:
     return result
 
 
-def test_an_unpaired_device_speaks_1_2_without_asking_for_authentication() -> None:
+def test_an_unpaired_device_speaks_its_minor_without_asking_for_authentication() -> None:
     clock = FakeClock()
     host = AuthHost(create_device("cs-1", clock=clock, seed=7), clock, None)
     hello = host.hello()
-    assert hello.protocol_minor == 2
+    assert hello.protocol_minor == PROTOCOL_MINOR
     assert Capability.AUTH_REQUIRED not in hello.capabilities
     host.send(AuthChallenge(9, new_nonce()))
     assert host.receive() == [Reply(9, ErrorCode.UNSUPPORTED)]

@@ -5,9 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from support.sim_support import FakeClock, WireHost
 
 from cardshoe.drivers.protocol.error_codes import ErrorCode
+from cardshoe.drivers.protocol.firmware_image import sign_image
+from cardshoe.drivers.protocol.link_constants import FIRMWARE_CHUNK_SIZE, PROTOCOL_MINOR
 from cardshoe.drivers.protocol.messages import (
     CardRead,
     CutCard,
@@ -15,6 +19,9 @@ from cardshoe.drivers.protocol.messages import (
     Fault,
     FaultCleared,
     FaultKind,
+    FirmwareBegin,
+    FirmwareChunk,
+    FirmwareCommit,
     GateMode,
     GetInfo,
     GetStatus,
@@ -342,6 +349,10 @@ def test_bad_firmware_hash_during_play_stops_the_card_with_a_failed_self_test() 
         ("drop-frame@card=12", Injection(InjectionKind.DROP_FRAME, card=12)),
         ("unplug@card=4,for=2.5", Injection(InjectionKind.UNPLUG, card=4, duration_s=2.5)),
         ("bad-firmware-hash", Injection(InjectionKind.BAD_FIRMWARE_HASH)),
+        (
+            "firmware-power-cut,for=2",
+            Injection(InjectionKind.FIRMWARE_POWER_CUT, duration_s=2.0),
+        ),
     ],
 )
 def test_injection_syntax(text: str, expected: Injection) -> None:
@@ -357,6 +368,7 @@ def test_injection_syntax(text: str, expected: Injection) -> None:
         ("jam@round=0", "count from 1"),
         ("jam@turn=2", "write KIND@round=N"),
         ("foreign-card@card=2,for=1", "has no duration"),
+        ("firmware-power-cut@card=3", "without @round or @card"),
     ],
 )
 def test_bad_injections_say_how_to_write_them(text: str, message: str) -> None:
@@ -390,3 +402,41 @@ def test_a_scenario_file_sets_the_device_and_its_injections(tmp_path: Path) -> N
     scenario.write_text('profile = "cs-1"\ncolour = "red"\n')
     with pytest.raises(SimConfigError, match="unknown keys"):
         load_scenario(scenario)
+
+
+def test_a_power_cut_mid_transfer_restarts_the_device_on_its_old_firmware() -> None:
+    """firmware-power-cut: the power fails half-way through the transfer; the device answers
+    nothing more, comes back after the duration, and runs the slot it ran before."""
+    house = Ed25519PrivateKey.generate()
+    clock = FakeClock()
+    core = create_device(
+        "cs-1", seed=7, clock=clock, injections=[parse_injection("firmware-power-cut,for=2")]
+    )
+    core.link.house_public_key = house.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+    factory_hash = core.firmware_hash
+    host = WireHost(core, clock)
+    host.receive()
+    host.send(GetInfo(host.request_id(), PROTOCOL_MINOR))
+    host.receive()
+    image = bytes(range(256)) * 4
+    signed = sign_image(image, 2, house)
+    begin = FirmwareBegin(host.request_id(), 2, len(image), signed.sha256, signed.signature)
+    host.send(begin)
+    assert Reply(begin.request_id, ErrorCode.OK) in host.receive()
+    answers = []
+    for offset in range(0, len(image), FIRMWARE_CHUNK_SIZE):
+        host.send(
+            FirmwareChunk(host.request_id(), offset, image[offset : offset + FIRMWARE_CHUNK_SIZE])
+        )
+        answers += [m for m in host.receive() if isinstance(m, Reply)]
+    assert not core.plugged
+    assert len(answers) < len(image) // FIRMWARE_CHUNK_SIZE // 2 + 1
+    host.wait(2.1)
+    assert core.plugged
+    host.send(GetInfo(host.request_id(), PROTOCOL_MINOR))
+    [hello] = [m for m in host.receive() if isinstance(m, Hello) and m.request_id]
+    assert hello.firmware_hash == factory_hash == core.firmware_hash
+    host.send(FirmwareCommit(host.request_id()))
+    assert [m.result for m in host.receive() if isinstance(m, Reply)] == [
+        ErrorCode.FIRMWARE_OUT_OF_ORDER
+    ]

@@ -36,6 +36,7 @@ from support.session_support import (
     journaled,
     rounds_as_the_rules_engine_plays_them,
 )
+from support.shoectl import ShoectlRunner
 
 WAIT_S = 30.0
 """The longest any step of a service test waits; reached only when something is broken."""
@@ -279,6 +280,22 @@ def open_manual_shoe(table: Table, shoe_id: str) -> None:
     request(table.socket_path, "new-shoe", shoe_id=shoe_id)
     request(table.socket_path, "shoe-loaded")
     request(table.socket_path, "cut-done")
+
+
+def control(shoectl: ShoectlRunner, socket: Path, *arguments: str) -> tuple[int, str]:
+    """`shoectl control ARGUMENTS` against the service's socket: its exit code and stderr."""
+    done = shoectl("control", *arguments, "--socket", str(socket))
+    return done.returncode, done.stderr.strip()
+
+
+RELIEF_ROLES = '[roles]\nsupervisor = ["root"]\ndealer = ["nobody", "daemon"]\n'
+"""nobody and daemon deal, root supervises: two dealers, so one can relieve the other."""
+
+
+def with_relief_burn(table: Table) -> None:
+    """game.relief_burn = 1 at the table, with RELIEF_ROLES."""
+    config = table.config_path.read_text().replace("]\nname", "]\nrelief_burn = 1\nname", 1)
+    table.config_path.write_text(config + RELIEF_ROLES)
 
 
 @contextmanager

@@ -99,6 +99,18 @@ class ConfirmsFaceUp:
             self.session.confirm_face_up()
 
 
+class RemovesIntruders:
+    """The pit at an automatic machine: once the simulated dealer has set an intruder apart
+    (it never goes back in), a supervisor confirms it is off the table."""
+
+    def __init__(self, session: TableSession) -> None:
+        self.session = session
+
+    def notify(self, event: TableEvent) -> None:
+        if isinstance(event, HoldStarted) and event.reason == HoldReason.INTRUDER_ON_TABLE:
+            self.session.clear_hold(HoldReason.INTRUDER_ON_TABLE, note="set apart")
+
+
 @contextmanager
 def session_on(
     config: TableConfig,

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from cardshoe.drivers.protocol.messages import LAYOUTS
 from cardshoe.drivers.protocol.wire_fields import (
     Appended,
+    Chunk,
     Enum8,
     FieldCodec,
     FixedBytes,
@@ -34,6 +35,8 @@ def values_for(codec: FieldCodec) -> st.SearchStrategy:
             )
         case FixedBytes(size=size):
             return st.binary(min_size=size, max_size=size)
+        case Chunk(max_bytes=limit):
+            return st.binary(min_size=1, max_size=limit)
         case Text(max_bytes=limit):
             return st.text(max_size=limit).filter(lambda text: len(text.encode()) <= limit)
         case ListOf(item=item, max_items=limit):
