@@ -77,9 +77,9 @@ class ShoeState:
     deck_set_declared: bool = False
     """The operator named the deck set (rather than the first card showing it)."""
     declared_set_seen: bool = False
+    """A card of the declared set came out: the pack loaded is the one declared."""
     pack_checked: bool = False
     """The device's count of the pack was compared with the table's decks."""
-    """A card of the declared set came out: the pack loaded is the one declared."""
     set_evidence: list[tuple[CardId, int | None]] = field(default_factory=list)
     """With no deck set declared, the readable cards so far and the round each came out in,
     until the set most of them show is adopted."""

@@ -107,6 +107,16 @@ class RoundInProgress:
         """The shoe cards taken so far, in shoe order, with their recipients."""
         return tuple(DealtCard(card, to) for card, to in self._shoe_order)
 
+    def __eq__(self, other: object) -> bool:
+        """Two rounds are the same round when dealt by the same rules with the same cards in
+        the same order: a round rebuilt from the journal after a restart equals the round
+        that was never interrupted, as every other part of the table's state does."""
+        if not isinstance(other, RoundInProgress):
+            return NotImplemented
+        return self._dealing == other._dealing and self._shoe_order == other._shoe_order
+
+    __hash__ = None  # type: ignore[assignment]  # it changes as cards are dealt
+
     def next_recipient(self) -> Hand | None:
         """The hand the next shoe card belongs to, or None when the round is complete."""
         return self._next
