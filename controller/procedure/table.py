@@ -42,6 +42,7 @@ from cardshoe.controller.procedure.facts import (
     RoundResult,
     RoundVoided,
     ShoeEnded,
+    ShoeEnding,
     ShoeShuffled,
     ShoeStarted,
     TableIdle,
@@ -372,6 +373,9 @@ class TableModel(Dealing):
         demo = number <= self.config.game.demo_rounds
         self.round = Round(number, demo, self.game.new_round())
         self._emit(RoundOpened(number, demo))
+        machine_rounds = self.config.shoe.machine_rounds
+        if self.automatic and machine_rounds and number >= machine_rounds:
+            self._set_last_round(number, "house", ShoeEnding.MACHINE_ROUNDS)
 
     def record_bets_closed(self, event: EventData) -> None:
         shoe, current = self._open_shoe(), self._open_round()
@@ -402,11 +406,13 @@ class TableModel(Dealing):
         if (
             relieved is None
             or relieved == sign_in.dealer
-            or not cards
             or shoe is None
-            or shoe.relief_burn_due
             or self.position not in RELIEF_BURN_STATES
         ):
+            return
+        if self.automatic and self.config.shoe.machine_end_at_relief:
+            self._set_last_round(self._current_round_number(), "house", ShoeEnding.DEALER_RELIEF)
+        if not cards or shoe.relief_burn_due:
             return
         shoe.relief_burn_due = True
         current = self.round
@@ -514,7 +520,7 @@ class TableModel(Dealing):
             self.void_round(event)
 
     def make_round_last(self, event: EventData) -> None:
-        self._set_last_round(self._current_round_number(), "house")
+        self._set_last_round(self._current_round_number(), "house", event.kwargs["reason"])
 
     def reconcile_shoe(self, event: EventData) -> None:
         count: DeviceCount = event.kwargs["count"]
@@ -624,11 +630,11 @@ class TableModel(Dealing):
             return self.round.number
         return shoe.rounds_opened + 1
 
-    def _set_last_round(self, last: int, cause: str) -> None:
+    def _set_last_round(self, last: int, cause: str, reason: ShoeEnding | None = None) -> None:
         shoe = self._open_shoe()
         if shoe.last_round is None or last < shoe.last_round:
             shoe.last_round = last
-            self._emit(LastRoundSet(last, cause))
+            self._emit(LastRoundSet(last, cause, reason))
 
     # Actions: holds
 
@@ -748,7 +754,7 @@ INPUT_ROUTES: Mapping[type, Route] = {
     CutDone: lambda model, item: model.trigger(Trigger.CUT_DONE),
     CloseBets: lambda model, item: model.trigger(Trigger.CLOSE_BETS),
     ConfirmFaceUp: lambda model, item: model.trigger(Trigger.CONFIRM_FACE_UP),
-    EndShoe: lambda model, item: model.trigger(Trigger.END_SHOE),
+    EndShoe: lambda model, item: model.trigger(Trigger.END_SHOE, reason=ShoeEnding(item.reason)),
     AbandonShoe: lambda model, item: model.trigger(Trigger.ABANDON_SHOE, reason=item.reason),
     ClearHold: lambda model, item: model.trigger(Trigger.CLEAR_HOLD, reason=item.reason),
     VoidRound: lambda model, item: model.trigger(Trigger.VOID_CURRENT_ROUND, reason=item.reason),
