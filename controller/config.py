@@ -15,9 +15,9 @@ import hashlib
 import json
 import re
 import tomllib
-from datetime import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
+from datetime import time
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, ClassVar
@@ -455,10 +455,10 @@ class TableConfig:
         (tie option), 16 (payouts) and 17 (commission), with the game and its
         decks, and the house's burns (Art. 8's round burn, the relief burn): a
         burn changes which cards are dealt; with an automatic machine, when the
-        house ends its shoe (Art. 3.2), since that is what makes it a shoe. Identity, device address, firmware
-        list, file paths and alarm thresholds are left out: they do not change
-        the game, and moving a table to another port must not look like a new
-        set of rules.
+        house ends its shoe (Art. 3.2), since that is what makes it a shoe.
+        Identity, device address, firmware list, file paths and alarm thresholds
+        are left out: they do not change the game, and moving a table to another
+        port must not look like a new set of rules.
         """
         options: dict[str, Any] = {
             "format": FINGERPRINT_FORMAT,

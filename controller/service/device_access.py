@@ -85,9 +85,7 @@ def opened_device(
             raise device_user_error(exc) from exc
 
 
-def refuse_paired_without_key(
-    device: Identified, url: str, keyed: bool, purpose: str = ""
-) -> None:
+def refuse_paired_without_key(device: Identified, url: str, keyed: bool, purpose: str = "") -> None:
     """A paired device (AUTH_REQUIRED) and no keys given: one line naming the options."""
     from cardshoe.drivers.protocol.messages import Capability
 

@@ -85,13 +85,13 @@ from cardshoe.controller.rules.cards import Card
 from cardshoe.controller.service.count_watch import CHECK_INTERVAL_S, QUIET_S, CountWatch
 from cardshoe.controller.service.draw_control import DrawControl
 from cardshoe.controller.service.feed_watch import stalled_feed
-from cardshoe.controller.service.shoe_endings import next_machine_ending
 from cardshoe.controller.service.recovery import (
     SESSION_KIND_PREFIX,
     Recovered,
     journaled_apply,
     recover,
 )
+from cardshoe.controller.service.shoe_endings import next_machine_ending
 from cardshoe.drivers.device import DealerDevice, ShoeDevice
 from cardshoe.drivers.errors import CommandRefused, DeviceGone, DeviceTimeout
 from cardshoe.drivers.link_events import SequenceGap, SequenceRegression
