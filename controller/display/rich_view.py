@@ -27,7 +27,6 @@ from cardshoe.controller.rules.hands import Winner, point_total
 from cardshoe.controller.scoreboard.board import BURN, ResultRow, TableBoard
 from cardshoe.controller.scoreboard.derived import Colour, DerivedRoad, ask_roads, derived_road
 from cardshoe.controller.scoreboard.roads import ROAD_ROWS, RoadResult, bead_road, big_road
-from cardshoe.controller.scoreboard.stats import shoe_stats, super_seven_counts
 
 SUITS = {"S": ("♠", "bold"), "H": ("♥", "bold red"), "D": ("♦", "bold red"), "C": ("♣", "bold")}
 RANKS = dict(zip(RANK_SYMBOLS, ["A", *map(str, range(2, 11)), "J", "Q", "K"], strict=True))
@@ -122,7 +121,7 @@ def render_roads(board: TableBoard) -> RenderableType:
 
 def _stats(board: TableBoard, results: Sequence[RoadResult]) -> RenderableType:
     """Wins, pairs (7 Up: Super 7's) and naturals, then what each road asks for B and P."""
-    stats = shoe_stats(results, super_seven_counts(board.game))
+    stats = board.stats(list(results))
     wins = Text.assemble(
         ("B ", "bold red"),
         f"{stats.banker}  ",
@@ -223,7 +222,7 @@ def _shoe_panel(board: TableBoard) -> Panel:
     if board.returned:
         grid.add_row("returned", str(board.returned))
     grid.add_row("in shoe", str(board.in_shoe))
-    grid.add_row("rounds", str(len(board.results)))
+    grid.add_row("rounds", str(board.rounds))
     grid.add_row("cut card", _cut_card(board))
     if board.last_round is not None:
         grid.add_row("last round", Text(str(board.last_round), style="bold yellow"))

@@ -93,6 +93,7 @@ class _Shoe:
 
     def __post_init__(self) -> None:
         self.cards = deque(maxlen=ORDER_KEPT_PACKS * ShoeComposition(self.decks).size)
+
     out: list[Card] = field(default_factory=list)
     """The readable cards out of the shoe now; an automatic machine takes them back in."""
     favoured: set[Bet] = field(default_factory=set)
