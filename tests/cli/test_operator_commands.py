@@ -136,9 +136,10 @@ def test_void_round_takes_a_reason_of_the_table_and_voids_the_round_under_way(
 ) -> None:
     """Issue 12 item 7: the only way out of an error the sensors cannot see was abandoning
     the whole shoe."""
-    with simulated_table(tmp_path) as table, running_service(
-        table, "--betting-time", "600"
-    ) as service:
+    with (
+        simulated_table(tmp_path) as table,
+        running_service(table, "--betting-time", "600") as service,
+    ):
         service.wait_for_notification("READY=1")
         socket = table.socket_path
         request(socket, "new-shoe", shoe_id="V1")

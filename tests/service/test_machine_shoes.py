@@ -136,3 +136,43 @@ def test_the_next_clock_ending_is_the_first_time_of_day_after_the_shoe_opened() 
     assert next_machine_ending(late, times) == datetime(2026, 3, 2, 6, 0).astimezone()
     assert next_machine_ending(opened.astimezone(UTC), ()) is None
     assert next_machine_ending(late, (time(22, 0),)) - late == timedelta(days=1)
+
+
+class Clock:
+    """The table PC's wall clock, which the test moves on when a round opens."""
+
+    def __init__(self, now: datetime) -> None:
+        self.now = now
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+class ClockMovesOn:
+    def __init__(self, clock: Clock, at_round: int, by: timedelta) -> None:
+        self.clock, self.at_round, self.by = clock, at_round, by
+
+    def notify(self, event: TableEvent) -> None:
+        if isinstance(event, RoundOpened) and event.round_no == self.at_round:
+            self.clock.now += self.by
+
+
+def test_a_time_of_day_ends_the_machine_shoe_after_the_round_being_dealt(tmp_path: Path) -> None:
+    automatic = table_config(automatic=True, decks=6)
+    config = replace(automatic, shoe=replace(automatic.shoe, machine_end_at=("03:00",)))
+    clock = Clock(datetime(2026, 3, 1, 2, 58).astimezone())
+    path = tmp_path / "j.sqlite"
+    with session_on(config, simulated_device(config, seed=3), path, wall_clock=clock) as (
+        session,
+        _,
+    ):
+        session.subscribe(ConfirmsFaceUp(session))
+        session.subscribe(ClockMovesOn(clock, 3, timedelta(minutes=3)))
+        ended = session.run_shoe(deck_set=SIM_DECK_SET, betting_time_s=0)
+    assert ended is not None and ended.reconciled and ended.rounds == 3
+    assert [record.payload for record in journaled(path, "command.end_shoe")] == [
+        {"reason": "machine_end_at"}
+    ]
+    assert [record.payload for record in journaled(path, "shoe.last_round")] == [
+        {"last_round": 3, "cause": "house", "reason": "machine_end_at"}
+    ]
