@@ -20,16 +20,13 @@ A measurement, not a test: it asserts nothing.
 from __future__ import annotations
 
 import argparse
-import os
 import signal
-import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench_service import WAIT_S, NotifyListener, service_memory_mb
+from bench_service import WAIT_S, NotifyListener, service_memory_mb, spawn_service
 from results import Measurement, Target, print_measurements
 
 from cardshoe.controller.config import DEFAULT_MACHINE_ROUNDS
@@ -113,12 +110,7 @@ def soak(folder: Path, machine_rounds: int, minutes: float) -> Soak:
         )
         Journal.init(folder / "journal.sqlite", table_id="SOAK")
         listener = NotifyListener(folder / "notify.sock")
-        command = [sys.executable, "-m", "cardshoe.controller.cli", "run", "--config", str(config)]
-        command += ["--auto-shoe", "--betting-time", "0"]
-        environment = {**os.environ, "NOTIFY_SOCKET": str(folder / "notify.sock")}
-        service = subprocess.Popen(
-            command, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-        )
+        service = spawn_service(config, folder / "notify.sock")
         counter = RecordCounter(folder / "journal.sqlite")
         samples = []
         try:
