@@ -256,6 +256,9 @@ class DeviceConfig:
     usb_serial: str | None = None
     allowed_firmware_hashes: tuple[str, ...] = ()
     """SHA-256 of every firmware image allowed; empty means not enforced."""
+    maker: str | None = None
+    """The device's maker as its approval names it: the wire does not carry it, and each
+    pack's receipt must (New Jersey 13:69E-1.18A, Washington WAC 230-16-158)."""
 
     def __post_init__(self) -> None:
         if self.url is not None:
@@ -606,6 +609,7 @@ _FIELD_READERS: dict[tuple[str, str], tuple[type, str]] = {
     ("device", "usb_pid"): (int, "a number such as 0x0001"),
     ("device", "usb_serial"): (str, "the serial number text"),
     ("device", "allowed_firmware_hashes"): (tuple, "a list of SHA-256 hex strings"),
+    ("device", "maker"): (str, "the maker's name"),
     ("service", "journal_path"): (Path, "a file path"),
     ("service", "control_socket"): (Path, "a file path"),
     ("service", "key_dir"): (Path, "a folder path"),

@@ -131,6 +131,11 @@ class Device:
         )
 
     @property
+    def protocol_minor(self) -> int:
+        """The minor both ends speak: min(host minor, device minor); `shoectl pair` pins it."""
+        return self._link.protocol_minor
+
+    @property
     def connected(self) -> bool:
         """False while the link is down (reconnecting) or closed."""
         return self._link.state is LinkState.UP

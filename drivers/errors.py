@@ -60,6 +60,11 @@ class AuthenticationFailed(DriverError):
     none. Either way nothing it sends is trusted; re-pairing is the fix when it is ours."""
 
 
+class ProtocolDowngrade(AuthenticationFailed):
+    """A paired device answered in a protocol minor below the one pinned when it was
+    paired: a relay rewriting the version on the wire, or its firmware rolled back."""
+
+
 class CommandRefused(DriverError):
     """The device answered a command with an error code instead of OK."""
 

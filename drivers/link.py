@@ -23,11 +23,13 @@ raised; an undecodable payload is also reported once as ProtocolViolation.
 
 With a key store (keys), a device that reports AUTH_REQUIRED is authenticated
 after GET_INFO (protocol 1.1): AUTH_CHALLENGE with a fresh nonce, and its
-sealed AUTH_RESPONSE must open under the session key the pairing key gives.
-Its HELLO is taken only then. From then on every frame is sealed both ways;
-one that fails to open, or comes unsealed, is dropped before it is decoded,
-counted and reported as AuthFailure. Without a key store the link is exactly
-protocol 1.0.
+sealed AUTH_RESPONSE must open under the session key the pairing key gives;
+a device that answers in a protocol minor below the one pinned with its key
+at pairing is refused before the challenge (ProtocolDowngrade), since the
+version travels in clear. Its HELLO is taken only then. From then on every
+frame is sealed both ways; one that fails to open, or comes unsealed, is
+dropped before it is decoded, counted and reported as AuthFailure. Without
+a key store the link is exactly protocol 1.0.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ from cardshoe.drivers.errors import (
     DeviceTimeout,
     DriverError,
     LinkProtocolError,
+    ProtocolDowngrade,
 )
 from cardshoe.drivers.link_events import (
     AuthFailure,
@@ -66,6 +69,7 @@ from cardshoe.drivers.protocol.auth import (
     Direction,
     KeyLookup,
     LinkAuth,
+    LinkKey,
     is_sealed,
     new_nonce,
     unsealed,
@@ -225,8 +229,8 @@ class Link:
         self._recent: deque[tuple[int, Event]] = deque(maxlen=_RECENT_EVENTS)
         self._last_rx = self._last_tx = time.monotonic()
         self._keys = keys
-        self._key: bytes | None = None
-        """This device's pairing key, looked up once, at the first handshake."""
+        self._key: LinkKey | None = None
+        """This device's link key, looked up once, at the first handshake."""
         self._key_looked_up = False
         self._auth: LinkAuth | None = None
         """The authenticated session; sealing happens under the write lock."""
@@ -481,9 +485,17 @@ class Link:
                 "pairing key: an unpaired replacement or a spoof; check the device, then "
                 "pair it again"
             )
+        minor = min(PROTOCOL_MINOR, hello.protocol_minor)
+        if minor < key.min_minor:
+            raise ProtocolDowngrade(
+                f"{device} answers in protocol {PROTOCOL_MAJOR}.{minor}, below the "
+                f"{PROTOCOL_MAJOR}.{key.min_minor} it was paired at: a relay rewriting the "
+                "version on the wire, or its firmware rolled back; check the cable and the "
+                "firmware, and pair it again only if the older version is intended"
+            )
         host_nonce = new_nonce()
         with self._cond:
-            self._challenge = (host_nonce, hello, key)
+            self._challenge = (host_nonce, hello, key.secret)
         answer = self._exchange(lambda request_id: AuthChallenge(request_id, host_nonce), attempts)
         if isinstance(answer, Reply):
             raise AuthenticationFailed(f"{device} refused authentication ({answer.result.name})")

@@ -51,8 +51,8 @@ def control(
 ) -> None:
     """Send an operator command NAME to the running `shoectl run`.
 
-    NAME is one of sign-in, new-shoe, shoe-loaded, cut-done, no-more-bets,
-    confirm-face-up, end-shoe, abandon-shoe, void-round, enter-card,
+    NAME is one of sign-in, supervisor-sign-in, new-shoe, shoe-loaded, cut-done,
+    no-more-bets, confirm-face-up, end-shoe, abandon-shoe, void-round, enter-card,
     clear-hold. Who may
     give which is the table's [roles] (docs/technician-guide.md). The service journals
     every command, accepted or refused, and prints the table's status after

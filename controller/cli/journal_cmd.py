@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from cardshoe.controller.cli.receipt_cmd import receipt
 from cardshoe.controller.cli.run_cmd import TABLE_CONFIG_OPTION
 
 if TYPE_CHECKING:
@@ -16,6 +17,8 @@ if TYPE_CHECKING:
     from cardshoe.controller.journal.store import Journal, Record
 
 JOURNAL_PATH = click.argument("path", type=click.Path(path_type=Path))
+NUMBER_COLUMNS = frozenset({0, 3})
+"""show's columns aligned right: the record id and the round."""
 
 
 def _filters(command: Callable[..., None]) -> Callable[..., None]:
@@ -80,7 +83,8 @@ def show(
 ) -> None:
     """List records, one line each.
 
-    Columns: id, time (UTC), shoe, round, device serial#sequence, kind, payload.
+    Columns: id, time (UTC), shoe, round, device serial#sequence, kind, payload; each as
+    wide as its widest value among the records listed.
     """
     from collections import deque
 
@@ -93,12 +97,14 @@ def show(
         if as_json:
             click.echo(json.dumps([record.as_dict() for record in records], ensure_ascii=False))
             return
-        shown = 0
-        for record in records:
-            click.echo(_line(record))
-            shown += 1
-        if shown == 0:
-            click.echo("no matching records")
+        rows = [_row(record) for record in records]
+    if not rows:
+        click.echo("no matching records")
+        return
+    from cardshoe.controller.display.columns import aligned_lines
+
+    for line in aligned_lines(rows, right=NUMBER_COLUMNS):
+        click.echo(line)
 
 
 @journal.command()
@@ -112,31 +118,54 @@ def show(
     show_default=True,
     help="JSON lines (one object per record) or CSV with the payload as a JSON column.",
 )
+@click.option(
+    "--significant",
+    is_flag=True,
+    help="Only the significant events a lab asks for (docs/journal.md), each with a "
+    "'significance' column saying why.",
+)
 def export(
     path: Path,
     shoe_id: str | None,
     round_no: int | None,
     kinds: tuple[str, ...],
     output_format: str,
+    significant: bool,
 ) -> None:
     """Write records to stdout with every column, for archive or audit."""
     import csv
     import sys
 
+    from cardshoe.controller.errors import UserError
     from cardshoe.controller.journal.store import RECORD_FIELDS, Journal
+    from cardshoe.controller.service.significant_events import SIGNIFICANT_KINDS
 
+    if significant and kinds:
+        raise UserError("--significant chooses the kinds itself: leave --kind out")
+    fields = [*RECORD_FIELDS, SIGNIFICANCE] if significant else list(RECORD_FIELDS)
     with Journal.open_readonly(path) as opened:
-        records = _matching(opened, shoe_id, round_no, kinds)
+        records = _matching(
+            opened, shoe_id, round_no, tuple(SIGNIFICANT_KINDS) if significant else kinds
+        )
+        rows = (
+            {**record.as_dict(), SIGNIFICANCE: SIGNIFICANT_KINDS[record.kind]}
+            if significant
+            else record.as_dict()
+            for record in records
+        )
         if output_format == "jsonl":
-            for record in records:
-                click.echo(json.dumps(record.as_dict(), ensure_ascii=False))
+            for row in rows:
+                click.echo(json.dumps(row, ensure_ascii=False))
             return
-        writer = csv.DictWriter(sys.stdout, fieldnames=RECORD_FIELDS, lineterminator="\n")
+        writer = csv.DictWriter(sys.stdout, fieldnames=fields, lineterminator="\n")
         writer.writeheader()
-        for record in records:
-            row = record.as_dict()
-            row["payload"] = json.dumps(record.payload, ensure_ascii=False, sort_keys=True)
+        for row in rows:
+            row["payload"] = json.dumps(row["payload"], ensure_ascii=False, sort_keys=True)
             writer.writerow(row)
+
+
+SIGNIFICANCE = "significance"
+"""The column `export --significant` adds: why a lab reads the record."""
 
 
 @journal.command()
@@ -243,16 +272,20 @@ def _matching(
     return opened.records(shoe_id=shoe_id, round_no=round_no, kinds=kinds or None)
 
 
-def _line(record: Record) -> str:
+def _row(record: Record) -> tuple[str, ...]:
+    """A record's cells, in the columns show lists."""
     device = "-"
     if record.device_serial is not None:
         seq = "" if record.device_seq is None else f"#{record.device_seq}"
         device = f"{record.device_serial}{seq}"
-    round_text = "-" if record.round_no is None else str(record.round_no)
-    payload = json.dumps(record.payload, ensure_ascii=False, sort_keys=True)
     return (
-        f"{record.id:>7}  {record.time_utc}  {record.shoe_id or '-':<10}  {round_text:>4}  "
-        f"{device:<14}  {record.kind:<16}  {payload}"
+        str(record.id),
+        record.time_utc,
+        record.shoe_id or "-",
+        "-" if record.round_no is None else str(record.round_no),
+        device,
+        record.kind,
+        json.dumps(record.payload, ensure_ascii=False, sort_keys=True),
     )
 
 
@@ -280,3 +313,6 @@ def round_(path: Path, shoe_id: str, round_no: int, as_json: bool) -> None:
             f"`shoectl journal show {path} --kind round.opened` lists the rounds"
         )
     click.echo(json.dumps(recall.to_json(), ensure_ascii=False) if as_json else recall_text(recall))
+
+
+journal.add_command(receipt)

@@ -31,6 +31,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "analyze",
         "Shuffle quality across a table's shoes (surveillance).",
     ),
+    "authenticate": (
+        "cardshoe.controller.cli.authenticate_cmd",
+        "authenticate",
+        "Prove the installed software: a keyed digest of its files.",
+    ),
     "journal": (
         "cardshoe.controller.cli.journal_cmd",
         "journal",
@@ -49,6 +54,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "list": ("cardshoe.controller.cli.list_cmd", "list_command", "Shoes and dealers attached."),
     "info": ("cardshoe.controller.cli.info_cmd", "info", "Identity and counters of a device."),
     "pair": ("cardshoe.controller.cli.pair_cmd", "pair", "Give a device its link pairing key."),
+    "firmware": (
+        "cardshoe.controller.cli.firmware_cmd",
+        "firmware",
+        "Sign firmware with the house key; check a signed image.",
+    ),
     "sim": ("cardshoe.controller.cli.sim_cmd", "sim", "Run a simulated shoe on a pty or TCP port."),
     "demo": ("cardshoe.controller.cli.demo_cmd", "demo", "Deal a whole simulated shoe, live."),
     "run": ("cardshoe.controller.cli.run_cmd", "run", "Run the table service (systemd runs this)."),

@@ -34,9 +34,10 @@ def pair(
 
     Turn the device's pairing switch on first (the simulator: `shoectl sim --pairing-mode`):
     the device takes a key only then, and only one. The key crosses the cable in clear this
-    once, so pair over the direct cable at the table. The key file gets mode 0640 and the
-    group of its folder; the service reads it from service.key_dir. Pairing again replaces
-    the key on both sides.
+    once, so pair over the direct cable at the table. The key file also pins the protocol
+    version the device speaks now: a host refuses it below that version from then on. The
+    key file gets mode 0640 and the group of its folder; the service reads it from
+    service.key_dir. Pairing again replaces the key and the pinned version on both sides.
     Exit 3 when the device is absent or not in pairing mode, or the key file cannot be written.
     """
     from cardshoe.controller.config import ServiceConfig, load_config
@@ -44,17 +45,18 @@ def pair(
     from cardshoe.controller.service.device_access import opened_device
     from cardshoe.controller.service.pairing import KeyStore, staged_key_file
     from cardshoe.drivers.errors import CommandRefused
-    from cardshoe.drivers.protocol.auth import key_id, new_pairing_key
+    from cardshoe.drivers.protocol.auth import LinkKey, key_id, new_pairing_key
     from cardshoe.drivers.protocol.error_codes import ErrorCode
+    from cardshoe.drivers.protocol.link_constants import PROTOCOL_MAJOR
 
     service = load_config(config_path).service if config_path else ServiceConfig()
-    key = new_pairing_key()
     with opened_device(url, timeout=timeout) as device:
         serial_number = device.info.serial_number
+        key = LinkKey(new_pairing_key(), device.protocol_minor)
         target = key_file or KeyStore(service.key_dir).path_for(serial_number)
         with staged_key_file(target, key) as commit:
             try:
-                device.pair(key)
+                device.pair(key.secret)
             except CommandRefused as exc:
                 if exc.code is not ErrorCode.NOT_PAIRING:
                     raise
@@ -75,12 +77,14 @@ def pair(
     record = {
         "serial_number": serial_number,
         "key_file": str(target),
-        "key_id": key_id(key),
+        "key_id": key_id(key.secret),
         "authenticated": authenticated,
+        "min_protocol": f"{PROTOCOL_MAJOR}.{key.min_minor}",
     }
     if as_json:
         click.echo(json.dumps(record))
     else:
         click.echo(
-            f"paired {serial_number}: key {record['key_id']} in {target}; the link authenticates"
+            f"paired {serial_number}: key {record['key_id']} in {target}, protocol "
+            f"{record['min_protocol']} or later; the link authenticates"
         )

@@ -68,12 +68,10 @@ def round_record(game: Game, played: PlayedRound) -> dict[str, Any]:
 
 
 def _text_table(records: list[dict[str, Any]]) -> str:
+    from cardshoe.controller.display.columns import aligned_lines
+
     rows = [TEXT_COLUMNS] + [_text_row(record) for record in records]
-    widths = [max(len(row[column]) for row in rows) for column in range(len(TEXT_COLUMNS))]
-    return "\n".join(
-        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
-        for row in rows
-    )
+    return "\n".join(aligned_lines(rows))
 
 
 def _text_row(record: dict[str, Any]) -> tuple[str, ...]:

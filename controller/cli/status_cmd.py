@@ -19,7 +19,9 @@ def status(socket_path: Path | None, config_path: Path | None, as_json: bool) ->
     """State, shoe, round, device and last alarm of the running `shoectl run`.
 
     Asks the service over its control socket, so the device stays with the
-    service. Exit 3 with one line when no service answers.
+    service. It answers from the start: before its device is up, the state is
+    starting or waiting for device, with the reason. Exit 3 with one line when
+    no service answers.
     """
     from cardshoe.controller.cli.service_access import service_socket
     from cardshoe.controller.service.control_socket import request
@@ -31,10 +33,6 @@ def status(socket_path: Path | None, config_path: Path | None, as_json: bool) ->
 def status_text(record: dict[str, Any]) -> str:
     """The status as aligned "name  value" rows, for a person."""
     device = record["device"]
-    alarm = record["last_alarm"]
-    state = record["state"]
-    if record["held_state"] is not None:
-        state = f"held in {record['held_state']} ({', '.join(record['holds'])})"
     options = record["options"]
     approved = ", ".join(
         f"{name} {value}" for name, value in options.items() if name not in ("format", "game")
@@ -43,6 +41,15 @@ def status_text(record: dict[str, Any]) -> str:
         ("table", f"{record['table_id']} ({record['game']}, {record['decks']} decks)"),
         ("options", f"{record['fingerprint'][:12]} ({approved})"),
         ("service", f"pid {record['pid']}, started {record['started_at']}"),
+    ]
+    if device is None:  # the table is not up yet
+        rows += [("state", f"{record['state']}: {record['reason']}")]
+        rows += alarm_rows(record)
+        return aligned(rows)
+    state = record["state"]
+    if record["held_state"] is not None:
+        state = f"held in {record['held_state']} ({', '.join(record['holds'])})"
+    rows += [
         ("state", state),
         ("dealer", record["dealer"] or "none signed in"),
         ("shoe", record["shoe_id"] or "none open"),
@@ -70,6 +77,15 @@ def status_text(record: dict[str, Any]) -> str:
             f"at {device['url']} ({connected})",
         ),
         ("firmware", f"{device['firmware_version']} (sha256 {device['firmware_hash']})"),
+    ]
+    return aligned(rows + alarm_rows(record))
+
+
+def alarm_rows(record: dict[str, Any]) -> list[tuple[str, str]]:
+    """The last alarm, the refused commands and the journal: shown whether or not the table
+    is up, since a refusal at start-up is an alarm too."""
+    alarm = record["last_alarm"]
+    return [
         (
             "last alarm",
             "none since start"
@@ -79,6 +95,9 @@ def status_text(record: dict[str, Any]) -> str:
         ("refused", f"{record['refused_commands']} operator command(s) since start"),
         ("journal", record["journal"]),
     ]
+
+
+def aligned(rows: list[tuple[str, str]]) -> str:
     width = max(len(name) for name, _ in rows)
     return "\n".join(f"{name:<{width}}  {value}" for name, value in rows)
 

@@ -42,6 +42,9 @@ PAIR_MARKS = {
     (True, True): ("•", "bold magenta"),
 }
 """(banker_pair, player_pair) -> the mark beside a bead."""
+PLAIN_PAIR_MARKS = {(True, False): "'", (False, True): ",", (True, True): ":"}
+"""Without colour, the pair dot as a symbol where the page draws it: ' a Banker pair (top),
+, a Player pair (bottom), : both."""
 NATURAL_MARK = ("*", "bold yellow")
 DERIVED_MARKS = {DerivedRoad.BIG_EYE: "○", DerivedRoad.SMALL: "●", DerivedRoad.COCKROACH: "╱"}
 """Hollow circles, filled dots and slashes, as printed boards draw the three derived roads."""
@@ -51,11 +54,20 @@ DERIVED_TITLES = {
     DerivedRoad.COCKROACH: "Cockroach pig",
 }
 COLOUR_STYLES = {Colour.RED: "bold red", Colour.BLUE: "bold blue"}
+PLAIN_COLOUR_MARKS = {Colour.RED: "r", Colour.BLUE: "b"}
+"""Without colour, a derived road's marks and the ask roads as letters: r red, b blue."""
+PLAIN_LEGEND = (
+    "without colour: r red, b blue (derived and ask roads); "
+    "' Banker pair, , Player pair, : both pairs, * natural (bead road)"
+)
+"""The key to the letters and symbols above, printed under the roads when colour is off."""
 DERIVED_CELL_WIDTH = 1
 ASK_LABELS = ((Winner.BANKER, "ask B ", "bold red"), (Winner.PLAYER, "ask P ", "bold blue"))
 TIE_STYLE = "bold green"
 BEAD_CELL_WIDTH = 3
 BIG_ROAD_CELL_WIDTH = 2
+ROAD_PANEL_HEIGHT = ROAD_ROWS + 3
+"""The grid's rows, a line saying how many columns a narrow terminal hides, the borders."""
 RECENT_RESULTS = 6
 PHASE_STYLES = {"shoe ended": "bold", "round void": "bold yellow"}
 
@@ -103,46 +115,74 @@ def render_roads(board: TableBoard) -> RenderableType:
     upper.add_column(ratio=1)
     upper.add_column(ratio=2)
     upper.add_row(
-        Panel(BeadRoad(results), title="Bead road", height=ROAD_ROWS + 2),
-        Panel(BigRoad(results), title="Big road", height=ROAD_ROWS + 2),
+        Panel(BeadRoad(results), title="Bead road", height=ROAD_PANEL_HEIGHT),
+        Panel(BigRoad(results), title="Big road", height=ROAD_PANEL_HEIGHT),
     )
     lower = Table.grid(expand=True, padding=(0, 1))
     for _ in range(len(DerivedRoad) + 1):
         lower.add_column(ratio=1)
     lower.add_row(
         *(
-            Panel(DerivedRoadView(results, road), title=DERIVED_TITLES[road], height=ROAD_ROWS + 2)
+            Panel(
+                DerivedRoadView(results, road), title=DERIVED_TITLES[road], height=ROAD_PANEL_HEIGHT
+            )
             for road in DerivedRoad
         ),
-        Panel(_stats(board, results), title="Shoe so far", height=ROAD_ROWS + 2),
+        Panel(ShoeStats(board, results), title="Shoe so far", height=ROAD_PANEL_HEIGHT),
     )
-    return Group(upper, lower)
+    return Group(upper, lower, PlainLegend())
 
 
-def _stats(board: TableBoard, results: Sequence[RoadResult]) -> RenderableType:
+class PlainLegend:
+    """The key to the marks drawn without colour; nothing when the console has colour."""
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        if colour_off(console):
+            yield Text(PLAIN_LEGEND, style="dim")
+
+
+def colour_off(console: Console) -> bool:
+    """Whether the console prints no colour (a pipe, a file, NO_COLOR): then every mark that
+    colour alone tells apart is drawn as a letter instead."""
+    return console.no_color or console.color_system is None
+
+
+class ShoeStats:
     """Wins, pairs (7 Up: Super 7's) and naturals, then what each road asks for B and P."""
-    stats = board.stats(list(results))
-    wins = Text.assemble(
-        ("B ", "bold red"),
-        f"{stats.banker}  ",
-        ("P ", "bold blue"),
-        f"{stats.player}  ",
-        ("T ", "bold green"),
-        str(stats.tie),
-    )
-    if stats.super_sevens is None:
-        side = f"pairs P {stats.player_pair} B {stats.banker_pair}"
-    else:
-        side = f"Super 7's {stats.super_sevens}"
-    lines: list[RenderableType] = [wins, Text(side), Text(f"natural {stats.natural}")]
-    asked = ask_roads(results)
-    for winner, label, style in ASK_LABELS:
-        marks = [
-            Text(" ") if colour is None else Text(DERIVED_MARKS[road], COLOUR_STYLES[colour])
-            for road, colour in asked[winner].items()
-        ]
-        lines.append(Text.assemble((label, style), Text(" ").join(marks)))
-    return Group(*lines)
+
+    def __init__(self, board: TableBoard, results: Sequence[RoadResult]) -> None:
+        self.board = board
+        self.results = results
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        stats = self.board.stats(list(self.results))
+        wins = Text.assemble(
+            ("B ", "bold red"),
+            f"{stats.banker}  ",
+            ("P ", "bold blue"),
+            f"{stats.player}  ",
+            ("T ", "bold green"),
+            str(stats.tie),
+        )
+        if stats.super_sevens is None:
+            side = f"pairs P {stats.player_pair} B {stats.banker_pair}"
+        else:
+            side = f"Super 7's {stats.super_sevens}"
+        lines: list[RenderableType] = [wins, Text(side), Text(f"natural {stats.natural}")]
+        plain = colour_off(console)
+        asked = ask_roads(self.results)
+        for winner, label, style in ASK_LABELS:
+            marks = [_ask_mark(road, colour, plain) for road, colour in asked[winner].items()]
+            lines.append(Text.assemble((label, style), Text(" ").join(marks)))
+        yield Group(*lines)
+
+
+def _ask_mark(road: DerivedRoad, colour: Colour | None, plain: bool) -> Text:
+    if colour is None:
+        return Text(" ")
+    if plain:
+        return Text(PLAIN_COLOUR_MARKS[colour])
+    return Text(DERIVED_MARKS[road], COLOUR_STYLES[colour])
 
 
 def _title(board: TableBoard) -> str:
@@ -320,31 +360,53 @@ class _Cell:
     column: int
     row: int
     text: Text
+    plain: str
+    """The cell without colour: letters and symbols that alone tell it apart."""
 
 
 class _Road:
-    """A scoreboard grid showing the newest columns that fit the width it is given."""
+    """A scoreboard grid showing the newest columns that fit the width it is given, and
+    under it how many older columns that width hides."""
 
     def __init__(self, cells: list[_Cell], cell_width: int) -> None:
         self.cells = cells
         self.cell_width = cell_width
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        plain = colour_off(console)
         last = max((cell.column for cell in self.cells), default=-1)
         first = max(0, last + 1 - options.max_width // self.cell_width)
         grid = [[Text(" " * self.cell_width)] * (last + 1 - first) for _ in range(ROAD_ROWS)]
         for cell in self.cells:
             if cell.column >= first:
-                grid[cell.row][cell.column - first] = cell.text
+                grid[cell.row][cell.column - first] = Text(cell.plain) if plain else cell.text
         for row in grid:
             yield Text.assemble(*row)
+        if first:
+            yield Text(hidden_columns_note(first, options.max_width), style="dim")
+
+
+def hidden_columns_note(hidden: int, width: int) -> str:
+    """The line under a road cut to the terminal's width: the longest wording that fits."""
+    plural = "" if hidden == 1 else "s"
+    wordings = (
+        f"< {hidden} earlier column{plural} hidden",
+        f"< {hidden} column{plural} hidden",
+        f"< {hidden} hidden",
+        f"<{hidden}",
+    )
+    return next((text for text in wordings if len(text) <= width), wordings[-1])
 
 
 class BeadRoad(_Road):
-    """B red, P blue, T green; a dot for a pair (red Banker, blue Player), * a natural."""
+    """B red, P blue, T green; a dot for a pair (red Banker, blue Player), * a natural.
+    Without colour the pair dot is a symbol (PLAIN_PAIR_MARKS)."""
 
     def __init__(self, results: Sequence[RoadResult]) -> None:
-        cells = [_Cell(cell.column, cell.row, _bead(cell.result)) for cell in bead_road(results)]
+        cells = [
+            _Cell(cell.column, cell.row, _bead(cell.result), _plain_bead(cell.result))
+            for cell in bead_road(results)
+        ]
         super().__init__(cells, BEAD_CELL_WIDTH)
 
 
@@ -356,11 +418,22 @@ def _bead(result: RoadResult) -> Text:
     return Text.assemble((letter, style), mark, " ")
 
 
+def _plain_bead(result: RoadResult) -> str:
+    letter = WINNERS[result.winner][0]
+    mark = PLAIN_PAIR_MARKS.get((result.banker_pair, result.player_pair))
+    if mark is None:
+        mark = NATURAL_MARK[0] if result.natural else " "
+    return f"{letter}{mark} "
+
+
 class BigRoad(_Road):
     """Streaks down the columns; green / (or a count) for ties on the result before them."""
 
     def __init__(self, results: Sequence[RoadResult]) -> None:
-        cells = [_Cell(c.column, c.row, _big(c.winner, c.ties)) for c in big_road(results)]
+        cells = []
+        for cell in big_road(results):
+            text = _big(cell.winner, cell.ties)
+            cells.append(_Cell(cell.column, cell.row, text, text.plain))
         super().__init__(cells, BIG_ROAD_CELL_WIDTH)
 
 
@@ -371,12 +444,18 @@ def _big(winner: Winner, ties: int) -> Text:
 
 
 class DerivedRoadView(_Road):
-    """Big eye boy ○, small road ●, cockroach pig ╱: red repeats, blue breaks."""
+    """Big eye boy ○, small road ●, cockroach pig ╱: red repeats, blue breaks; without
+    colour r and b."""
 
     def __init__(self, results: Sequence[RoadResult], road: DerivedRoad) -> None:
         mark = DERIVED_MARKS[road]
         cells = [
-            _Cell(cell.column, cell.row, Text(mark, style=COLOUR_STYLES[cell.colour]))
+            _Cell(
+                cell.column,
+                cell.row,
+                Text(mark, style=COLOUR_STYLES[cell.colour]),
+                PLAIN_COLOUR_MARKS[cell.colour],
+            )
             for cell in derived_road(results, road)
         ]
         super().__init__(cells, DERIVED_CELL_WIDTH)

@@ -38,6 +38,17 @@ def _field(data: dict[str, Any], name: str, kinds: tuple[type, ...]) -> Any:
     return value
 
 
+def _exact_fields(
+    data: dict[str, Any], fields: tuple[tuple[str, tuple[type, ...]], ...]
+) -> list[Any]:
+    """The values of fields in order, each of exactly one of its JSON types (a bool is no id)."""
+    values: list[Any] = [data.get(name) for name, _ in fields]
+    for (name, kinds), value in zip(fields, values, strict=True):
+        if type(value) not in kinds:
+            raise MessageError(f"field {name!r} is missing or of the wrong type")
+    return values
+
+
 @dataclass(frozen=True)
 class EventMessage:
     """One journal record on the wire."""
@@ -75,12 +86,7 @@ class EventMessage:
 
     @classmethod
     def decode(cls, body: bytes) -> EventMessage:
-        data = _decode(body)
-        values: list[Any] = [data.get(name) for name, _ in _EVENT_FIELDS]
-        for (name, kinds), value in zip(_EVENT_FIELDS, values, strict=True):
-            if type(value) not in kinds:  # exact types: a bool is no record id
-                raise MessageError(f"field {name!r} is missing or of the wrong type")
-        return cls(*values)
+        return cls(*_exact_fields(_decode(body), _EVENT_FIELDS))
 
     @cached_property
     def payload_json(self) -> str:
@@ -164,3 +170,49 @@ class StatusMessage:
             return cls(**{key: value for key, value in data.items() if key in known})
         except TypeError as exc:
             raise MessageError(str(exc)) from None
+
+
+@dataclass(frozen=True)
+class AuthenticateRequest:
+    """The floor's fresh seed for a table's software (shoectl floor authenticate)."""
+
+    seed: str
+    """Hex digits, as `shoectl authenticate --seed` takes them."""
+
+    def encode(self) -> bytes:
+        return canonical_json(asdict(self)).encode("utf-8")
+
+    @classmethod
+    def decode(cls, body: bytes) -> AuthenticateRequest:
+        return cls(_field(_decode(body), "seed", (str,)))
+
+
+@dataclass(frozen=True)
+class AuthenticationAnswer:
+    """A table's answer to a seed: the digest of its installed software, or why there is none."""
+
+    table_id: str
+    seed: str
+    digest: str | None
+    version: str | None
+    files: int | None = None
+    error: str | None = None
+    """Set instead of a digest when the seed was not one (the table's one line about it)."""
+
+    def encode(self) -> bytes:
+        return canonical_json(asdict(self)).encode("utf-8")
+
+    @classmethod
+    def decode(cls, body: bytes) -> AuthenticationAnswer:
+        return cls(*_exact_fields(_decode(body), _ANSWER_FIELDS))
+
+
+_ANSWER_FIELDS: tuple[tuple[str, tuple[type, ...]], ...] = (
+    ("table_id", _TEXT),
+    ("seed", _TEXT),
+    ("digest", _TEXT + _NONE),
+    ("version", _TEXT + _NONE),
+    ("files", _NUMBER + _NONE),
+    ("error", _TEXT + _NONE),
+)
+"""AuthenticationAnswer's fields in order, with the JSON types each may hold."""

@@ -58,6 +58,28 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )""",
         "CREATE INDEX floor_alarms_by_table ON floor_alarms (table_id, id)",
     ),
+    (
+        """CREATE TABLE approved_releases (
+            version text PRIMARY KEY,
+            manifest bytea NOT NULL,
+            manifest_sha256 text NOT NULL,
+            files integer NOT NULL,
+            approved_at timestamptz NOT NULL DEFAULT now()
+        )""",
+        """CREATE TABLE software_checks (
+            id bigserial PRIMARY KEY,
+            table_id text NOT NULL,
+            seed text NOT NULL,
+            requested_at timestamptz NOT NULL,
+            answered_at timestamptz,
+            version text,
+            digest text,
+            expected text,
+            verdict text NOT NULL,
+            detail text NOT NULL
+        )""",
+        "CREATE INDEX software_checks_by_table ON software_checks (table_id, id)",
+    ),
 )
 """The schema steps, oldest first; never edit a step that has shipped, add one."""
 

@@ -15,7 +15,10 @@ from typing import Any
 import psycopg
 
 from cardshoe.controller.floor.schema import require_current
+from cardshoe.controller.floor.software_check import Verdict
 from cardshoe.controller.timestamps import utc_timestamp
+
+VERIFIED_PREFIX = "software verified "
 
 
 @dataclass(frozen=True)
@@ -37,13 +40,24 @@ class TableStatus:
     head_id: int
     lag_records: int
     lag_s: float
+    software: str | None = None
+    """The latest software check: "verified <time>", or its failed verdict, time and why
+    (shoectl floor authenticate); None before any check."""
+
+    @property
+    def software_verified(self) -> bool:
+        """No check yet, or the latest one verified."""
+        return self.software is None or self.software.startswith(VERIFIED_PREFIX)
 
     @property
     def chain_verified(self) -> bool:
         return self.chain_ok and not self.gaps
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self) | {"chain_verified": self.chain_verified}
+        return asdict(self) | {
+            "chain_verified": self.chain_verified,
+            "software_verified": self.software_verified,
+        }
 
 
 def floor_status(connection: psycopg.Connection) -> list[TableStatus]:
@@ -56,6 +70,7 @@ def floor_status(connection: psycopg.Connection) -> list[TableStatus]:
         " WHERE r.table_id = t.table_id AND r.record_id = t.contiguous_id) "
         "FROM floor_tables t ORDER BY t.table_id"
     ).fetchall()
+    software = _latest_software_checks(connection)
     now_ns = time.time_ns()
     tables = []
     for (
@@ -90,9 +105,26 @@ def floor_status(connection: psycopg.Connection) -> list[TableStatus]:
                 head_id=head_id,
                 lag_records=lag,
                 lag_s=round(lag_s, 3),
+                software=software.get(table_id),
             )
         )
     return tables
+
+
+def _latest_software_checks(connection: psycopg.Connection) -> dict[str, str]:
+    """Table id -> its latest software check as a person reads it."""
+    rows = connection.execute(
+        "SELECT DISTINCT ON (table_id) table_id, verdict, "
+        "coalesce(answered_at, requested_at), detail FROM software_checks "
+        "ORDER BY table_id, id DESC"
+    ).fetchall()
+    checks = {}
+    for table_id, verdict, moment, detail in rows:
+        if verdict == Verdict.VERIFIED:
+            checks[table_id] = f"{VERIFIED_PREFIX}{_utc(moment)}"
+        else:
+            checks[table_id] = f"software {verdict.upper()} {_utc(moment)}: {detail}"
+    return checks
 
 
 def _utc(moment: datetime) -> str:
@@ -139,4 +171,6 @@ def status_lines(tables: list[TableStatus]) -> list[str]:
             f"{table.alarms:>6} {state:<8} {table.lag_records:>7} {table.lag_s:>7.1f}  "
             f"{table.last_seen or '-'}"
         )
+        if table.software is not None:
+            lines.append(f"{'':<12} {table.software}")
     return lines

@@ -33,6 +33,10 @@ class Leaf(StrEnum):
     """Ingest: retained last contiguous verified record id and hash."""
     FLOOR_ALARMS = "floor/alarms"
     """Ingest: what the floor found wrong with the table's feed (gap, mismatch)."""
+    AUTHENTICATE = "floor/authenticate"
+    """Floor: a fresh seed the table's software must answer (shoectl floor authenticate)."""
+    AUTHENTICATION = "authentication"
+    """Table: the uplink's answer to a seed, the installed software's keyed digest."""
 
 
 def check_name(what: str, name: str) -> str:

@@ -13,7 +13,8 @@ network and deals on while the broker is away. Delivery is at least once:
   possible error on the wire, and the floor ignores them.
 
 Alongside: a retained status (offline as the last will), a retained board
-(the scoreboard projection of the journal) and a copy of every alarm.
+(the scoreboard projection of the journal) and a copy of every alarm; and the
+answer to each seed the floor sends for software authentication.
 """
 
 from __future__ import annotations
@@ -32,9 +33,12 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.reasoncodes import ReasonCode
 
 from cardshoe.controller.canonical import canonical_json
+from cardshoe.controller.errors import UserError
 from cardshoe.controller.floor.broker import KEEPALIVE_S, BrokerSettings, new_client
 from cardshoe.controller.floor.messages import (
     AnchorMessage,
+    AuthenticateRequest,
+    AuthenticationAnswer,
     EventMessage,
     MessageError,
     StatusMessage,
@@ -49,6 +53,7 @@ from cardshoe.controller.journal.uplink_state import (
     state_path,
 )
 from cardshoe.controller.scoreboard.board import TableBoard
+from cardshoe.controller.service.software_identity import authenticate, parse_seed
 
 log = logging.getLogger(__name__)
 
@@ -114,6 +119,8 @@ class Uplink:
         self._alarms_from = 0
         self._state_file: Path | None = None
         self._saved: UplinkState | None = None
+        self._seeds: list[str] = []
+        """The floor's seeds not yet answered (software authentication)."""
 
     def stop(self) -> None:
         """Ask the loop to end after its current step; safe from a signal handler."""
@@ -196,8 +203,10 @@ class Uplink:
             self._anchor_seen = None
         if anchor is not None:
             self._take_anchor(anchor)
+        self._answer_seeds()
         if reconnected:
             self._client.subscribe(self.topic(Leaf.ANCHOR), qos=1)
+            self._client.subscribe(self.topic(Leaf.AUTHENTICATE), qos=1)
             self._resend_from_anchor("connected")
             self._last_status = None
         elif self._anchor_stale(now):
@@ -282,6 +291,34 @@ class Uplink:
             room -= 1
             if room == 0:
                 return
+
+    # --- software authentication -------------------------------------------------------
+
+    def _take_seed(self, body: bytes) -> None:
+        """A floor's seed, from paho's thread: answered by the loop (hashing takes a while)."""
+        try:
+            request = AuthenticateRequest.decode(body)
+        except MessageError as exc:
+            log.warning("ignored a software authentication request: %s", exc)
+            return
+        with self._lock:
+            self._seeds.append(request.seed)
+
+    def _answer_seeds(self) -> None:
+        """Answer each seed with the installed files' digest as they are on disk now."""
+        assert self._client is not None
+        with self._lock:
+            seeds, self._seeds = self._seeds, []
+        for seed in seeds:
+            try:
+                given = authenticate(parse_seed(seed))
+                answer = AuthenticationAnswer(
+                    self.table_id, given.seed, given.digest, given.version, given.files
+                )
+            except UserError as exc:
+                log.warning("the floor's software authentication request: %s", exc)
+                answer = AuthenticationAnswer(self.table_id, seed, None, None, error=str(exc))
+            self._client.publish(self.topic(Leaf.AUTHENTICATION), answer.encode(), qos=1)
 
     # --- positions ----------------------------------------------------------------------
 
@@ -416,6 +453,9 @@ class Uplink:
                 sent.acked = True
 
     def _on_message(self, client: mqtt.Client, userdata: Any, message: mqtt.MQTTMessage) -> None:
+        if message.topic == self.topic(Leaf.AUTHENTICATE):
+            self._take_seed(bytes(message.payload))
+            return
         try:
             anchor = AnchorMessage.decode(bytes(message.payload))
         except MessageError as exc:

@@ -400,7 +400,9 @@ class TableModel(Dealing):
         The burn comes after the no more bets of the first round not yet closed
         for bets, before its deal (its own round burn, if any, follows it); a
         second relief before that burn makes it due once, not twice. Signing in
-        again as the dealer signed in is no relief.
+        again as the dealer signed in is no relief. On the automatic machine under
+        shoe.machine_end_at_relief, a relief also makes the round on the layout
+        (between rounds: the next) the shoe's last (Art. 3.2).
         """
         shoe, cards, relieved = self.shoe, self.config.game.relief_burn, sign_in.relieves
         if (

@@ -18,6 +18,7 @@ from typing import Any
 from cardshoe.controller.rules.hands import Winner
 from cardshoe.controller.scoreboard.board import ResultRow, TableBoard
 from cardshoe.controller.scoreboard.derived import DerivedRoad, ask_roads, derived_road
+from cardshoe.controller.scoreboard.notices import NoticeKind, notice
 from cardshoe.controller.scoreboard.roads import RoadResult, bead_road, big_road
 
 ROAD_KEYS = ("bead", "big", *(road.key for road in DerivedRoad))
@@ -109,7 +110,11 @@ def _table_json(board: TableBoard) -> dict[str, Any]:
         "last_result": None if last is None else _result_json(last),
         "voids": board.voids,
         "holds": list(board.holds),
-        "alarms": list(board.alarms),
+        "hold_notices": [notice(NoticeKind.HOLD, hold).to_json() for hold in board.holds],
+        "alarms": [
+            alarm | {"notice": notice(NoticeKind.ALARM, alarm["kind"]).to_json()}
+            for alarm in board.alarms
+        ],
         "irregularities": list(board.irregularities),
         "ended": None if board.ended is None else {"reconciled": board.ended.get("reconciled")},
     }
@@ -121,6 +126,7 @@ def _result_json(row: ResultRow) -> dict[str, Any]:
         "demo": row.demo,
         "winner": row.winner,
         "void": row.void,
+        "void_notice": None if row.void is None else notice(NoticeKind.VOID, row.void).to_json(),
         "player": list(row.player),
         "banker": list(row.banker),
         "player_total": row.player_total,

@@ -203,6 +203,11 @@ class EventFeed:
         self._lock = threading.Lock()
         self._queues: set[queue.Queue[str | None]] = set()
 
+    def attach(self, replica: Replica) -> None:
+        """Give the feed its replica once the table is up: the socket serves before."""
+        with self._lock:
+            self._replica = replica
+
     def notify(self, event: TableEvent) -> None:
         payload = event.payload()
         line = json.dumps({"time": utc_timestamp(), "kind": event.KIND, "payload": payload})

@@ -134,9 +134,10 @@ class FrameOpener:
         if self.keys is None:
             return None
         try:
-            return self.keys(serial_number)
+            key = self.keys(serial_number)
         except UserError:  # KeyFileError: the link's handshake raises it to the user
             return None
+        return None if key is None else key.secret
 
     def _start_session(self, payload: bytes) -> None:
         """The sealed AUTH_RESPONSE answering the challenge: its nonce gives the session key."""

@@ -1,13 +1,20 @@
 """The host's pairing keys: one file per device, that only the service may read.
 
 A key file holds one device's 32-byte pairing key as 64 hex digits and a
-newline, and is named after the device's serial number: <key_dir>/<serial>.key
-(service.key_dir, /etc/cardshoe/keys by default). Whoever can read it can
-pose as the device, and whoever can change it can pair the table with a
-device of their own, so a key file is refused, with a one-line error that
-names the fix, when its group may write it, when others may read or write
-it, or when it belongs to anyone but root or the user reading it. Mode 0600,
-or 0640 root:cardshoe for a service running in group cardshoe, passes.
+newline, then the protocol version the device was paired at, its floor:
+"minimum protocol 1.2" and a newline. The version travels in clear, so the
+floor is what stops a relay from talking a paired link down to a minor that
+binds less (docs/protocol.md, "Pinning the version"); a key file written
+before floors were pinned has no such line and gets the floor 1.1, the
+first minor with pairing. It is named after the device's serial number:
+<key_dir>/<serial>.key (service.key_dir, /etc/cardshoe/keys by default).
+
+Whoever can read a key file can pose as the device, and whoever can change
+it can pair the table with a device of their own, so a key file is refused,
+with a one-line error that names the fix, when its group may write it, when
+others may read or write it, or when it belongs to anyone but root or the
+user reading it. Mode 0600, or 0640 root:cardshoe for a service running in
+group cardshoe, passes.
 
 A new key is written beside its final name, synced, and moved into place
 only once the device has accepted it (staged_key_file), so a failed pairing
@@ -28,6 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cardshoe.controller.errors import EXIT_BAD_INPUT, EXIT_DEVICE_UNAVAILABLE, UserError
+from cardshoe.drivers.protocol.auth import LinkKey
+from cardshoe.drivers.protocol.link_constants import PROTOCOL_MAJOR
 from cardshoe.drivers.protocol.messages import PAIRING_KEY_SIZE
 
 KEY_SUFFIX = ".key"
@@ -37,6 +46,7 @@ KEY_FILE_MODE = 0o640
 KEY_DIR_MODE = 0o750
 _SERIAL_FOR_FILE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$")
 _MAX_KEY_FILE_BYTES = 256
+_FLOOR_LINE = re.compile(rf"^minimum protocol {PROTOCOL_MAJOR}\.(\d{{1,3}})$")
 
 
 class KeyFileError(UserError):
@@ -58,8 +68,8 @@ class KeyStore:
             )
         return self.directory / f"{serial_number}{KEY_SUFFIX}"
 
-    def lookup(self, serial_number: str) -> bytes | None:
-        """The pairing key for this serial number, or None when there is no key file."""
+    def lookup(self, serial_number: str) -> LinkKey | None:
+        """The link key for this serial number, or None when there is no key file."""
         path = self.path_for(serial_number)
         try:
             return read_key_file(path)
@@ -67,8 +77,8 @@ class KeyStore:
             return None
 
 
-def read_key_file(path: Path) -> bytes:
-    """The key in a key file; FileNotFoundError if absent, KeyFileError if unusable."""
+def read_key_file(path: Path) -> LinkKey:
+    """The key and floor in a key file; FileNotFoundError if absent, KeyFileError if unusable."""
     try:
         stream = path.open("rb")
     except PermissionError:
@@ -83,16 +93,31 @@ def read_key_file(path: Path) -> bytes:
         _check_protection(path, os.fstat(stream.fileno()))
         text = stream.read(_MAX_KEY_FILE_BYTES)
     try:
-        key = bytes.fromhex(text.decode("ascii").strip())
+        key_line, *floor_lines = text.decode("ascii").strip().splitlines()
+        key = bytes.fromhex(key_line)
     except (UnicodeDecodeError, ValueError):
-        key = b""
+        key, floor_lines = b"", []
     if len(key) != PAIRING_KEY_SIZE:
         raise KeyFileError(
             f"{path} does not hold a pairing key ({2 * PAIRING_KEY_SIZE} hex digits): "
             "pair the device again with `shoectl pair`",
             EXIT_BAD_INPUT,
         )
-    return key
+    if not floor_lines:
+        return LinkKey(key)
+    floor = _FLOOR_LINE.match(floor_lines[0].strip())
+    if floor is None or len(floor_lines) > 1:
+        raise KeyFileError(
+            f"{path}: after the key, only one line 'minimum protocol {PROTOCOL_MAJOR}.N' "
+            "may follow: pair the device again with `shoectl pair`",
+            EXIT_BAD_INPUT,
+        )
+    return LinkKey(key, int(floor.group(1)))
+
+
+def key_file_text(key: LinkKey) -> str:
+    """What a key file holds: the key, then the protocol version pinned as its floor."""
+    return f"{key.secret.hex()}\nminimum protocol {PROTOCOL_MAJOR}.{key.min_minor}\n"
 
 
 def _check_protection(path: Path, status: os.stat_result) -> None:
@@ -114,8 +139,8 @@ def _check_protection(path: Path, status: os.stat_result) -> None:
 
 
 @contextlib.contextmanager
-def staged_key_file(path: Path, key: bytes) -> Iterator[Callable[[], None]]:
-    """Write the key beside path (synced); the yielded commit moves it into place.
+def staged_key_file(path: Path, key: LinkKey) -> Iterator[Callable[[], None]]:
+    """Write the key and its floor beside path (synced); the yielded commit moves it into place.
 
     If the block raises, or ends without calling commit, the staged file is
     removed and whatever key file was there before stays as it was.
@@ -149,7 +174,7 @@ def staged_key_file(path: Path, key: bytes) -> Iterator[Callable[[], None]]:
 
     try:
         with os.fdopen(descriptor, "w", encoding="ascii") as stream:
-            stream.write(key.hex() + "\n")
+            stream.write(key_file_text(key))
             stream.flush()
             os.fsync(stream.fileno())
         yield commit

@@ -34,6 +34,9 @@ from cardshoe.controller.protection.watcher import is_watcher_record
 
 SESSION_KIND_PREFIX = "session."
 """Records about the controller process itself (start, recovery); not part of any replay."""
+SOFTWARE_KIND_PREFIX = "software."
+"""Records about the controller's own software (a regulator's authentication); no replay."""
+NOT_REPLAYED_PREFIXES = (SESSION_KIND_PREFIX, SOFTWARE_KIND_PREFIX)
 
 
 def journaled_apply(
@@ -109,7 +112,7 @@ class _Replay:
         self._journaled: list[Record] = []
 
     def take(self, record: Record) -> None:
-        if record.kind.startswith(SESSION_KIND_PREFIX) or is_watcher_record(record):
+        if record.kind.startswith(NOT_REPLAYED_PREFIXES) or is_watcher_record(record):
             return
         if not is_input_kind(record.kind):
             self._journaled.append(record)

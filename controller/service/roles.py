@@ -48,6 +48,8 @@ COMMAND_ROLES: Mapping[str, Role] = {
     "enter-card": Role.SUPERVISOR,
     "clear-hold": Role.SUPERVISOR,
     "abandon-shoe": Role.SUPERVISOR,
+    "supervisor-sign-in": Role.SUPERVISOR,
+    "authenticate": Role.TECHNICIAN,
 }
 """Each control-socket command -> the least role that may give it."""
 

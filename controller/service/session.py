@@ -82,16 +82,23 @@ from cardshoe.controller.procedure.shoe import CardDue, Fact
 from cardshoe.controller.procedure.table import TableModel
 from cardshoe.controller.protection.watcher import ProtectionWatcher
 from cardshoe.controller.rules.cards import Card
+from cardshoe.controller.scoreboard.pack_receipt import PACK_CUSTODY_KIND
 from cardshoe.controller.service.count_watch import CHECK_INTERVAL_S, QUIET_S, CountWatch
 from cardshoe.controller.service.draw_control import DrawControl
 from cardshoe.controller.service.feed_watch import stalled_feed
 from cardshoe.controller.service.recovery import (
     SESSION_KIND_PREFIX,
+    SOFTWARE_KIND_PREFIX,
     Recovered,
     journaled_apply,
     recover,
 )
 from cardshoe.controller.service.shoe_endings import next_machine_ending
+from cardshoe.controller.service.software_identity import (
+    SoftwareAnswer,
+    authenticate,
+    software_identity,
+)
 from cardshoe.drivers.device import DealerDevice, ShoeDevice
 from cardshoe.drivers.errors import CommandRefused, DeviceGone, DeviceTimeout
 from cardshoe.drivers.link_events import SequenceGap, SequenceRegression
@@ -130,6 +137,10 @@ REREAD_BY = SESSION_KIND_PREFIX + "reread_by"
 """The dealer signed in when a misread card was re-read (the card.corrected before it)."""
 DEVICE_RESYNC = SESSION_KIND_PREFIX + "device_resync"
 """An operator re-synchronised to the device's stream after a regression (a new epoch)."""
+SOFTWARE_AUTHENTICATED = SOFTWARE_KIND_PREFIX + "authenticated"
+"""A regulator's seed and the software's answer to it (software_identity.py), and who asked."""
+SUPERVISOR_SIGNED_IN = SESSION_KIND_PREFIX + "supervisor_signed_in"
+"""The supervisor who took the table and the one relieved: who witnesses each pack loaded."""
 
 ROUND_UNDER_WAY = frozenset({State.ROUND_BURN, State.DEALING})
 """Where the house's end-shoe lets the round finish and makes it the last (Art. 3.2)."""
@@ -155,6 +166,14 @@ def last_dealer(journal: Journal) -> str | None:
     signed = None
     for record in journal.records(kinds=(SIGNED_IN,)):
         signed = record.payload.get("dealer")
+    return signed
+
+
+def last_supervisor(journal: Journal) -> str | None:
+    """The supervisor the journal last recorded signing in, so a restart keeps the witness."""
+    signed = None
+    for record in journal.records(kinds=(SUPERVISOR_SIGNED_IN,)):
+        signed = record.payload.get("supervisor")
     return signed
 
 
@@ -281,6 +300,10 @@ class TableSession:
         self._operator: dict[str, Any] | None = None
         self.dealer: str | None = last_dealer(journal)
         """The dealer signed in at the table, as the journal last recorded."""
+        self.supervisor: str | None = last_supervisor(journal)
+        """The supervisor signed in at the table, as the journal last recorded."""
+        self.software = software_identity()
+        """The software that runs the table, as session.started and each pack's custody say."""
         self._record_start()
         self._refuse_unapproved_firmware()
         self._take_up_device_stream()
@@ -334,10 +357,30 @@ class TableSession:
                     "each shoe needs its own id (leave --shoe-id out for a generated one)"
                 )
             self._command(StartShoe(shoe_id, declared))
+            if self.model.shoe_id == shoe_id:
+                self._record_session(PACK_CUSTODY_KIND, self._pack_custody())
             if self.model.shoe_id == shoe_id and self.device.connected:
                 with contextlib.suppress(CommandRefused, DeviceGone, DeviceTimeout):
                     self._count_watch.opened(shoe_id, self.device.get_status().cards_dealt)
         return shoe_id
+
+    def _pack_custody(self) -> dict[str, Any]:
+        """Who loaded the pack and who witnessed it, on which device under which software:
+        the chain of custody a pack receipt (scoreboard/pack_receipt.py) prints."""
+        info = self.device.info
+        return {
+            "loaded_by": self.dealer,
+            "witnessed_by": self.supervisor,
+            "opened_by": None if self._operator is None else self._operator.get("user"),
+            "device": {
+                "maker": self.config.device.maker,
+                "model": info.model,
+                "serial_number": info.serial_number,
+                "firmware_version": info.firmware_version,
+                "firmware_hash": info.firmware_hash.hex(),
+            },
+            "software": self.software,
+        }
 
     def _journal_has_shoe(self, shoe_id: str) -> bool:
         return (
@@ -435,6 +478,32 @@ class TableSession:
     def record_denied(self, command: str, operator: Mapping[str, Any], needs: str) -> None:
         """Journal a command refused for its giver's role; it never reaches the procedure."""
         self._record_session(COMMAND_DENIED, {**operator, "command": command, "needs": needs})
+
+    def authenticate_software(self, seed: bytes, operator: Mapping[str, Any]) -> SoftwareAnswer:
+        """Answer a regulator's seed from the files on disk now, and journal the answer."""
+        answer = authenticate(seed)
+        with self._lock:
+            self._record_session(
+                SOFTWARE_AUTHENTICATED,
+                {"seed": answer.seed, "digest": answer.digest, "operator": dict(operator)},
+            )
+        return answer
+
+    def supervisor_sign_in(self) -> str | None:
+        """The supervisor giving the command takes the table; returns the one relieved.
+
+        A session record, not a procedure input: the supervisor changes no card's way,
+        only who witnesses the packs loaded from now on (each shoe's custody names them).
+        """
+        with self._lock:
+            operator = self._operator or {}
+            relieved = self.supervisor
+            supervisor = str(operator.get("user", "")) or None
+            self._record_session(
+                SUPERVISOR_SIGNED_IN, {"supervisor": supervisor, "relieves": relieved}
+            )
+            self.supervisor = supervisor
+            return relieved
 
     def sign_in(self) -> str | None:
         """The dealer giving the command takes the table; returns the dealer relieved.
@@ -794,6 +863,7 @@ class TableSession:
                 SESSION_STARTED,
                 {
                     "device": info.to_json(),
+                    "software": self.software,
                     "inputs_replayed": recovered.inputs_replayed,
                     "replay_mismatches": list(recovered.mismatches),
                 },

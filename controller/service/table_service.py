@@ -4,7 +4,10 @@ Start-up goes in this order, so that a kill at any point leaves nothing to
 clean up by hand and the next start simply goes on:
 
 1. claim the control socket path: refused while a live service holds it, a
-   socket file left by a killed one is replaced (control_socket.py);
+   socket file left by a killed one is replaced (control_socket.py), and
+   serve it at once: until the table is up, `shoectl status` answers with
+   the state (starting, waiting for device) and the reason, and every
+   other command is refused with that line;
 2. open the journal, which must exist (`shoectl journal init` makes a new
    table's): SQLite rolls back a transaction a kill cut short; then check
    its integrity and its chain from where the last start-up checked it, and
@@ -12,10 +15,13 @@ clean up by hand and the next start simply goes on:
    the journal still takes one, exit 1);
 3. open the device, authenticated with its pairing key when service.key_dir
    holds one, waiting up to device_wait_s for it to be plugged in or let go
-   by another program;
+   by another program; a device that answers but is refused (a failed
+   authentication, a tampered HELLO, a protocol downgrade) and refused again
+   at the next attempt is journaled as an alarm while start-up waits, once
+   per kind per interval however often it is retried;
 4. build the TableSession: it replays the journal and tells the driver the
    last event it holds, so the device resends only what was never committed;
-5. serve the control socket and send READY=1.
+5. hand the table to the control socket and send READY=1.
 
 Then the main loop deals: it steps the session, pings the systemd watchdog
 and keeps STATUS= up to date, all from the one thread that deals, so a stuck
@@ -38,7 +44,8 @@ from typing import Any
 import structlog
 
 from cardshoe.controller.config import TableConfig
-from cardshoe.controller.errors import UserError
+from cardshoe.controller.errors import EXIT_DEVICE_UNAVAILABLE, UserError
+from cardshoe.controller.journal.repeats import RepeatCounter
 from cardshoe.controller.journal.store import Journal, JournalCorrupt, JournalError
 from cardshoe.controller.procedure.facts import (
     Alarm,
@@ -50,6 +57,7 @@ from cardshoe.controller.procedure.facts import (
 from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.scoreboard.board import TableBoard
 from cardshoe.controller.service.control_socket import (
+    SUBSCRIBE,
     ControlServer,
     EventFeed,
     Handler,
@@ -61,13 +69,23 @@ from cardshoe.controller.service.device_choice import configured_url
 from cardshoe.controller.service.logging_setup import LogObserver
 from cardshoe.controller.service.pairing import KeyStore
 from cardshoe.controller.service.retention import PruneAfterShoe
-from cardshoe.controller.service.roles import COMMAND_ROLES, Role, check_permitted, operator_of
+from cardshoe.controller.service.roles import (
+    COMMAND_ROLES,
+    Operator,
+    Role,
+    check_permitted,
+    operator_of,
+)
 from cardshoe.controller.service.sdnotify import Notifier
 from cardshoe.controller.service.session import (
+    DEVICE_REFUSED,
+    REPEAT_INTERVAL_S,
+    REPEATED,
     TableSession,
     TableSnapshot,
     record_device_refusal,
 )
+from cardshoe.controller.service.software_identity import parse_seed
 from cardshoe.controller.timestamps import utc_timestamp
 from cardshoe.drivers.device import DealerDevice, ShoeDevice, open_device
 from cardshoe.drivers.discovery import Candidate, discover
@@ -78,6 +96,7 @@ from cardshoe.drivers.errors import (
     DeviceTimeout,
     DriverError,
     PortBusy,
+    ProtocolDowngrade,
 )
 
 log = structlog.get_logger(__name__)
@@ -90,6 +109,16 @@ WAIT_ANOTHER_TIME = (DeviceNotFound, PortBusy, DeviceTimeout, DeviceGone, Authen
 """Device problems that a shoe plugged in late or a technician's tool let go will fix, and a
 failed authentication: one replayed or damaged frame at the challenge must not stop the
 service (a reconnect retries it too); a wrong key still fails once device_wait_s is over."""
+REFUSAL_KINDS: tuple[tuple[type[DriverError], str], ...] = (
+    (ProtocolDowngrade, "protocol_downgrade"),
+    (AuthenticationFailed, "authentication_failed"),
+)
+"""The device answered but was refused, most specific first. A kind that the next attempt
+meets again is journaled as an alarm while start-up still waits, at most once per
+REPEAT_INTERVAL_S: one stale AUTH_RESPONSE of a previous session, which the retry cures, is
+no alarm. Absent, busy and silent devices are only waited for."""
+STARTING = "starting"
+WAITING_FOR_DEVICE = "waiting for device"
 
 
 @dataclass(frozen=True)
@@ -124,6 +153,7 @@ SESSION_COMMANDS: Mapping[str, tuple[Callable[..., object], tuple[Parameter, ...
         (Parameter("shoe_id", str), Parameter("deck_set", (int, str))),
     ),
     "sign-in": (TableSession.sign_in, ()),
+    "supervisor-sign-in": (TableSession.supervisor_sign_in, ()),
     "shoe-loaded": (TableSession.shoe_loaded, ()),
     "cut-done": (TableSession.cut_done, ()),
     "no-more-bets": (TableSession.close_bets, ()),
@@ -144,7 +174,13 @@ SESSION_COMMANDS: Mapping[str, tuple[Callable[..., object], tuple[Parameter, ...
     ),
 }
 """Control-socket command -> the session's operator command and its arguments. The session
-journals each one as an input, accepted or refused, like the dealer's button."""
+journals each one as an input, accepted or refused, like the dealer's button; the
+supervisor's sign-in, which changes no card's way, as a session record."""
+
+
+AUTHENTICATE = "authenticate"
+"""The control-socket command that answers a regulator's seed (a technician's)."""
+AUTHENTICATE_PARAMETERS = (Parameter("seed", str, required=True),)
 
 
 class LastAlarm:
@@ -191,6 +227,9 @@ class TableService:
         self._clock = clock
         self._stop_requested = False
         self._session: TableSession | None = None
+        self._phase = (STARTING, "opening the journal")
+        """While no session is up: the state and the reason `shoectl status` shows."""
+        self._told_refusals = RepeatCounter(REPEAT_INTERVAL_S)
         self._last_alarm = LastAlarm()
         self._refusals = RefusalCount()
         self._started_at = utc_timestamp()
@@ -205,17 +244,22 @@ class TableService:
 
     def run(self) -> None:
         """Start, deal until asked to stop, then stop cleanly; raises UserError on start-up."""
-        self._notify_status("starting")
+        self._notify_status(STARTING)
         service = self.config.service
         with contextlib.ExitStack() as resources:
             claim = claim_socket_path(service.control_socket)
             resources.callback(claim.release)
+            serving = resources.enter_context(contextlib.ExitStack())
+            feed = EventFeed()
+            serving.enter_context(ControlServer(claim, self._handlers(), feed))
             journal = resources.enter_context(
                 Journal.open(service.journal_path, table_id=self.config.table_id)
             )
+            self._phase = (STARTING, "checking the journal")
             self._notify_status("checking the journal")
             check_journal_at_start(journal)
             device = self._open_device(journal)
+            self._journal_repeated_refusals(journal, self._clock() + REPEAT_INTERVAL_S)
             if device is None:
                 self._send(self._notifier.stopping)
                 return
@@ -224,10 +268,10 @@ class TableService:
             if self.config.uplink.prune_after_shoe:
                 observers.append(PruneAfterShoe(journal, self.config.uplink))
             session = TableSession(self.config, journal, device, observers)
-            self._session = session
-            feed = EventFeed(open_shoe_board(self.config, journal, session.snapshot().shoe_id))
+            feed.attach(open_shoe_board(self.config, journal, session.snapshot().shoe_id))
             session.subscribe(feed)
-            resources.enter_context(ControlServer(claim, self._handlers(), feed))
+            self._session = session
+            resources.callback(serving.close)  # stop serving before the device and journal close
             self._send(self._notifier.ready)
             log.info("service ready", socket=str(service.control_socket), pid=os.getpid())
             self._deal(session)
@@ -240,14 +284,18 @@ class TableService:
         """The configured device after its handshake; None if asked to stop while waiting.
 
         A refusal is journaled (session.device_refused) before it is raised, so
-        the journal explains why the table never opened.
+        the journal explains why the table never opened; so is one that persists
+        while the service waits, so the pit sees it before device_wait_s is over.
         """
         deadline = self._clock() + self.options.device_wait_s
         keys = KeyStore(self.config.service.key_dir).lookup
         warned: str | None = None
+        refused_before: str | None = None
         while not self._stop_requested:
             try:
                 url = configured_url(self.config.device, self._candidates())
+                if warned is None:  # once waiting, status keeps telling why
+                    self._phase = (STARTING, f"opening {url}")
                 self._notify_status(f"opening {url}")
                 return open_device(url, timeout=HANDSHAKE_TIMEOUT_S, reconnect=True, keys=keys)
             except WAIT_ANOTHER_TIME as problem:
@@ -256,7 +304,13 @@ class TableService:
                 if str(problem) != warned:
                     log.warning("waiting for the device", reason=str(problem))
                     warned = str(problem)
+                self._phase = (WAITING_FOR_DEVICE, str(problem))
                 self._notify_status(f"waiting for the device: {problem}")
+                refused_now = refusal_kind(problem)
+                if refused_now is not None and refused_now == refused_before:
+                    self._journal_refusal(journal, problem)
+                refused_before = refused_now
+                self._journal_repeated_refusals(journal, self._clock())
                 self._pause(DEVICE_RETRY_S)
             except DriverError as problem:
                 raise self._refused(journal, problem) from problem
@@ -265,12 +319,40 @@ class TableService:
     def _refused(self, journal: Journal, problem: DriverError) -> UserError:
         """Journal why the device was not taken at start-up; the error to stop with.
 
-        Not logged as well: the error is the one line shoectl run ends with (stderr, which
+        A refusal of a kind journaled within the interval is only counted, and
+        every count is journaled now, since the service stops. Not logged as
+        well: the error is the one line shoectl run ends with (stderr, which
         journald keeps too), and a second copy on stdout would tell it twice.
         """
+        self._journal_refusal(journal, problem)
+        self._journal_repeated_refusals(journal, self._clock() + REPEAT_INTERVAL_S)
+        return device_user_error(problem)
+
+    def _journal_refusal(self, journal: Journal, problem: DriverError) -> None:
+        """Journal a refusal as an alarm, unless one of its kind was within the interval."""
+        kind = refusal_kind(problem) or type(problem).__name__
+        if not self._told_refusals.admit(f"{DEVICE_REFUSED}:{kind}", self._clock()):
+            return
         alarm = Alarm(AlarmKind.DEVICE_FAULT, f"start-up refused the device: {problem}")
         record_device_refusal(journal, alarm, device_serial=None)
-        return device_user_error(problem)
+        self._last_alarm.notify(alarm)
+
+    def _journal_repeated_refusals(self, journal: Journal, now: float) -> None:
+        """How many refusals of each kind were only counted, once their interval is over;
+        `now` one interval ahead journals every count (start-up is over)."""
+        for repeats in self._told_refusals.due(now):
+            with journal.transaction() as transaction:
+                transaction.append(
+                    REPEATED,
+                    {
+                        "kind": repeats.kind,
+                        "count": repeats.count,
+                        "interval_s": self._told_refusals.interval_s,
+                    },
+                    shoe_id=None,
+                    round_no=None,
+                    device_serial=None,
+                )
 
     def _candidates(self) -> tuple[Candidate, ...]:
         """Discovery only when the configuration names no URL: it lists every port."""
@@ -333,10 +415,13 @@ class TableService:
     # --- the control socket ---------------------------------------------------------
 
     def status(self) -> dict[str, Any]:
-        """What `shoectl status` shows: the table, its device, and the last alarm."""
+        """What `shoectl status` shows: the table, its device, and the last alarm.
+
+        Before the table is up: the state (starting, waiting for device) and
+        the reason, with no device.
+        """
         session = self._session
-        assert session is not None
-        return {
+        table = {
             "table_id": self.config.table_id,
             "pid": os.getpid(),
             "started_at": self._started_at,
@@ -345,38 +430,78 @@ class TableService:
             "journal": str(self.config.service.journal_path),
             "fingerprint": self.config.fingerprint,
             "options": self.config.fingerprint_options(),
-            **snapshot_to_json(session.snapshot()),
-            "device": {**session.device.info.to_json(), "connected": session.device.connected},
-            "dealer": session.dealer,
             "last_alarm": self._last_alarm.record,
             "refused_commands": self._refusals.count,
         }
+        if session is None:
+            state, reason = self._phase
+            return {**table, "state": state, "reason": reason, "device": None}
+        return {
+            **table,
+            **snapshot_to_json(session.snapshot()),
+            "reason": None,
+            "device": {**session.device.info.to_json(), "connected": session.device.connected},
+            "dealer": session.dealer,
+        }
 
     def _handlers(self) -> dict[str, Handler]:
-        handlers: dict[str, Handler] = {"status": lambda request: self.status()}
+        def status(request: Mapping[str, Any]) -> dict[str, Any]:
+            if request["cmd"] == SUBSCRIBE:
+                self._table_session()  # a subscription streams the table's events
+            return self.status()
+
+        handlers: dict[str, Handler] = {"status": status, AUTHENTICATE: self._authenticate}
         for name in SESSION_COMMANDS:
             handlers[name] = self._command_handler(name)
         return handlers
+
+    def _table_session(self) -> TableSession:
+        """The session, or a refusal saying why the table is not up yet."""
+        session = self._session
+        if session is None:
+            state, reason = self._phase
+            raise UserError(
+                f"the table is {state} ({reason}): try again once it is up (shoectl status)",
+                EXIT_DEVICE_UNAVAILABLE,
+            )
+        return session
 
     def _command_handler(self, name: str) -> Handler:
         command, parameters = SESSION_COMMANDS[name]
 
         def handle(request: Mapping[str, Any]) -> dict[str, Any]:
-            session = self._session
-            assert session is not None
+            session = self._table_session()
             arguments = command_arguments(name, parameters, request)
-            operator = operator_of(current_peer(), self.config.roles)
-            try:
-                check_permitted(name, operator)
-            except UserError:
-                needs = str(COMMAND_ROLES.get(name, Role.TECHNICIAN))
-                session.record_denied(name, operator.as_json(), needs)
-                raise
+            operator = self._permitted_operator(session, name)
             with session.acting_as(operator.as_json()):
                 command(session, **arguments)
             return self.status()
 
         return handle
+
+    def _authenticate(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """A regulator's seed, given by a technician: the software's answer, journaled."""
+        session = self._table_session()
+        arguments = command_arguments(AUTHENTICATE, AUTHENTICATE_PARAMETERS, request)
+        seed = parse_seed(arguments["seed"])
+        operator = self._permitted_operator(session, AUTHENTICATE)
+        return session.authenticate_software(seed, operator.as_json()).to_json()
+
+    def _permitted_operator(self, session: TableSession, name: str) -> Operator:
+        """Who gives the command, once their role allows it; a refusal is journaled."""
+        operator = operator_of(current_peer(), self.config.roles)
+        try:
+            check_permitted(name, operator)
+        except UserError:
+            needs = str(COMMAND_ROLES.get(name, Role.TECHNICIAN))
+            session.record_denied(name, operator.as_json(), needs)
+            raise
+        return operator
+
+
+def refusal_kind(problem: DriverError) -> str | None:
+    """The kind of refusal a device problem at start-up is, or None for a wait (REFUSAL_KINDS)."""
+    return next((kind for error, kind in REFUSAL_KINDS if isinstance(problem, error)), None)
 
 
 JOURNAL_REFUSED = "session.journal_refused"

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 
 from cardshoe.drivers.protocol.errors import ProtocolError
+from cardshoe.drivers.protocol.link_constants import AUTHENTICATED_FROM_1_1
 from cardshoe.drivers.protocol.messages import HEADER, NONCE_SIZE, PAIRING_KEY_SIZE, HeaderFlag
 
 TAG_SIZE = 16
@@ -47,8 +48,25 @@ SESSION_LABEL = b"cardshoe-link-v1"
 _FLAGS_OFFSET = 2
 _LAST_COUNTER = 0xFFFFFFFF
 
-KeyLookup = Callable[[str], bytes | None]
-"""The host's pairing key for a device serial number, or None when it holds none."""
+
+
+@dataclass(frozen=True)
+class LinkKey:
+    """What a host holds for one paired device: the pairing key, and the protocol minor
+    pinned when it was paired.
+
+    The minor is the floor: HELLO and GET_INFO travel in clear, so a relay that
+    rewrites both minors down would otherwise talk a paired link out of what
+    later minors bind (the HELLO digest, the stream epoch). A host refuses a
+    device that answers below its floor.
+    """
+
+    secret: bytes
+    min_minor: int = AUTHENTICATED_FROM_1_1
+
+
+KeyLookup = Callable[[str], LinkKey | None]
+"""The host's link key for a device serial number, or None when it holds none."""
 
 
 class Direction(IntEnum):

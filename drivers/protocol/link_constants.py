@@ -12,6 +12,9 @@ PROTOCOL_MINOR = 2
 """Sent in HELLO and GET_INFO; both ends use min(host minor, device minor).
 1.1 added link authentication (AUTH_CHALLENGE, AUTH_RESPONSE, PAIR, AUTH_TAG);
 1.2 appended the stream epoch to HELLO and the HELLO's digest to AUTH_RESPONSE."""
+AUTHENTICATED_FROM_1_1 = 1
+"""The minor that added link authentication: a device that holds a pairing key speaks at
+least this, so it is the floor a host holds for a key paired before floors were pinned."""
 APPENDED_IN_1_2 = 2
 """The minor that appended HELLO's `epoch` and AUTH_RESPONSE's `hello_digest`: a device
 sends them only to a host whose GET_INFO states this minor or later."""

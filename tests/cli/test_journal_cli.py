@@ -64,6 +64,35 @@ def test_show_lists_every_record(shoectl, journal_file: Path) -> None:
     assert '"card": "AS"' in lines[1]
 
 
+def field_spans(line: str) -> list[tuple[int, int]]:
+    """Where each of show's seven columns starts and ends in one of its lines."""
+    spans, position = [], 0
+    for field in line.split(None, 6):
+        start = line.index(field, position)
+        position = start + len(field)
+        spans.append((start, position))
+    return spans
+
+
+def test_show_sizes_each_column_to_its_widest_value(shoectl, journal_file: Path) -> None:
+    """Ids 1 to 15 and kinds of 9 and 12 letters: each column as wide as its widest value
+    and no wider, numbers aligned right, text left, so every line's columns line up."""
+    result = shoectl("journal", "show", str(journal_file), check=True)
+    rows = [field_spans(line) for line in result.stdout.splitlines()]
+    assert len(rows) == 15 and all(len(spans) == 7 for spans in rows)
+    right_aligned = {0, 3}
+    for column in range(6):
+        edges = {spans[column][1 if column in right_aligned else 0] for spans in rows}
+        assert len(edges) == 1, f"column {column} does not line up: {edges}"
+        widest = max(end - start for start, end in (spans[column] for spans in rows))
+        next_start = rows[0][column + 1][0]
+        column_start = (
+            rows[0][column][1] - widest if column in right_aligned else rows[0][column][0]
+        )
+        assert next_start - column_start == widest + 2, f"column {column} is not sized to fit"
+    assert rows[0][0] == (1, 2), "id 1 is aligned right under 15, with no padding before it"
+
+
 def test_show_filters_and_last(shoectl, journal_file: Path) -> None:
     def ids(*options: str) -> list[int]:
         result = shoectl("journal", "show", str(journal_file), "--json", *options)

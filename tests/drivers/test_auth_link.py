@@ -33,6 +33,7 @@ from cardshoe.drivers.protocol.auth import (
     AuthError,
     Direction,
     LinkAuth,
+    LinkKey,
     is_sealed,
     new_nonce,
     new_pairing_key,
@@ -61,7 +62,7 @@ SERIAL = "PEER1"
 
 def keys_for(serial: str, key: bytes | None) -> Any:
     """A key store holding at most one key, as the host's key files would."""
-    return {serial: key}.get
+    return {serial: None if key is None else LinkKey(key)}.get
 
 
 # --- against the simulator ----------------------------------------------------------
@@ -250,7 +251,7 @@ class SealingPeer(ScriptedPeer):
             )
             request = self.expect(GetInfo)
             capabilities = Capability.GATE | Capability.AUTH_REQUIRED
-            self.send(hello(request.request_id, capabilities=capabilities))
+            self.send(hello(request.request_id, protocol_minor=1, capabilities=capabilities))
             challenge = self.expect(AuthChallenge)
             device_nonce = new_nonce()
             self.auth = LinkAuth.start(
@@ -358,7 +359,9 @@ def test_a_refused_challenge_refuses_the_device(peer: SealingPeer) -> None:
             keys=keys_for(SERIAL, peer.key),
         )
         request = peer.expect(GetInfo)
-        peer.send(hello(request.request_id, capabilities=Capability.AUTH_REQUIRED))
+        peer.send(
+            hello(request.request_id, protocol_minor=1, capabilities=Capability.AUTH_REQUIRED)
+        )
         challenge = peer.expect(AuthChallenge)
         peer.send(Reply(challenge.request_id, ErrorCode.UNSUPPORTED))
         with pytest.raises(AuthenticationFailed, match="refused authentication"):

@@ -110,3 +110,85 @@ def test_a_seven_up_board_counts_super_sevens_where_others_have_none(
         json.loads(shoectl("roads", str(journal_path), "--json").stdout)["stats"]["super_sevens"]
         is None
     )
+
+
+def panel_lines(text: str, title: str) -> list[str]:
+    """The inside of the panel with this title, one string per line (padding stripped of its
+    first space), from a terminal drawing whose panels sit side by side."""
+    lines = text.splitlines()
+    top = next(index for index, line in enumerate(lines) if f" {title} " in line)
+    position = lines[top][: lines[top].index(f" {title} ")].count("╭") - 1
+    inside = []
+    for line in lines[top + 1 :]:
+        if line.startswith("╰"):
+            break
+        inside.append(line.split("│")[2 * position + 1][1:])
+    return inside
+
+
+DERIVED = ("big_eye", "small", "cockroach")
+PLAIN_COLOURS = {"red": "r", "blue": "b"}
+TIE_MARKS = {0: "", 1: "/"}
+PLAIN_PAIRS = {(True, False): "'", (False, True): ",", (True, True): ":"}
+
+
+def test_roads_without_colour_tell_every_mark_apart_and_count_hidden_columns(
+    journal_path: Path, shoectl: ShoectlRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Piped at 80 columns (`shoectl roads J | cat`): no colour, so ask B/P, the derived
+    roads' red and blue and the pair dots are letters and symbols; each road cut to the
+    width says how many older columns it hides, and the cells shown are the newest ones."""
+    monkeypatch.setenv("COLUMNS", "80")
+    board = json.loads(shoectl("roads", str(journal_path), "--json", check=True).stdout)
+    text = shoectl("roads", str(journal_path), check=True).stdout
+    assert "\x1b[" not in text
+
+    stats = panel_lines(text, "Shoe so far")
+    for winner, label in (("banker", "ask B"), ("player", "ask P")):
+        line = next(line for line in stats if line.startswith(label))
+        asked = [PLAIN_COLOURS[board["ask"][winner][road]] for road in DERIVED]
+        assert line.split()[2:] == asked
+
+    roads = {
+        "bead": (
+            "Bead road",
+            3,
+            lambda cell: (
+                cell["winner"][0].upper()
+                + PLAIN_PAIRS.get(
+                    (cell["banker_pair"], cell["player_pair"]), "*" if cell["natural"] else " "
+                )
+            ),
+        ),
+        "big": (
+            "Big road",
+            2,
+            lambda cell: (
+                cell["winner"][0].upper()
+                + TIE_MARKS.get(cell["ties"], "9" if cell["ties"] > 9 else str(cell["ties"]))
+            ),
+        ),
+        "big_eye": ("Big eye boy", 1, lambda cell: PLAIN_COLOURS[cell["colour"]]),
+        "small": ("Small road", 1, lambda cell: PLAIN_COLOURS[cell["colour"]]),
+        "cockroach": ("Cockroach pig", 1, lambda cell: PLAIN_COLOURS[cell["colour"]]),
+    }
+    for key, (title, width, plain) in roads.items():
+        inside = panel_lines(text, title)
+        columns = max(cell["col"] for cell in board[key]) + 1
+        note = inside[6].strip()
+        assert note.startswith("<"), f"{title}: {columns} columns do not fit 80 characters"
+        hidden = int(note.lstrip("< ").split()[0])
+        assert 0 < hidden < columns
+        for cell in board[key]:
+            if cell["col"] >= hidden:
+                start = (cell["col"] - hidden) * width
+                assert inside[cell["row"]][start : start + width].rstrip() == plain(cell).rstrip()
+    assert "r red, b blue" in text and "' Banker pair" in text
+
+
+def test_roads_on_a_wide_terminal_hide_nothing(
+    journal_path: Path, shoectl: ShoectlRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "400")
+    text = shoectl("roads", str(journal_path), check=True).stdout
+    assert "hidden" not in text and "Big road" in text

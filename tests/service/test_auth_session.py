@@ -28,7 +28,7 @@ from cardshoe.controller.service.recovery import recover
 from cardshoe.controller.service.session import TableSession
 from cardshoe.drivers.device import open_device
 from cardshoe.drivers.errors import AuthenticationFailed
-from cardshoe.drivers.protocol.auth import new_pairing_key
+from cardshoe.drivers.protocol.auth import LinkKey, new_pairing_key
 from cardshoe.firmware_sim.core import FirmwareCore
 from cardshoe.firmware_sim.devices import create_device
 from cardshoe.firmware_sim.faults import parse_injection
@@ -55,7 +55,7 @@ def authenticated_session(core: FirmwareCore, journal_path: Path) -> Iterator[Ta
     register_sim_url_handler()
     name = f"auth-session-{id(core)}"
     url = publish(core, name)
-    keys = {core.serial_number: KEY}.get
+    keys = {core.serial_number: LinkKey(KEY)}.get
     try:
         with (
             Journal.open(journal_path, table_id=CONFIG.table_id, create=True) as journal,

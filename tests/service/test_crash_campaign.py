@@ -124,7 +124,7 @@ class PitBoss(threading.Thread):
 
     def _ask(self, command: str, **arguments: Any) -> dict[str, Any]:
         status = request(self.table.socket_path, command, timeout=2.0, **arguments)
-        if status["state"] != "idle":
+        if status["device"] is not None and status["state"] != "idle":  # None: starting
             self.shoe_seen_open = True
         return status
 

@@ -14,7 +14,13 @@ from support.driver_testing import hello
 
 from cardshoe.controller.service.frame_opener import NO_KEY, RX, TX
 from cardshoe.controller.service.frame_tap import FrameTap
-from cardshoe.drivers.protocol.auth import Direction, LinkAuth, new_nonce, new_pairing_key
+from cardshoe.drivers.protocol.auth import (
+    Direction,
+    LinkAuth,
+    LinkKey,
+    new_nonce,
+    new_pairing_key,
+)
 from cardshoe.drivers.protocol.framing import encode_frame
 from cardshoe.drivers.protocol.messages import (
     Ack,
@@ -30,8 +36,8 @@ SERIAL = "PEER1"
 KEY = new_pairing_key()
 
 
-def keys(serial_number: str) -> bytes | None:
-    return KEY if serial_number == SERIAL else None
+def keys(serial_number: str) -> LinkKey | None:
+    return LinkKey(KEY) if serial_number == SERIAL else None
 
 
 class Wire:

@@ -26,7 +26,7 @@ from cardshoe.controller.service.pairing import KeyStore, staged_key_file
 from cardshoe.controller.service.session import DEVICE_REFUSED, DEVICE_RESYNC, TableSession
 from cardshoe.drivers.device import open_device
 from cardshoe.drivers.errors import AuthenticationFailed
-from cardshoe.drivers.protocol.auth import new_pairing_key
+from cardshoe.drivers.protocol.auth import LinkKey, new_pairing_key
 from cardshoe.drivers.protocol.framing import encode_frame
 from cardshoe.drivers.protocol.messages import Ack, Capability, encode_message
 from cardshoe.firmware_sim.attach_pty import serve_pty
@@ -99,7 +99,7 @@ def pair_in_process(table: Table) -> bytes:
     key = new_pairing_key()
     table.core.link.pairing_key = key
     path = KeyStore(table.folder / "keys").path_for(table.core.serial_number)
-    with staged_key_file(path, key) as commit:
+    with staged_key_file(path, LinkKey(key)) as commit:
         commit()
     return key
 
@@ -150,7 +150,7 @@ def test_case_8_a_hello_altered_on_a_paired_link_is_refused(altered: dict[str, o
     key = new_pairing_key()
     core = create_device("cs-1", seed=3, pairing_key=key)
     core.link.wire_faults.altered_hello = dict(altered)
-    keys = {core.serial_number: key}.get
+    keys = {core.serial_number: LinkKey(key)}.get
     with serve_pty(core) as pty:
         with pytest.raises(AuthenticationFailed, match="vouched for"):
             open_device(str(pty.link), timeout=2, keys=keys)

@@ -18,7 +18,8 @@ from cardshoe.controller.service.pairing import (
     read_key_file,
     staged_key_file,
 )
-from cardshoe.drivers.protocol.auth import key_id, new_pairing_key
+from cardshoe.drivers.protocol.auth import LinkKey, key_id, new_pairing_key
+from cardshoe.drivers.protocol.link_constants import AUTHENTICATED_FROM_1_1, PROTOCOL_MINOR
 from cardshoe.firmware_sim.attach_pty import PtyAttachment, serve_pty
 from cardshoe.firmware_sim.devices import create_device
 
@@ -35,7 +36,7 @@ def write_key(path: Path, key: bytes, mode: int = 0o600) -> Path:
 def test_a_key_file_readable_by_owner_and_group_only_is_used(tmp_path: Path, mode: int) -> None:
     key = new_pairing_key()
     write_key(tmp_path / f"{SERIAL}.key", key, mode)
-    assert KeyStore(tmp_path).lookup(SERIAL) == key
+    assert KeyStore(tmp_path).lookup(SERIAL) == LinkKey(key)
 
 
 def test_no_key_file_means_no_key(tmp_path: Path) -> None:
@@ -71,6 +72,35 @@ def test_a_key_file_without_a_key_is_refused(tmp_path: Path, content: str) -> No
         read_key_file(path)
 
 
+def test_a_key_file_keeps_the_protocol_version_pinned_at_pairing(tmp_path: Path) -> None:
+    key = LinkKey(new_pairing_key(), PROTOCOL_MINOR)
+    path = tmp_path / "k.key"
+    with staged_key_file(path, key) as commit:
+        commit()
+    floor = path.read_text(encoding="ascii").splitlines()[1]
+    assert floor == f"minimum protocol 1.{PROTOCOL_MINOR}"
+    assert read_key_file(path) == key
+
+
+def test_a_key_file_written_before_versions_were_pinned_gets_the_first_paired_version(
+    tmp_path: Path,
+) -> None:
+    key = new_pairing_key()
+    path = write_key(tmp_path / "k.key", key)
+    assert read_key_file(path) == LinkKey(key, AUTHENTICATED_FROM_1_1)
+
+
+@pytest.mark.parametrize(
+    "floor", ["minimum protocol 2.2", "minimum protocol 1.x", "max protocol 1.2", "1.2\n1.2"]
+)
+def test_a_key_file_with_a_garbled_version_line_is_refused(tmp_path: Path, floor: str) -> None:
+    path = tmp_path / "k.key"
+    path.write_text(f"{new_pairing_key().hex()}\n{floor}\n", encoding="ascii")
+    path.chmod(0o600)
+    with pytest.raises(KeyFileError, match=r"only one line 'minimum protocol 1\.N'"):
+        read_key_file(path)
+
+
 def test_a_folder_in_place_of_a_key_file_is_refused(tmp_path: Path) -> None:
     (tmp_path / f"{SERIAL}.key").mkdir()
     with pytest.raises(KeyFileError, match="folder"):
@@ -84,9 +114,9 @@ def test_a_serial_number_unfit_for_a_file_name_is_refused(tmp_path: Path, serial
 
 
 def test_a_staged_key_replaces_the_file_only_on_commit(tmp_path: Path) -> None:
-    old = new_pairing_key()
-    path = write_key(tmp_path / "k.key", old)
-    new = new_pairing_key()
+    old = LinkKey(new_pairing_key())
+    path = write_key(tmp_path / "k.key", old.secret)
+    new = LinkKey(new_pairing_key(), PROTOCOL_MINOR)
     with staged_key_file(path, new):
         pass
     assert read_key_file(path) == old
@@ -104,7 +134,7 @@ def test_a_new_key_takes_its_folders_group_and_a_new_folder_its_parents(tmp_path
     group = 4321 if os.geteuid() == 0 else os.getegid()
     os.chown(tmp_path, -1, group)
     path = tmp_path / "made" / "k.key"
-    with staged_key_file(path, new_pairing_key()) as commit:
+    with staged_key_file(path, LinkKey(new_pairing_key())) as commit:
         commit()
     assert stat.S_IMODE(path.parent.stat().st_mode) & 0o007 == 0
     assert path.parent.stat().st_gid == path.stat().st_gid == group
@@ -135,12 +165,14 @@ def test_pair_keys_the_device_and_the_store_and_the_link_then_authenticates(
     assert result.returncode == 0, result.stderr
     record = json.loads(result.stdout)
     device_key = shoe_in_pairing_mode.core.link.pairing_key
-    assert device_key is not None and read_key_file(key_file) == device_key
+    assert device_key is not None
+    assert read_key_file(key_file) == LinkKey(device_key, PROTOCOL_MINOR)
     assert record == {
         "serial_number": SERIAL,
         "key_file": str(key_file),
         "key_id": key_id(device_key),
         "authenticated": True,
+        "min_protocol": f"1.{PROTOCOL_MINOR}",
     }
     assert device_key.hex() not in result.stdout + result.stderr
     assert stat.S_IMODE(key_file.stat().st_mode) & 0o027 == 0

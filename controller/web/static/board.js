@@ -10,6 +10,11 @@ const WINNER_CHARS = { banker: "莊", player: "閒", tie: "和" };
 const WINNER_NAMES = { banker: "BANKER 莊", player: "PLAYER 閒", tie: "TIE 和" };
 const DERIVED = ["big_eye", "small", "cockroach"];
 const REOPEN_MS = 1000;
+const ROAD_ROWS = 6;
+// A cell is never narrower than this: a road with more columns than its width holds at
+// this size wraps into a second band of six rows below the first (a phone, a long shoe).
+const MIN_CELL_PX = 14;
+const BANNER_HEADS = { hold: "HELD 暫停", alarm: "ALARM 警報" };
 
 // What the page has seen, for people debugging a screen and for the browser tests.
 const state = { seen: [], renders: 0, lastId: null, board: null, opened: 0 };
@@ -42,19 +47,27 @@ function handTotal(cards) {
   return cards.length ? String(total % 10) : "";
 }
 
-function placed(road, cell, className) {
+function placed(perBand, cell, className) {
   const node = make("div", "cell " + className);
-  node.style.gridColumn = String(cell.col + 1);
-  node.style.gridRow = String(cell.row + 1);
+  node.style.gridColumn = String((cell.col % perBand) + 1);
+  node.style.gridRow = String(Math.floor(cell.col / perBand) * ROAD_ROWS + cell.row + 1);
   node.dataset.col = cell.col;
   node.dataset.row = cell.row;
   return node;
 }
 
+// The road's grid: at least its data-min-cols columns (an empty board still shows its
+// grid), as many as the shoe has filled, and no more than its width holds at MIN_CELL_PX;
+// beyond that the road wraps into bands. Returns the columns a band holds.
 function fitColumns(road, cells) {
   const least = Number(road.dataset.minCols || 12);
   const widest = cells.reduce((most, cell) => Math.max(most, cell.col + 1), 0);
-  road.style.setProperty("--cols", String(Math.max(least, widest)));
+  const fit = Math.max(1, Math.floor(road.clientWidth / MIN_CELL_PX));
+  const bands = Math.max(1, Math.ceil(widest / fit));
+  const perBand = bands > 1 ? fit : Math.min(Math.max(least, widest), fit);
+  road.style.setProperty("--cols", String(perBand));
+  road.style.setProperty("--rows", String(bands * ROAD_ROWS));
+  return perBand;
 }
 
 function marks(node, cell) {
@@ -69,9 +82,9 @@ function marks(node, cell) {
 function drawBead(cells) {
   const road = el("bead");
   road.classList.add("bead");
-  fitColumns(road, cells);
+  const perBand = fitColumns(road, cells);
   road.replaceChildren(...cells.map((cell) => {
-    const node = placed(road, cell, cell.winner);
+    const node = placed(perBand, cell, cell.winner);
     node.dataset.winner = cell.winner;
     node.append(make("span", "disc", WINNER_CHARS[cell.winner]));
     marks(node, cell);
@@ -81,9 +94,9 @@ function drawBead(cells) {
 
 function drawBig(cells) {
   const road = el("big");
-  fitColumns(road, cells);
+  const perBand = fitColumns(road, cells);
   road.replaceChildren(...cells.map((cell) => {
-    const node = placed(road, cell, cell.winner);
+    const node = placed(perBand, cell, cell.winner);
     node.dataset.winner = cell.winner;
     node.dataset.ties = cell.ties;
     node.append(make("span", "ring"));
@@ -100,9 +113,9 @@ function markNode(road, colour) {
 
 function drawDerived(name, cells) {
   const road = el(name);
-  fitColumns(road, cells);
+  const perBand = fitColumns(road, cells);
   road.replaceChildren(...cells.map((cell) => {
-    const node = placed(road, cell, cell.colour);
+    const node = placed(perBand, cell, cell.colour);
     node.dataset.colour = cell.colour;
     node.append(markNode(name, cell.colour));
     return node;
@@ -132,11 +145,16 @@ function drawStats(stats, rounds) {
 }
 
 function drawHands(table) {
+  // Until the next round's first card, the layout keeps the last round's cards, and says so.
   const round = table.round;
-  const showing = round.player.length || round.banker.length || !table.last_result
-    ? round : table.last_result;
+  const last = table.last_result;
+  const showing = round.player.length || round.banker.length || !last ? round : last;
   el("round-no").textContent = round.round_no === null ? "—" : round.round_no;
   el("phase").textContent = table.phase + (round.demo ? " (demonstration)" : "");
+  const caption = el("hands-caption");
+  caption.hidden = showing !== last || last.round === round.round_no;
+  caption.textContent = caption.hidden ? "" :
+    "Cards of the last round, round " + last.round + " · 上一局（第" + last.round + "局）的牌";
   for (const hand of ["player", "banker"]) {
     el(hand + "-cards").replaceChildren(...showing[hand].map(cardNode));
     el(hand + "-total").textContent = handTotal(showing[hand]);
@@ -154,7 +172,8 @@ function drawLastResult(last) {
   if (last.void) {
     big.textContent = "VOID";
     big.className = "last-result void";
-    el("last-detail").textContent = "round " + last.round + ": " + last.void;
+    const why = last.void_notice.what;
+    el("last-detail").textContent = "round " + last.round + ": " + why.en + " · " + why.zh;
     return;
   }
   big.textContent = WINNER_NAMES[last.winner];
@@ -167,23 +186,38 @@ function drawLastResult(last) {
     last.banker_total + (flags.length ? " · " + flags.join(" · ") : "");
 }
 
+// One banner line: what it is, what happened and what to do, in English and Chinese, in
+// the words the board carries for its code (the code itself is never shown).
+function bannerLine(head, notice) {
+  const line = make("div", "banner-line");
+  line.append(
+    make("span", "banner-head", head),
+    make("span", "banner-what", notice.what.en + " · " + notice.what.zh),
+    make("span", "banner-todo", notice.todo.en + " · " + notice.todo.zh),
+  );
+  return line;
+}
+
 function drawBanner(table) {
   // Holds while they last; an alarm and a void for the round they came in, and on while
   // bets are open for the next one, so the players see why that round settled nothing.
   const banner = el("banner");
-  const lines = table.holds.map((hold) => "HELD 暫停 · " + hold);
+  const lines = table.hold_notices.map((notice) => bannerLine(BANNER_HEADS.hold, notice));
   const last = table.last_result;
   const roundNo = table.round.round_no;
   const betting = table.phase === "betting";
   const showing = (round) => round !== null && (round === roundNo ||
     (betting && last !== null && round === last.round));
   const alarm = table.alarms[table.alarms.length - 1];
-  if (alarm && showing(alarm.round)) lines.push("ALARM 警報 · " + alarm.kind);
+  if (alarm && showing(alarm.round)) lines.push(bannerLine(BANNER_HEADS.alarm, alarm.notice));
   const voided = last !== null && last.void !== null && showing(last.round);
-  if (voided) lines.push("ROUND " + last.round + " VOID 無效 · " + last.void);
+  if (voided) {
+    const head = "ROUND " + last.round + " VOID · 第" + last.round + "局無效";
+    lines.push(bannerLine(head, last.void_notice));
+  }
   banner.hidden = !lines.length;
   banner.className = lines.length === Number(voided) ? "banner void" : "banner";
-  banner.replaceChildren(...lines.map((line) => make("span", "banner-line", line)));
+  banner.replaceChildren(...lines);
 }
 
 function drawHeader(board) {
@@ -195,10 +229,14 @@ function drawHeader(board) {
   if (table.device_kind) parts.push(table.device_kind === "shoe" ? "manual shoe" : "shuffler-dealer");
   if (board.options) {
     parts.push("commission " + board.options.commission, "paytable " + board.options.paytable);
-  } else if (table.fingerprint) {
-    parts.push("options " + table.fingerprint.slice(0, 12));
   }
-  el("options").textContent = parts.join(" · ");
+  const options = el("options");
+  // Without the configuration the page knows the options by their fingerprint only: shown
+  // abbreviated, whole in the tooltip.
+  const fingerprint = !board.options && table.fingerprint;
+  if (fingerprint) parts.push("options " + table.fingerprint.slice(0, 12) + "…");
+  options.textContent = parts.join(" · ");
+  options.title = fingerprint ? "options fingerprint " + table.fingerprint : "";
   el("shoe-id").textContent = board.shoe_id || "—";
   el("cards-left").textContent = board.shoe_id ? table.cards_left : "—";
 }
@@ -216,6 +254,9 @@ function render(board) {
   drawBanner(board.table);
   state.renders += 1;
 }
+
+// A new width can change how many columns a road holds: draw the board again.
+window.addEventListener("resize", () => { if (state.board !== null) render(state.board); });
 
 function setStatus(text) {
   const status = el("status");

@@ -1,0 +1,168 @@
+"""shoectl firmware: the house's firmware signing key, signed images, and their check."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    from cardshoe.drivers.protocol.firmware_image import SignedImage
+
+FILE = click.Path(dir_okay=False, path_type=Path)
+
+
+@click.group()
+def firmware() -> None:
+    """Sign device firmware with the house's Ed25519 key, and check a signed image.
+
+    The private key stays on the house's signing machine; tables and devices hold only
+    the public key (docs/security.md). Exit codes: 0 ok, 1 a check failed, 2 bad input.
+    """
+
+
+@firmware.command()
+@click.option(
+    "--out",
+    "stem",
+    type=FILE,
+    default=Path("house"),
+    show_default=True,
+    help="Writes STEM.key (private, mode 0600) and STEM.pub (public).",
+)
+def keygen(stem: Path) -> None:
+    """Make a new house signing key pair; refuses to replace existing files."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+    from cryptography.hazmat.primitives.serialization import (
+        Encoding,
+        NoEncryption,
+        PrivateFormat,
+        PublicFormat,
+    )
+
+    from cardshoe.controller.errors import UserError
+    from cardshoe.drivers.protocol.firmware_image import public_key_id
+
+    private_path, public_path = stem.with_suffix(".key"), stem.with_suffix(".pub")
+    for path in (private_path, public_path):
+        if path.exists():
+            raise UserError(f"{path} exists: choose another --out, or move the old key away")
+    key = Ed25519PrivateKey.generate()
+    private_pem = key.private_bytes(Encoding.PEM, PrivateFormat.PKCS8, NoEncryption())
+    public_pem = key.public_key().public_bytes(Encoding.PEM, PublicFormat.SubjectPublicKeyInfo)
+    try:
+        descriptor = os.open(private_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "wb") as private_file:
+            private_file.write(private_pem)
+        public_path.write_bytes(public_pem)
+    except OSError as exc:
+        raise UserError(f"cannot write the key: {exc}: choose a folder you may write") from None
+    click.echo(f"house key {public_key_id(key.public_key())}: {private_path}, {public_path}")
+
+
+@firmware.command()
+@click.argument("image", type=FILE)
+@click.option("--key", "key_path", type=FILE, required=True, help="The house's private key.")
+@click.option(
+    "--version",
+    "image_version",
+    type=click.IntRange(0, 0xFFFFFFFF),
+    required=True,
+    help="The image's version number, higher for every release (anti-rollback).",
+)
+@click.option("--output", type=FILE, default=None, help="Default: IMAGE.signed.")
+def sign(image: Path, key_path: Path, image_version: int, output: Path | None) -> None:
+    """Sign IMAGE as firmware version --version with the house's key."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+    from cryptography.hazmat.primitives.serialization import load_pem_private_key
+
+    from cardshoe.controller.errors import UserError
+    from cardshoe.drivers.protocol.firmware_image import sign_image
+
+    try:
+        key = load_pem_private_key(_read(key_path, "the house's private key"), password=None)
+    except (ValueError, TypeError):
+        key = None
+    if not isinstance(key, Ed25519PrivateKey):
+        raise UserError(f"{key_path} is not an Ed25519 private key: make one with keygen")
+    signed = sign_image(_read(image, "the firmware image"), image_version, key)
+    target = output or image.with_name(image.name + ".signed")
+    try:
+        target.write_bytes(signed.encode())
+    except OSError as exc:
+        raise UserError(f"cannot write {target}: {exc.strerror or exc}") from None
+    click.echo(
+        f"{target}: version {signed.version}, sha256 {signed.sha256.hex()}, key {signed.key_id}"
+    )
+
+
+@firmware.command()
+@click.argument("signed_path", metavar="IMAGE.signed", type=FILE)
+@click.option("--public-key", type=FILE, required=True, help="The house's public key.")
+@click.option(
+    "--config",
+    "config_path",
+    type=FILE,
+    default=None,
+    help="Also require the image's hash in this table's device.allowed_firmware_hashes.",
+)
+def verify(signed_path: Path, public_key: Path, config_path: Path | None) -> None:
+    """Check a signed image as the host does before an update: the house's signature, and
+    with --config the table's allow-list. Exit 1 when either fails."""
+    from cardshoe.controller.config import load_config
+    from cardshoe.controller.errors import EXIT_CHECK_FAILED, UserError
+    from cardshoe.drivers.protocol.firmware_image import FirmwareImageError, verify_signature
+
+    signed = _decode(signed_path)
+    try:
+        verify_signature(signed, _public_key(public_key))
+    except FirmwareImageError as exc:
+        raise UserError(f"{signed_path}: {exc}", EXIT_CHECK_FAILED) from None
+    digest = signed.sha256.hex()
+    if config_path is not None and not load_config(config_path).device.firmware_approved(
+        signed.sha256
+    ):
+        raise UserError(
+            f"{signed_path}: sha256 {digest} is not in {config_path}'s "
+            "device.allowed_firmware_hashes: add it once the image is approved",
+            EXIT_CHECK_FAILED,
+        )
+    click.echo(f"{signed_path}: ok, version {signed.version}, sha256 {digest}, key {signed.key_id}")
+
+
+def _read(path: Path, what: str) -> bytes:
+    from cardshoe.controller.errors import UserError
+
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise UserError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+
+
+def _decode(path: Path) -> SignedImage:
+    from cardshoe.controller.errors import EXIT_CHECK_FAILED, UserError
+    from cardshoe.drivers.protocol.firmware_image import FirmwareImageError, SignedImage
+
+    try:
+        return SignedImage.decode(_read(path, "the signed image"))
+    except FirmwareImageError as exc:
+        raise UserError(f"{path}: {exc}", EXIT_CHECK_FAILED) from None
+
+
+def _public_key(path: Path) -> Ed25519PublicKey:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+    from cryptography.hazmat.primitives.serialization import load_pem_public_key
+
+    from cardshoe.controller.errors import UserError
+
+    try:
+        key = load_pem_public_key(_read(path, "the house's public key"))
+    except ValueError:
+        key = None
+    if not isinstance(key, Ed25519PublicKey):
+        raise UserError(f"{path} is not an Ed25519 public key in PEM: give keygen's .pub file")
+    return key

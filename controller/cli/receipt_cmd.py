@@ -1,0 +1,58 @@
+"""shoectl journal receipt: a pack's receipt from a journal, for a supervisor to sign."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+
+@click.command()
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option("--shoe", "shoe_id", required=True, help="The shoe's id.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option(
+    "--html",
+    "html_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write a one-page HTML receipt with signature lines to this file.",
+)
+def receipt(path: Path, shoe_id: str, as_json: bool, html_path: Path | None) -> None:
+    """A pack's receipt: its chain of custody at shoe start (deck set, pack count, who
+    loaded and who witnessed, the device and its firmware, the software, the time) and its
+    reconciliation at shoe end, with the journal records it was read from."""
+    from cardshoe.controller.errors import UserError
+    from cardshoe.controller.journal.store import Journal
+    from cardshoe.controller.scoreboard.pack_receipt import (
+        ReceiptRecord,
+        pack_receipt,
+        receipt_text,
+    )
+    from cardshoe.controller.scoreboard.receipt_page import receipt_html
+
+    if as_json and html_path is not None:
+        raise UserError("choose --json or --html FILE, not both")
+    with Journal.open_readonly(path) as opened:
+        records = (
+            ReceiptRecord(record.id, record.time_utc, record.kind, record.payload, record.hash)
+            for record in opened.records(shoe_id=shoe_id)
+        )
+        made = pack_receipt(opened.table_id, records)
+    if made is None:
+        raise UserError(
+            f"{path} holds no shoe {shoe_id}: "
+            f"`shoectl journal show {path} --kind shoe.started` lists the shoes"
+        )
+    if html_path is not None:
+        try:
+            html_path.write_text(receipt_html(made), encoding="utf-8")
+        except OSError as exc:
+            raise UserError(
+                f"cannot write {html_path}: {exc.strerror or exc}: choose a file in a folder "
+                "you may write"
+            ) from None
+        click.echo(f"{html_path}: receipt of shoe {shoe_id}")
+        return
+    click.echo(json.dumps(made.to_json(), ensure_ascii=False) if as_json else receipt_text(made))
