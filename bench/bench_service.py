@@ -116,6 +116,16 @@ def wait_for_next_shoe(control_socket: Path, service: subprocess.Popen[bytes]) -
     raise RuntimeError(f"the service did not finish a shoe (exit {service.poll()})")
 
 
+def spawn_service(config: Path, notify_socket: Path) -> subprocess.Popen[bytes]:
+    """`shoectl run --auto-shoe --betting-time 0` as systemd starts it, NOTIFY_SOCKET set."""
+    command = [sys.executable, "-m", "cardshoe.controller.cli", "run", "--config", str(config)]
+    command += ["--auto-shoe", "--betting-time", "0"]
+    environment = {**os.environ, "NOTIFY_SOCKET": str(notify_socket)}
+    return subprocess.Popen(
+        command, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+
+
 def run_service(folder: Path) -> tuple[float, float, float, int]:
     """Seconds to READY=1, MB resident at READY, peak MB after a shoe, rounds dealt."""
     core = create_device("cs-1", seed=SEED, decks=DECKS)
@@ -129,13 +139,8 @@ def run_service(folder: Path) -> tuple[float, float, float, int]:
         )
         Journal.init(folder / "journal.sqlite", table_id="BENCH")
         listener = NotifyListener(folder / "notify.sock")
-        command = [sys.executable, "-m", "cardshoe.controller.cli", "run", "--config", str(config)]
-        command += ["--auto-shoe", "--betting-time", "0"]
-        environment = {**os.environ, "NOTIFY_SOCKET": str(folder / "notify.sock")}
         started = time.perf_counter()
-        service = subprocess.Popen(
-            command, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-        )
+        service = spawn_service(config, folder / "notify.sock")
         try:
             if not listener.ready.wait(WAIT_S):
                 raise RuntimeError(f"no READY=1 from the service (exit {service.poll()})")

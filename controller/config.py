@@ -17,6 +17,7 @@ import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
+from datetime import time
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, ClassVar
@@ -40,7 +41,7 @@ from cardshoe.controller.rules.settlement import Rounding
 from cardshoe.controller.rules.ties import TieOption
 from cardshoe.drivers.transports.registry import configurable_schemes
 
-FINGERPRINT_FORMAT = "cardshoe-table-options/4"
+FINGERPRINT_FORMAT = "cardshoe-table-options/5"
 """Hashed with the options, so a change in what the fingerprint covers changes every fingerprint."""
 
 MAX_CARDS_PER_ROUND = 6
@@ -82,6 +83,15 @@ FIXED_BURN_RANGE = (1, 8)
 ROUND_BURN_RANGE = (0, 8)
 RELIEF_BURN_RANGE = (0, 8)
 DEMO_ROUNDS_RANGE = (0, 3)
+MACHINE_ROUNDS_RANGE = (0, 10_000)
+DEFAULT_MACHINE_ROUNDS = 80
+"""An automatic machine's shoe never runs out (Art. 7.2): the house ends it after this many
+rounds (Art. 3.2), as many as eight decks give from a manual shoe (shoectl demo's choice)."""
+MACHINE_END_AT_PATTERN = re.compile(r"^([01][0-9]|2[0-3]):[0-5][0-9]$")
+MANUAL_SHOE_KEYS = ("burn", "burn_fixed", "cut_card_depth", "cut_card", "cut_card_tolerance")
+"""The [shoe] keys of a manual shoe's cut card and burn (Arts. 2.1, 3.1)."""
+MACHINE_KEYS = ("machine_rounds", "machine_end_at", "machine_end_at_relief")
+"""The [shoe] keys of the house's ending of an automatic machine's shoe (Art. 3.2)."""
 SAFE_NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 """Table and shoe ids: safe in file names, log lines and journal queries."""
 SAFE_NAME_RULE = "1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
@@ -179,7 +189,8 @@ def _check_option(key: str, value: str | None, allowed: tuple[str, ...], game: s
 
 @dataclass(frozen=True)
 class ShoeProcedure:
-    """The [shoe] section: cut card and burns of a manual shoe (Macau Arts. 2.1, 3)."""
+    """The [shoe] section: cut card and burns of a manual shoe (Macau Arts. 2.1, 3.1), and
+    when the house ends an automatic machine's shoe, which never runs out (Art. 3.2)."""
 
     SECTION: ClassVar[str] = "shoe"
 
@@ -191,9 +202,23 @@ class ShoeProcedure:
     cut_card: CutCardPolicy = CutCardPolicy.LAST_ROUND
     cut_card_tolerance: int = 6
     """How far from cut_card_depth the cut card may come out before it is an alarm."""
+    machine_rounds: int = DEFAULT_MACHINE_ROUNDS
+    """The automatic machine's shoe ends after this many rounds; 0 turns it off."""
+    machine_end_at: tuple[str, ...] = ()
+    """Times of day ("HH:MM", the table PC's local time) at which the automatic machine's
+    shoe ends after the round under way."""
+    machine_end_at_relief: bool = False
+    """A dealer relieving another ends the automatic machine's shoe after the round under way."""
 
     def __post_init__(self) -> None:
         _check_range("shoe.cut_card_tolerance", self.cut_card_tolerance, *CUT_CARD_TOLERANCE_RANGE)
+        _check_range("shoe.machine_rounds", self.machine_rounds, *MACHINE_ROUNDS_RANGE, "0: off")
+        for when in self.machine_end_at:
+            if not MACHINE_END_AT_PATTERN.match(when):
+                raise ConfigError(
+                    f"shoe.machine_end_at has {_show(when)}: write each time of day as "
+                    'HH:MM on the 24-hour clock, such as "06:00" or "22:30"'
+                )
         if self.burn == BurnPolicy.FIXED:
             if self.burn_fixed is None:
                 raise ConfigError('shoe.burn = "fixed" needs shoe.burn_fixed, a count from 1 to 8')
@@ -216,6 +241,11 @@ class ShoeProcedure:
         if self.burn == BurnPolicy.FIXED and self.burn_fixed is not None:
             return self.burn_fixed
         return decks
+
+    @property
+    def machine_end_times(self) -> tuple[time, ...]:
+        """machine_end_at as times of day, earliest first."""
+        return tuple(sorted({time.fromisoformat(when) for when in self.machine_end_at}))
 
     @property
     def rounds_after_cut_card(self) -> int:
@@ -404,7 +434,8 @@ class TableConfig:
     table_id: str = "table-1"
     game: GameConfig = field(default_factory=GameConfig)
     shoe: ShoeProcedure = field(default_factory=ShoeProcedure)
-    """Used only with a manual shoe; an automatic machine neither cuts nor burns."""
+    """The cut card and burns with a manual shoe; the house's endings with an automatic machine,
+    which neither cuts nor burns."""
     device: DeviceConfig = field(default_factory=DeviceConfig)
     service: ServiceConfig = field(default_factory=ServiceConfig)
     roles: RolesConfig = field(default_factory=RolesConfig)
@@ -440,10 +471,11 @@ class TableConfig:
         last round at the cut card), 7 (device mode), 9 (drawing method), 11
         (tie option), 16 (payouts) and 17 (commission), with the game and its
         decks, and the house's burns (Art. 8's round burn, the relief burn): a
-        burn changes which cards are dealt. Identity, device address, firmware
-        list, file paths and alarm thresholds are left out: they do not change
-        the game, and moving a table to another port must not look like a new
-        set of rules.
+        burn changes which cards are dealt; with an automatic machine, when the
+        house ends its shoe (Art. 3.2), since that is what makes it a shoe.
+        Identity, device address, firmware list, file paths and alarm thresholds
+        are left out: they do not change the game, and moving a table to another
+        port must not look like a new set of rules.
         """
         options: dict[str, Any] = {
             "format": FINGERPRINT_FORMAT,
@@ -465,6 +497,12 @@ class TableConfig:
                 "burn_fixed": self.shoe.burn_fixed,
                 "cut_card_depth": self.shoe.cut_card_depth,
                 "cut_card": str(self.shoe.cut_card),
+            }
+        else:
+            options |= {
+                "machine_rounds": self.shoe.machine_rounds,
+                "machine_end_at": [str(when)[:5] for when in self.shoe.machine_end_times],
+                "machine_end_at_relief": self.shoe.machine_end_at_relief,
             }
         return options
 
@@ -497,12 +535,9 @@ class TableConfig:
         )
         _reject_unknown_keys("", data, ["table_id", *(section.SECTION for section in sections)])
         table_id = _read(data, "table_id", str, "table_id", 'a name such as "T12"')
-        device_data = _section(data, DeviceConfig.SECTION)
-        if device_data.get("kind") == DeviceMode.AUTO and "shoe" in data:
-            raise ConfigError(
-                'the [shoe] section applies only to device.kind = "shoe": an automatic '
-                "shuffler-dealer deals without cut card or burn (Macau Art. 2.3); remove it"
-            )
+        _check_shoe_keys_fit_the_device(
+            _section(data, DeviceConfig.SECTION), _section(data, ShoeProcedure.SECTION)
+        )
         arguments: dict[str, Any] = {
             section.SECTION: _build_section(section, _section(data, section.SECTION))
             for section in sections
@@ -524,6 +559,26 @@ class TableConfig:
         if table_id is not None:
             arguments["table_id"] = table_id
         return cls(**arguments)
+
+
+def _check_shoe_keys_fit_the_device(
+    device_data: Mapping[str, Any], shoe_data: Mapping[str, Any]
+) -> None:
+    """A manual shoe's keys with an automatic machine, or the machine's with a shoe, are
+    refused: they would be silently without effect."""
+    automatic = device_data.get("kind") == DeviceMode.AUTO
+    for key in shoe_data:
+        if automatic and key in MANUAL_SHOE_KEYS:
+            raise ConfigError(
+                f'shoe.{key} applies only to device.kind = "shoe" (the [shoe] section of an '
+                "automatic shuffler-dealer takes only " + ", ".join(MACHINE_KEYS) + "): it "
+                "deals without cut card or burn (Macau Art. 2.3); remove it"
+            )
+        if not automatic and key in MACHINE_KEYS:
+            raise ConfigError(
+                f'shoe.{key} applies only to device.kind = "auto": a manual shoe ends at its '
+                "cut card (Macau Art. 3.1); remove it, or set device.kind"
+            )
 
 
 def load_config(path: Path | str) -> TableConfig:
@@ -569,6 +624,9 @@ _FIELD_READERS: dict[tuple[str, str], tuple[type, str]] = {
     ("shoe", "cut_card_depth"): (int, "a whole number of cards"),
     ("shoe", "cut_card"): (CutCardPolicy, ""),
     ("shoe", "cut_card_tolerance"): (int, "a whole number of cards"),
+    ("shoe", "machine_rounds"): (int, "a whole number of rounds"),
+    ("shoe", "machine_end_at"): (tuple, 'a list of times of day such as ["06:00", "22:30"]'),
+    ("shoe", "machine_end_at_relief"): (bool, "true or false"),
     ("device", "kind"): (DeviceMode, ""),
     ("device", "url"): (str, "a device path or URL"),
     ("device", "usb_vid"): (int, "a number such as 0x1209"),

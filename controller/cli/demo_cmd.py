@@ -115,7 +115,7 @@ def demo(
     """
     from cardshoe.controller.cli.demo_wiring import DemoSettings, DemoTransport
 
-    config = table_config(config_path, game, decks, device_kind)
+    config = table_config(config_path, game, decks, device_kind, rounds)
     if seed is None:
         # A run worth seeing again must be repeatable: without --seed the demo draws one, and
         # reports it (shoe_started's seed, and its closing lines) for the next --seed.
@@ -154,9 +154,17 @@ def _web_socket(listen: str | None) -> socket.socket | None:
 
 
 def table_config(
-    path: Path | None, game: str | None, decks: int | None, device_kind: str | None
+    path: Path | None,
+    game: str | None,
+    decks: int | None,
+    device_kind: str | None,
+    rounds: int | None = None,
 ) -> TableConfig:
-    """The configuration file's table (or the defaults) with the options given on top."""
+    """The configuration file's table (or the defaults) with the options given on top.
+
+    --rounds on an automatic machine is its shoe.machine_rounds, so the house's policy
+    (Art. 3.2) does not end the demo's shoe before the rounds asked for.
+    """
     from dataclasses import replace
 
     from cardshoe.controller.config import DeviceMode, TableConfig, load_config
@@ -170,7 +178,10 @@ def table_config(
     device = (
         base.device if device_kind is None else replace(base.device, kind=DeviceMode(device_kind))
     )
-    return replace(base, game=game_config, device=device)
+    shoe = base.shoe
+    if rounds is not None and device.kind is DeviceMode.AUTO:
+        shoe = replace(shoe, machine_rounds=rounds)
+    return replace(base, game=game_config, device=device, shoe=shoe)
 
 
 class _Lines:

@@ -68,7 +68,8 @@ SIMULATED_PROFILES = {DeviceMode.SHOE: "cs-1", DeviceMode.AUTO: "cs-auto"}
 AUTO_ROUNDS_PER_DECK = 10
 """An automatic machine takes every round's cards back (Art. 7.2), so its shoe never runs
 out; the house changes it when it chooses (Art. 3.2). Unless told, the demo changes it after
-about as many rounds as the same decks give from a manual shoe (52 cards, about 5 a round)."""
+about as many rounds as the same decks give from a manual shoe (52 cards, about 5 a round), or
+at the configured shoe.machine_rounds if that comes first."""
 BETTING_PAUSE_CARDS = 3
 """On a paced demo, bets stay open this many card intervals before the dealer closes them."""
 HOLDS_THAT_END = frozenset(

@@ -35,7 +35,7 @@ def roads(path: Path, shoe_id: str | None, as_json: bool) -> None:
     from cardshoe.controller.display.rich_view import render_roads
 
     console = Console()
-    settled = len(board.road_results())
+    settled = board.settled_rounds(board.road_results())
     console.print(
         f"shoe {board.shoe_id} · {board.game} · {settled} round{'' if settled == 1 else 's'}",
         markup=False,

@@ -27,7 +27,6 @@ from cardshoe.controller.rules.hands import Winner, point_total
 from cardshoe.controller.scoreboard.board import BURN, ResultRow, TableBoard
 from cardshoe.controller.scoreboard.derived import Colour, DerivedRoad, ask_roads, derived_road
 from cardshoe.controller.scoreboard.roads import ROAD_ROWS, RoadResult, bead_road, big_road
-from cardshoe.controller.scoreboard.stats import shoe_stats, super_seven_counts
 
 SUITS = {"S": ("♠", "bold"), "H": ("♥", "bold red"), "D": ("♦", "bold red"), "C": ("♣", "bold")}
 RANKS = dict(zip(RANK_SYMBOLS, ["A", *map(str, range(2, 11)), "J", "Q", "K"], strict=True))
@@ -156,7 +155,7 @@ class ShoeStats:
         self.results = results
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        stats = shoe_stats(self.results, super_seven_counts(self.board.game))
+        stats = self.board.stats(list(self.results))
         wins = Text.assemble(
             ("B ", "bold red"),
             f"{stats.banker}  ",
@@ -263,7 +262,7 @@ def _shoe_panel(board: TableBoard) -> Panel:
     if board.returned:
         grid.add_row("returned", str(board.returned))
     grid.add_row("in shoe", str(board.in_shoe))
-    grid.add_row("rounds", str(len(board.results)))
+    grid.add_row("rounds", str(board.rounds))
     grid.add_row("cut card", _cut_card(board))
     if board.last_round is not None:
         grid.add_row("last round", Text(str(board.last_round), style="bold yellow"))

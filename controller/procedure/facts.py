@@ -75,6 +75,19 @@ class BurnReason(StrEnum):
     """A card that no hand and no burn was due to receive."""
 
 
+class ShoeEnding(StrEnum):
+    """Why the house ends the shoe after the round under way (Macau Art. 3.2)."""
+
+    COMMAND = "command"
+    """A person gave end-shoe."""
+    MACHINE_ROUNDS = "machine_rounds"
+    """The automatic machine's shoe dealt shoe.machine_rounds rounds."""
+    MACHINE_END_AT = "machine_end_at"
+    """A time of day of shoe.machine_end_at came while the machine's shoe was open."""
+    DEALER_RELIEF = "dealer_relief"
+    """A dealer relieved another at the machine, under shoe.machine_end_at_relief."""
+
+
 class TableEvent:
     """One fact of the procedure: a journal record and an observer notification."""
 
@@ -172,6 +185,8 @@ class LastRoundSet(TableEvent):
     last_round: int
     cause: str
     """"cut_card" or "house"."""
+    reason: ShoeEnding | None = None
+    """Why the house ends it; None for the cut card."""
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from cardshoe.controller.procedure.facts import ShoeEnding
 from cardshoe.drivers.link_events import (
     AuthFailure,
     DriverEvent,
@@ -79,6 +80,9 @@ class ConfirmFaceUp:
 @dataclass(frozen=True)
 class EndShoe:
     """The house ends the shoe after the round under way (Macau Art. 3.2)."""
+
+    reason: ShoeEnding = ShoeEnding.COMMAND
+    """A person's command, or which of the automatic machine's shoe policies."""
 
 
 @dataclass(frozen=True)

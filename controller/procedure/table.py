@@ -45,6 +45,7 @@ from cardshoe.controller.procedure.facts import (
     RoundResult,
     RoundVoided,
     ShoeEnded,
+    ShoeEnding,
     ShoeShuffled,
     ShoeStarted,
     TableIdle,
@@ -397,6 +398,9 @@ class TableModel(Dealing):
         self.round = Round(number, demo, self.game.new_round(), carried_in=shoe.carried_from)
         shoe.carried_from = None
         self._emit(RoundOpened(number, demo))
+        machine_rounds = self.config.shoe.machine_rounds
+        if self.automatic and machine_rounds and number >= machine_rounds:
+            self._set_last_round(number, "house", ShoeEnding.MACHINE_ROUNDS)
 
     def record_bets_closed(self, event: EventData) -> None:
         shoe, current = self._open_shoe(), self._open_round()
@@ -422,17 +426,21 @@ class TableModel(Dealing):
         The burn comes after the no more bets of the first round not yet closed
         for bets, before its deal (its own round burn, if any, follows it); a
         second relief before that burn makes it due once, not twice. Signing in
-        again as the dealer signed in is no relief.
+        again as the dealer signed in is no relief. On the automatic machine under
+        shoe.machine_end_at_relief, a relief also makes the round on the layout
+        (between rounds: the next) the shoe's last (Art. 3.2).
         """
         shoe, cards, relieved = self.shoe, self.config.game.relief_burn, sign_in.relieves
         if (
             relieved is None
             or relieved == sign_in.dealer
-            or not cards
             or shoe is None
-            or shoe.relief_burn_due
             or self.position not in RELIEF_BURN_STATES
         ):
+            return
+        if self.automatic and self.config.shoe.machine_end_at_relief:
+            self._set_last_round(self._current_round_number(), "house", ShoeEnding.DEALER_RELIEF)
+        if not cards or shoe.relief_burn_due:
             return
         shoe.relief_burn_due = True
         current = self.round
@@ -595,7 +603,7 @@ class TableModel(Dealing):
             self.void_round(event)
 
     def make_round_last(self, event: EventData) -> None:
-        self._set_last_round(self._current_round_number(), "house")
+        self._set_last_round(self._current_round_number(), "house", event.kwargs["reason"])
 
     def reconcile_shoe(self, event: EventData) -> None:
         count: DeviceCount = event.kwargs["count"]
@@ -707,11 +715,11 @@ class TableModel(Dealing):
             return self.round.number
         return shoe.rounds_opened + 1
 
-    def _set_last_round(self, last: int, cause: str) -> None:
+    def _set_last_round(self, last: int, cause: str, reason: ShoeEnding | None = None) -> None:
         shoe = self._open_shoe()
         if shoe.last_round is None or last < shoe.last_round:
             shoe.last_round = last
-            self._emit(LastRoundSet(last, cause))
+            self._emit(LastRoundSet(last, cause, reason))
 
     # Actions: holds
 
@@ -853,7 +861,7 @@ INPUT_ROUTES: Mapping[type, Route] = {
     CutDone: lambda model, item: model.trigger(Trigger.CUT_DONE),
     CloseBets: lambda model, item: model.trigger(Trigger.CLOSE_BETS),
     ConfirmFaceUp: lambda model, item: model.trigger(Trigger.CONFIRM_FACE_UP),
-    EndShoe: lambda model, item: model.trigger(Trigger.END_SHOE),
+    EndShoe: lambda model, item: model.trigger(Trigger.END_SHOE, reason=ShoeEnding(item.reason)),
     AbandonShoe: lambda model, item: model.trigger(Trigger.ABANDON_SHOE, reason=item.reason),
     ClearHold: lambda model, item: model.trigger(Trigger.CLEAR_HOLD, reason=item.reason),
     VoidRound: lambda model, item: model.trigger(

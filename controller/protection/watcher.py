@@ -22,6 +22,7 @@ for every favoured bet not yet alarmed.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import ClassVar
@@ -48,10 +49,15 @@ from cardshoe.controller.protection.pricing_process import PRICING, PricedGame
 from cardshoe.controller.protection.pricing_worker import PricingWorker
 from cardshoe.controller.protection.shoe_records import JournaledShoe, SeenCard, read_shoes
 from cardshoe.controller.protection.stacked_shoe import StackedShoeDetector
-from cardshoe.controller.rules.cards import Card
+from cardshoe.controller.rules.cards import Card, ShoeComposition
 from cardshoe.controller.rules.paytables import Bet
 
 log = structlog.get_logger(__name__)
+
+ORDER_KEPT_PACKS = 2
+"""The watcher keeps the order of the latest this many packs' worth of cards for the next
+shoe's carry-over test: a manual shoe's whole order, and an automatic machine's latest
+passes through its pack, whose shoe may deal the same cards again without end (Art. 7.2)."""
 
 
 @dataclass(frozen=True)
@@ -82,8 +88,13 @@ class _Shoe:
     shoe_id: str
     decks: int
     detector: StackedShoeDetector
-    cards: list[SeenCard] = field(default_factory=list)
-    """Every card that left, in order, returned or not: the order the stacked-shoe test reads."""
+    cards: deque[SeenCard] = field(init=False)
+    """The cards that left, in order, returned or not, the latest ORDER_KEPT_PACKS packs'
+    worth: the order the next shoe's stacked-shoe test compares with."""
+
+    def __post_init__(self) -> None:
+        self.cards = deque(maxlen=ORDER_KEPT_PACKS * ShoeComposition(self.decks).size)
+
     out: list[Card] = field(default_factory=list)
     """The readable cards out of the shoe now; an automatic machine takes them back in."""
     favoured: set[Bet] = field(default_factory=set)

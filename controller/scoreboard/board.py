@@ -20,7 +20,17 @@ from cardshoe.controller.rules.games import get_game
 from cardshoe.controller.rules.hands import Winner
 from cardshoe.controller.rules.rounds import RoundInProgress
 from cardshoe.controller.scoreboard.roads import RoadResult
+from cardshoe.controller.scoreboard.stats import (
+    NO_ROUNDS,
+    ShoeStats,
+    shoe_stats,
+    super_seven_counts,
+)
 
+RESULTS_KEPT = 200
+"""The board lists the latest this many rounds. A manual shoe deals fewer (12 decks at four
+cards a round: 156); an automatic machine's shoe may deal without end (Art. 7.2), so its
+older rounds leave the list for `earlier`'s counts and the board stays the same size."""
 RECENT_ALARMS = 6
 RECENT_IRREGULARITIES = 6
 BURN = "burn"
@@ -58,6 +68,29 @@ class ResultRow:
 
 
 @dataclass
+class EarlierRounds:
+    """The rounds a long shoe's board no longer lists, as the counts the board shows."""
+
+    rows: int = 0
+    settled: int = 0
+    """Rounds that were on the roads: neither void nor demonstration rounds."""
+    voids: int = 0
+    stats: ShoeStats = NO_ROUNDS
+
+    def count(self, row: ResultRow, super_sevens: frozenset[int]) -> None:
+        self.rows += 1
+        self.voids += row.void is not None
+        road = row.road_result()
+        if road is not None:
+            self.settled += 1
+            self.stats = self.stats.plus(shoe_stats([road], super_sevens))
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> EarlierRounds:
+        return cls(**{**data, "stats": ShoeStats(**data["stats"])})
+
+
+@dataclass
 class TableBoard:
     """The table as a display shows it: the shoe, the round on the layout, results, alarms."""
 
@@ -85,6 +118,9 @@ class TableBoard:
     next_card: str | None = None
     """"player", "banker", BURN, or None when no card may leave."""
     results: list[ResultRow] = field(default_factory=list)
+    """The latest RESULTS_KEPT rounds, oldest first."""
+    earlier: EarlierRounds = field(default_factory=EarlierRounds)
+    """The shoe's rounds before those."""
     holds: list[str] = field(default_factory=list)
     alarms: list[dict[str, str]] = field(default_factory=list)
     """The latest alarms, oldest first: {"kind", "detail", "round"} (the round on the layout
@@ -100,7 +136,25 @@ class TableBoard:
         return self.loaded - self.dealt - self.burned + self.returned
 
     def road_results(self) -> list[RoadResult]:
+        """The listed rounds the roads show (the shoe's latest, RESULTS_KEPT)."""
         return [road for row in self.results if (road := row.road_result()) is not None]
+
+    @property
+    def rounds(self) -> int:
+        """Every round of the shoe that ended, listed or earlier, void ones included."""
+        return self.earlier.rows + len(self.results)
+
+    @property
+    def voids(self) -> int:
+        return self.earlier.voids + sum(row.void is not None for row in self.results)
+
+    def settled_rounds(self, listed: list[RoadResult]) -> int:
+        """The rounds on the roads over the whole shoe, given the listed ones."""
+        return self.earlier.settled + len(listed)
+
+    def stats(self, listed: list[RoadResult]) -> ShoeStats:
+        """The whole shoe's statistics, given the listed rounds the roads show."""
+        return self.earlier.stats.plus(shoe_stats(listed, super_seven_counts(self.game)))
 
     # --- feeding ----------------------------------------------------------------------
 
@@ -118,6 +172,8 @@ class TableBoard:
         known = {item.name for item in fields(cls)}
         values = {key: value for key, value in data.items() if key in known}
         values["results"] = [ResultRow(**row) for row in values.get("results", [])]
+        if "earlier" in values:
+            values["earlier"] = EarlierRounds.from_json(values["earlier"])
         return cls(**values)
 
     # --- one handler per event kind ---------------------------------------------------
@@ -131,7 +187,7 @@ class TableBoard:
         self.burn_remaining = None
         self.last_round = self.last_round_cause = None
         self._clear_round(None)
-        self.results, self.ended = [], None
+        self.results, self.earlier, self.ended = [], EarlierRounds(), None
         self.phase = "burning" if manual else "shuffling"
         self.next_card = BURN if manual else None
 
@@ -178,7 +234,7 @@ class TableBoard:
 
     def _round_result(self, payload: Mapping[str, Any]) -> None:
         self.player, self.banker = list(payload["player"]), list(payload["banker"])
-        self.results.append(
+        self._list(
             ResultRow(
                 round=payload["round_no"],
                 demo=payload["demo"],
@@ -206,7 +262,7 @@ class TableBoard:
             void_row = ResultRow(number, row.demo, row.player, row.banker, void=payload["reason"])
             self.results[self.results.index(row)] = void_row
             return
-        self.results.append(
+        self._list(
             ResultRow(
                 round=number,
                 demo=self.round_demo,
@@ -248,6 +304,12 @@ class TableBoard:
         self.phase, self.next_card = "shoe ended", None
 
     # --- helpers ----------------------------------------------------------------------
+
+    def _list(self, row: ResultRow) -> None:
+        """List a finished round; the oldest listed one goes to `earlier` past RESULTS_KEPT."""
+        self.results.append(row)
+        if len(self.results) > RESULTS_KEPT:
+            self.earlier.count(self.results.pop(0), super_seven_counts(self.game))
 
     def _clear_round(self, round_no: int | None) -> None:
         self.round_no, self.round_demo = round_no, False

@@ -20,7 +20,6 @@ from cardshoe.controller.scoreboard.board import ResultRow, TableBoard
 from cardshoe.controller.scoreboard.derived import DerivedRoad, ask_roads, derived_road
 from cardshoe.controller.scoreboard.notices import NoticeKind, notice
 from cardshoe.controller.scoreboard.roads import RoadResult, bead_road, big_road
-from cardshoe.controller.scoreboard.stats import shoe_stats, super_seven_counts
 
 ROAD_KEYS = ("bead", "big", *(road.key for road in DerivedRoad))
 """The keys of the five roads in the object, in the order a board shows them."""
@@ -29,12 +28,12 @@ ROAD_KEYS = ("bead", "big", *(road.key for road in DerivedRoad))
 def board_json(board: TableBoard) -> dict[str, Any]:
     """The scoreboard of the board's shoe (see the module docstring)."""
     results = board.road_results()
-    stats = shoe_stats(results, super_seven_counts(board.game))
+    stats = board.stats(results)
     asked = ask_roads(results)
     return {
         "shoe_id": board.shoe_id,
         "game": board.game,
-        "rounds": len(results),
+        "rounds": board.settled_rounds(results),
         "bead": [
             {"col": cell.column, "row": cell.row, "winner": cell.result.winner.value}
             | _marks(cell.result)
@@ -109,7 +108,7 @@ def _table_json(board: TableBoard) -> dict[str, Any]:
             "next_card": board.next_card,
         },
         "last_result": None if last is None else _result_json(last),
-        "voids": sum(row.void is not None for row in board.results),
+        "voids": board.voids,
         "holds": list(board.holds),
         "hold_notices": [notice(NoticeKind.HOLD, hold).to_json() for hold in board.holds],
         "alarms": [

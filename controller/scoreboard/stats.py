@@ -28,6 +28,28 @@ class ShoeStats:
     super_sevens: int | None
     """Rounds the Super 7's bet won; None at a table that does not offer it."""
 
+    def plus(self, other: ShoeStats) -> ShoeStats:
+        """The statistics of both runs of rounds together (a board's earlier rounds and its
+        listed ones)."""
+        sevens = (
+            None
+            if self.super_sevens is None and other.super_sevens is None
+            else (self.super_sevens or 0) + (other.super_sevens or 0)
+        )
+        return ShoeStats(
+            banker=self.banker + other.banker,
+            player=self.player + other.player,
+            tie=self.tie + other.tie,
+            player_pair=self.player_pair + other.player_pair,
+            banker_pair=self.banker_pair + other.banker_pair,
+            natural=self.natural + other.natural,
+            super_sevens=sevens,
+        )
+
+
+NO_ROUNDS = ShoeStats(0, 0, 0, 0, 0, 0, None)
+"""The statistics of no round at all."""
+
 
 def shoe_stats(
     results: Sequence[RoadResult], super_seven_counts: Collection[int] = ()

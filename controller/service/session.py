@@ -50,6 +50,7 @@ from cardshoe.controller.procedure.facts import (
     ObserverHub,
     RefusedCommand,
     ShoeEnded,
+    ShoeEnding,
     ShoeStarted,
 )
 from cardshoe.controller.procedure.holds import HoldReason
@@ -101,6 +102,7 @@ from cardshoe.controller.service.recovery import (
     journaled_apply,
     recover,
 )
+from cardshoe.controller.service.shoe_endings import next_machine_ending
 from cardshoe.controller.service.software_identity import (
     SoftwareAnswer,
     authenticate,
@@ -148,6 +150,9 @@ SOFTWARE_AUTHENTICATED = SOFTWARE_KIND_PREFIX + "authenticated"
 """A regulator's seed and the software's answer to it (software_identity.py), and who asked."""
 SUPERVISOR_SIGNED_IN = SESSION_KIND_PREFIX + "supervisor_signed_in"
 """The supervisor who took the table and the one relieved: who witnesses each pack loaded."""
+
+ROUND_UNDER_WAY = frozenset({State.ROUND_BURN, State.DEALING})
+"""Where the house's end-shoe lets the round finish and makes it the last (Art. 3.2)."""
 
 _DEVICE_KINDS = {
     DeviceMode.SHOE: DeviceKind.MANUAL_SHOE,
@@ -249,6 +254,7 @@ class TableSession:
         observers: Iterable[Observer] = (),
         *,
         clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         """Rebuild the table from the journal and get ready to take the device's events.
 
@@ -261,6 +267,7 @@ class TableSession:
         self.device = device
         self._hub = ObserverHub(observers)
         self._clock = clock
+        self._wall_clock = wall_clock
         self._lock = threading.RLock()
         self._stop = threading.Event()
         info = device.info
@@ -283,6 +290,8 @@ class TableSession:
         """Set when the model could not be rebuilt after a failed transaction: the loop stops."""
         self._gap: SequenceGap | SequenceRegression | None = None
         self._last_ended: ShoeEnded | None = None
+        self._machine_end_due = self._clock_ending_of_open_shoe()
+        """When shoe.machine_end_at ends the open machine shoe, after the round under way."""
         self._draw = DrawControl(
             device,
             lambda: self.model,
@@ -408,9 +417,9 @@ class TableSession:
         """The dealer turned the automatic machine's face-down card face up."""
         self._command(ConfirmFaceUp())
 
-    def end_shoe(self) -> None:
+    def end_shoe(self, reason: ShoeEnding = ShoeEnding.COMMAND) -> None:
         """End the shoe: now between rounds, or after the round under way."""
-        self._command(EndShoe())
+        self._command(EndShoe(reason))
 
     def abandon_shoe(self, reason: str) -> None:
         """Close the shoe as it stands, unreconciled, voiding the open round."""
@@ -680,6 +689,11 @@ class TableSession:
         last_wanted = rounds is not None and round_no is not None and round_no >= rounds
         if self.state is State.DEALING and last_wanted and shoe and shoe.last_round is None:
             self.end_shoe()
+        due = self._machine_end_due
+        if due is not None and self.state in ROUND_UNDER_WAY and self._wall_clock() >= due:
+            self._machine_end_due = None
+            if shoe and shoe.last_round is None:
+                self.end_shoe(ShoeEnding.MACHINE_END_AT)
         if self.state is not State.BETTING:
             self._round_opened_at = None
             return
@@ -870,7 +884,26 @@ class TableSession:
         for event in events:
             if isinstance(event, ShoeEnded):
                 self._last_ended = event
+                self._machine_end_due = None
+            if isinstance(event, ShoeStarted):
+                self._machine_end_due = self._clock_ending(self._wall_clock())
         self._hub.publish(events)
+
+    def _clock_ending(self, opened: datetime) -> datetime | None:
+        """When shoe.machine_end_at ends a machine shoe opened then; None on a manual shoe."""
+        if self.config.uses_cut_card_and_burn:
+            return None
+        return next_machine_ending(opened, self.config.shoe.machine_end_times)
+
+    def _clock_ending_of_open_shoe(self) -> datetime | None:
+        """The open shoe's clock ending, from when the journal says it started."""
+        shoe_id = self.model.shoe_id
+        if shoe_id is None:
+            return None
+        started = next(self.journal.records(shoe_id=shoe_id, kinds=(ShoeStarted.KIND,)), None)
+        if started is None:
+            return None
+        return self._clock_ending(datetime.fromtimestamp(started.time_ns / 1e9, UTC))
 
     def _record_start(self) -> None:
         info = self.device.info

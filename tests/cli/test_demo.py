@@ -180,6 +180,7 @@ def early_cut_card(lines: Lines) -> None:
         "event": "last_round",
         "last_round": 2,
         "cause": "cut_card",
+        "reason": None,
     }
     assert only(lines, "shoe_ended")["rounds"] == 2
     settled_and_reconciled(lines)

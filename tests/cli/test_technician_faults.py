@@ -119,9 +119,10 @@ def test_case_15_port_in_use_names_the_process_that_holds_it(shoectl: ShoectlRun
 
 
 def test_case_15_console_logs_into_a_pipe_carry_no_colour_codes(tmp_path: Path) -> None:
-    with simulated_table(tmp_path) as table, running_service(
-        table, "--log-format", "console"
-    ) as service:
+    with (
+        simulated_table(tmp_path) as table,
+        running_service(table, "--log-format", "console") as service,
+    ):
         service.wait_for_notification("READY=1")
         assert service.stop() == 0
         log = service.log_path.read_text()

@@ -33,6 +33,7 @@ from cardshoe.controller.procedure.facts import (
     RoundResult,
     RoundVoided,
     ShoeEnded,
+    ShoeEnding,
     TableIdle,
 )
 from cardshoe.controller.procedure.holds import HoldReason, fault_hold
@@ -419,7 +420,7 @@ def test_end_shoe_during_a_round_ends_it_after_that_round() -> None:
     assert table.state == State.DEALING
     deal_while_due(table, shoe)
     assert table.state == State.SHOE_ENDED
-    assert table.events(LastRoundSet) == [LastRoundSet(1, "house")]
+    assert table.events(LastRoundSet) == [LastRoundSet(1, "house", ShoeEnding.COMMAND)]
 
 
 def test_end_shoe_while_betting_withdraws_the_open_round() -> None:

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.table_inputs import Table, deal_while_due, tagged_shoe
+from support.table_inputs import Table, deal_while_due, play_round, tagged_shoe
 
 from cardshoe.controller.config import (
     BurnPolicy,
@@ -56,18 +56,6 @@ def automatic(relief_burn: int = 1) -> TableConfig:
 
 def burn_reasons(table: Table) -> list[BurnReason]:
     return [burn.reason for burn in table.events(Burned)]
-
-
-def play_round(table: Table, shoe: Iterator[CardId]) -> None:
-    """From bets open to the next round open for bets (the machine's return included)."""
-    assert table.state == State.BETTING
-    table.feed(CloseBets())
-    deal_while_due(table, shoe)
-    if table.state == State.RETURNING:
-        shoe_state = table.model.shoe
-        assert shoe_state is not None
-        table.feed(table.device.returned(shoe_state.cards_out))
-    assert table.state == State.BETTING
 
 
 def opened(config: TableConfig) -> tuple[Table, Iterator[CardId]]:

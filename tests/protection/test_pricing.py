@@ -51,9 +51,7 @@ def test_a_child_that_dies_is_replaced_and_no_pricing_is_lost(pricer) -> None:
     first.wait()
     with capture_logs() as logs:
         assert pricer.price(game, 8, OUT) == expected  # priced here while the child was gone
-    assert [log["event"] for log in logs] == [
-        "pricing process unavailable; pricing in the service"
-    ]
+    assert [log["event"] for log in logs] == ["pricing process unavailable; pricing in the service"]
     assert pricer.price(game, 8, OUT) == expected
     assert pricer._child is not None and pricer._child.pid != first.pid
 

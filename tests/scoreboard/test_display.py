@@ -33,7 +33,8 @@ from cardshoe.controller.procedure.facts import (
 )
 from cardshoe.controller.rules.cards import parse_card
 from cardshoe.controller.rules.hands import Hand
-from cardshoe.controller.scoreboard.board import BURN, TableBoard
+from cardshoe.controller.scoreboard.board import BURN, RESULTS_KEPT, TableBoard
+from cardshoe.controller.scoreboard.board_json import board_json
 
 P, B = Hand.PLAYER, Hand.BANKER
 
@@ -252,3 +253,29 @@ def test_the_derived_roads_draw_their_marks_in_red_and_blue() -> None:
             for line in lines
         ]
         assert [row for row in colours if row] == rows, road
+
+
+def test_a_machine_shoe_longer_than_the_list_keeps_its_counts_and_its_size() -> None:
+    """Issue 28: the oldest rounds leave the list for counts; the roads draw the latest."""
+    machine = ShoeStarted("T1-machine", "punto-banco", 8, "auto", "ab" * 32, {}, None)
+    extra = 40
+    rounds = []
+    for number in range(1, RESULTS_KEPT + extra + 1):
+        rounds.append(RoundOpened(number, False))
+        if number % 10 == 0:
+            rounds.append(RoundVoided(number, "misdeal", ()))
+            continue
+        won = "banker" if number % 3 else "player"
+        rounds.append(result(number, "7H AD", "5S 4C", (8, 9), won))
+    board = fed([machine, *rounds])
+    listed = board.road_results()
+    assert len(board.results) == RESULTS_KEPT
+    assert board.results[0].round == extra + 1
+    assert (board.rounds, board.voids) == (RESULTS_KEPT + extra, (RESULTS_KEPT + extra) // 10)
+    settled = RESULTS_KEPT + extra - board.voids
+    assert board.settled_rounds(listed) == settled == board_json(board)["rounds"]
+    stats = board_json(board)["stats"]
+    banker = sum(1 for n in range(1, RESULTS_KEPT + extra + 1) if n % 10 and n % 3)
+    assert (stats["banker"], stats["player"]) == (banker, settled - banker)
+    assert len(board_json(board)["bead"]) == len(listed) < settled
+    assert TableBoard.from_json(json.loads(json.dumps(board.to_json()))) == board

@@ -331,3 +331,61 @@ def test_a_bad_uplink_key_is_one_line_naming_it(tmp_path, line, message):
     path.write_text(f"[uplink]\n{line}\n")
     with pytest.raises(ConfigError, match=re.escape(message)):
         load_config(path)
+
+
+def test_the_machines_shoe_endings_are_approved_options_of_the_automatic_machine() -> None:
+    machine = {"device": {"kind": "auto"}}
+    default = TableConfig.from_mapping(machine)
+    assert default.shoe.machine_rounds == 80
+    options = default.fingerprint_options()
+    assert (options["machine_rounds"], options["machine_end_at"]) == (80, [])
+    assert options["machine_end_at_relief"] is False
+    assert "machine_rounds" not in TableConfig().fingerprint_options()
+    policy = {
+        "machine_rounds": 0,
+        "machine_end_at": ["22:30", "06:00"],
+        "machine_end_at_relief": True,
+    }
+    chosen = TableConfig.from_mapping({**machine, "shoe": policy})
+    assert chosen.fingerprint_options()["machine_end_at"] == ["06:00", "22:30"]
+    for change in (
+        {"machine_rounds": 60},
+        {"machine_end_at": ["06:00"]},
+        {"machine_end_at_relief": True},
+    ):
+        changed = TableConfig.from_mapping({**machine, "shoe": change})
+        with pytest.raises(UserError, match="the game options changed while shoe S9 is open"):
+            changed.ensure_unchanged_since(default.fingerprint, "S9")
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        (
+            {"shoe": {"machine_rounds": 80}},
+            'shoe.machine_rounds applies only to device.kind = "auto"',
+        ),
+        (
+            {"device": {"kind": "auto"}, "shoe": {"cut_card": "last-round"}},
+            "the [shoe] section of an automatic shuffler-dealer takes only machine_rounds",
+        ),
+        (
+            {"device": {"kind": "auto"}, "shoe": {"machine_rounds": -1}},
+            "shoe.machine_rounds = -1 is out of range: use 0-10000 (0: off)",
+        ),
+        (
+            {"device": {"kind": "auto"}, "shoe": {"machine_end_at": ["6am"]}},
+            'shoe.machine_end_at has "6am": write each time of day as HH:MM',
+        ),
+        (
+            {"device": {"kind": "auto"}, "shoe": {"machine_end_at": "06:00"}},
+            'shoe.machine_end_at = "06:00" is not a list of times of day',
+        ),
+        (
+            {"device": {"kind": "auto"}, "shoe": {"machine_end_at_relief": "yes"}},
+            'shoe.machine_end_at_relief = "yes" is not true or false',
+        ),
+    ],
+)
+def test_a_machine_ending_key_that_cannot_be_used_is_one_line(data: dict, expected: str) -> None:
+    assert expected in config_error(data)

@@ -348,8 +348,11 @@ def test_case_14_idle_clients_time_out_and_never_hold_more_than_the_bound(
     claim = claim_socket_path(tmp_path / "control.sock")
     before = threading.active_count()
     control = ControlServer(
-        claim, {"status": lambda line: {"state": "idle"}}, EventFeed(),
-        idle_timeout_s=0.5, max_connections=8,
+        claim,
+        {"status": lambda line: {"state": "idle"}},
+        EventFeed(),
+        idle_timeout_s=0.5,
+        max_connections=8,
     )
     try:
         with idle_connections(claim.path, 8) as idle:

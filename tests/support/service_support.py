@@ -87,6 +87,7 @@ def simulated_table(
     pairing_mode: bool = False,
     device_lines: str = "",
     service_lines: str = "",
+    shoe_lines: str = "",
     journal: bool = True,
     journal_dir: Path | None = None,
     inject: tuple[str, ...] = (),
@@ -94,7 +95,8 @@ def simulated_table(
     """A configuration in folder naming a simulated device on a pty, dealer pulling by itself.
 
     game defaults to Punto Banco on a manual shoe and Macau method 1 on the machine.
-    device_lines, service_lines: more [device] and [service] keys, as TOML lines.
+    device_lines, service_lines: more [device] and [service] keys, as TOML lines;
+    shoe_lines: a [shoe] section's keys (none: no section).
     journal_dir: keep the journal there instead of in folder.
     inject: simulator faults, KIND@round=N or KIND@card=N (docs/simulator.md).
     Pairing keys live in folder/keys. journal: make the table's journal, as
@@ -119,7 +121,7 @@ def simulated_table(
             f'table_id = "T1"\n[game]\nname = "{game}"\ndecks = {decks}\n'
             f'[device]\nkind = "{kind}"\nurl = "{pty.link}"\n{device_lines}'
             f'[service]\njournal_path = "{journal_file}"\ncontrol_socket = "control.sock"\n'
-            f'key_dir = "keys"\n{service_lines}'
+            f'key_dir = "keys"\n{service_lines}' + (f"[shoe]\n{shoe_lines}" if shoe_lines else "")
         )
         if journal:
             Journal.init(table.journal_path, table_id="T1")

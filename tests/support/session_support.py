@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from cardshoe.controller.config import (
     DeviceConfig,
@@ -118,8 +119,11 @@ def session_on(
     journal_path: Path,
     *,
     over_pty: bool = False,
+    **session_options: Any,
 ) -> Iterator[tuple[TableSession, DealerButton]]:
-    """A session on the simulated device, over sim:// or a real pty; closed afterwards."""
+    """A session on the simulated device, over sim:// or a real pty; closed afterwards.
+
+    session_options: TableSession's keywords (its clocks)."""
     dealer = DealerButton(core)
     if over_pty:
         with (
@@ -127,7 +131,7 @@ def session_on(
             Journal.open(journal_path, table_id=config.table_id, create=True) as journal,
             open_device(str(pty.link), timing=FAST_LINK) as device,
         ):
-            yield TableSession(config, journal, device, [dealer]), dealer
+            yield TableSession(config, journal, device, [dealer], **session_options), dealer
         return
     register_sim_url_handler()
     name = f"session-test-{next(_names)}"
@@ -137,7 +141,7 @@ def session_on(
             Journal.open(journal_path, table_id=config.table_id, create=True) as journal,
             open_device(url, timing=FAST_LINK) as device,
         ):
-            yield TableSession(config, journal, device, [dealer]), dealer
+            yield TableSession(config, journal, device, [dealer], **session_options), dealer
     finally:
         release(name)
 

@@ -200,3 +200,15 @@ def deal_while_due(table: Table, shoe: Iterator[CardId]) -> None:
     """Draw cards while the procedure wants one, as draw control lets them out."""
     while table.model.card_due() is not None:
         table.draw([next(shoe)])
+
+
+def play_round(table: Table, shoe: Iterator[CardId]) -> None:
+    """From bets open to the next round open for bets (the machine's return included)."""
+    assert table.state == State.BETTING
+    table.feed(CloseBets())
+    deal_while_due(table, shoe)
+    if table.state == State.RETURNING:
+        shoe_state = table.model.shoe
+        assert shoe_state is not None
+        table.feed(table.device.returned(shoe_state.cards_out))
+    assert table.state == State.BETTING
