@@ -1,0 +1,137 @@
+"""The real `shoectl floor web` in a child process, its users, and a client of its JSON API.
+
+PitService starts the installed CLI as the systemd unit does (on port 0, so
+parallel tests never collide) and reads the URL from its start-up line.
+PitClient speaks HTTP to it with a cookie jar, as a browser or another
+system would, and hands back the status and the JSON of every answer.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+START_TIMEOUT_S = 30.0
+URL_LINE = re.compile(r"serving (http://127\.0\.0\.1:(\d+)/)")
+PASSWORD = "correct horse battery"
+"""Every test user's password."""
+
+
+def add_user(dsn: str, folder: Path, name: str, role: str) -> subprocess.CompletedProcess[str]:
+    """`shoectl floor user add` with a password file, as an administrator would run it."""
+    secret = folder / f"{name}.password"
+    secret.write_text(PASSWORD + "\n", encoding="utf-8")
+    command = [sys.executable, "-m", "cardshoe.controller.cli", "floor", "user", "add", name]
+    command += ["--role", role, "--dsn", dsn, "--password-file", str(secret)]
+    return subprocess.run(command, capture_output=True, text=True, timeout=60)
+
+
+class PitService:
+    """One `shoectl floor web` on a floor database (and its broker, when given)."""
+
+    def __init__(self, dsn: str, log_path: Path, *extra: str) -> None:
+        self.dsn = dsn
+        self.log_path = log_path
+        self.extra = extra
+        self.url = ""
+        self.port = 0
+        self._process: subprocess.Popen[str] | None = None
+
+    def start(self) -> str:
+        command = [sys.executable, "-m", "cardshoe.controller.cli", "floor", "web"]
+        command += ["--dsn", self.dsn, "--listen", f"127.0.0.1:{self.port}", *self.extra]
+        process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+        self._process = process
+        assert process.stderr is not None
+        deadline = time.monotonic() + START_TIMEOUT_S
+        line = ""
+        while time.monotonic() < deadline:
+            line = process.stderr.readline()
+            found = URL_LINE.search(line)
+            if found:
+                self.url, self.port = found.group(1), int(found.group(2))
+                return self.url
+            if not line and process.poll() is not None:
+                break
+        self.stop()
+        raise AssertionError(f"shoectl floor web did not start: {line!r}")
+
+    def stop(self) -> str:
+        """Stop it; returns what it wrote on stderr after its start-up line."""
+        process, self._process = self._process, None
+        if process is None:
+            return ""
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        assert process.stderr is not None
+        rest = process.stderr.read()
+        process.stderr.close()
+        return rest
+
+    def __enter__(self) -> PitService:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class PitClient:
+    """HTTP to the pit with a session cookie, the way the page's script talks to it."""
+
+    def __init__(self, url: str) -> None:
+        parts = urlsplit(url)
+        self.host, self.port = parts.hostname or "127.0.0.1", parts.port or 80
+        self.cookie: str | None = None
+        self.csrf_token: str | None = None
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        csrf: bool = True,
+        raw: bytes | None = None,
+        content_type: str = "application/json",
+    ) -> tuple[int, Any]:
+        headers = {}
+        if self.cookie is not None:
+            headers["Cookie"] = self.cookie
+        if csrf and self.csrf_token is not None:
+            headers["X-CSRF-Token"] = self.csrf_token
+        data = raw if raw is not None else None if body is None else json.dumps(body).encode()
+        if data is not None:
+            headers["Content-Type"] = content_type
+        connection = http.client.HTTPConnection(self.host, self.port, timeout=30)
+        try:
+            connection.request(method, path, body=data, headers=headers)
+            response = connection.getresponse()
+            text = response.read()
+            cookie = response.getheader("set-cookie")
+            if cookie is not None:
+                self.cookie = cookie.split(";")[0]
+            assert response.getheader("content-type", "").startswith("application/json"), text
+            return response.status, json.loads(text)
+        finally:
+            connection.close()
+
+    def get(self, path: str) -> tuple[int, Any]:
+        return self.request("GET", path)
+
+    def login(self, user: str, password: str = PASSWORD) -> tuple[int, Any]:
+        status, answer = self.request("POST", "/api/login", {"user": user, "password": password})
+        if status == 200:
+            self.csrf_token = answer["csrf_token"]
+        return status, answer
