@@ -57,9 +57,11 @@ test: venv lint typecheck verify-deploy browser
 	$(BIN)/python -m pytest
 
 # 12 simulated tables, each with its simulator, service, journal and uplink, into a
-# throwaway mosquitto and PostgreSQL through one ingest (docs/floor.md).
+# throwaway mosquitto and PostgreSQL through one ingest (docs/floor.md), and the pit on
+# PIT_LISTEN with alarms to acknowledge (docs/pit.md); Ctrl-C ends it.
+PIT_LISTEN ?= 127.0.0.1:8090
 floor-demo: venv
-	$(BIN)/shoectl floor demo --tables 12
+	$(BIN)/shoectl floor demo --tables 12 --pit $(PIT_LISTEN)
 
 bench: venv
 	$(BIN)/python bench/run_all.py

@@ -113,7 +113,14 @@ def status(dsn: str, as_json: bool) -> None:
     show_default=True,
     help="Seconds between cards at each table.",
 )
-def demo(tables: int, rounds: int, speed: float) -> None:
+@click.option(
+    "--pit",
+    "pit_listen",
+    metavar="HOST:PORT",
+    help="Also serve the pit there (shoectl floor web), with a demo supervisor and alarms to "
+    "acknowledge; it stays up after the reconciliation until Ctrl-C.",
+)
+def demo(tables: int, rounds: int, speed: float, pit_listen: str | None) -> None:
     """A floor of simulated tables into a throwaway mosquitto and PostgreSQL, live.
 
     Each table runs shoectl demo and shoectl uplink; one shoectl floor
@@ -122,9 +129,16 @@ def demo(tables: int, rounds: int, speed: float) -> None:
     """
     from rich.console import Console
 
-    from cardshoe.controller.floor.demo import run_floor_demo
+    from cardshoe.controller.floor.demo import FORGED_TABLE, run_floor_demo
+    from cardshoe.controller.web.server import ListenAddress
 
-    if run_floor_demo(tables, rounds, speed, Console()) != 0:
+    if pit_listen is not None:
+        ListenAddress.parse(pit_listen, "--pit")
+        if tables < int(FORGED_TABLE[1:]):
+            raise click.BadParameter(
+                f"the pit demo needs at least {FORGED_TABLE[1:]} tables", param_hint="--tables"
+            )
+    if run_floor_demo(tables, rounds, speed, Console(), pit_listen) != 0:
         raise click.exceptions.Exit(1)
 
 

@@ -10,6 +10,7 @@ from typing import Any
 import psycopg
 
 from cardshoe.controller.floor.messages import EventMessage
+from cardshoe.controller.journal.chain import GENESIS_HASH
 from cardshoe.controller.journal.store import Record
 from cardshoe.controller.pit.floor_copy import floor_records
 from cardshoe.controller.scoreboard.round_recall import JournalEntry, recall_round
@@ -36,20 +37,18 @@ def round_recall(
     if recall is None:
         return None
     by_id = {record.id: record for record in records}
-    previous = _previous_hash(db, table_id, records[0].id) if records else None
-    checks = []
-    for record in records:
-        checks.append(
-            {
-                "id": record.id,
-                "kind": record.kind,
-                "time": record.time_utc,
-                "hash": record.hash,
-                "hash_ok": EventMessage.from_record(record).hash_matches(),
-                "links": previous is None or record.prev_hash == previous,
-            }
-        )
-        previous = record.hash
+    before = _hashes(db, table_id, [record.id - 1 for record in records])
+    checks = [
+        {
+            "id": record.id,
+            "kind": record.kind,
+            "time": record.time_utc,
+            "hash": record.hash,
+            "hash_ok": EventMessage.from_record(record).hash_matches(),
+            "links": record.prev_hash == before.get(record.id - 1),
+        }
+        for record in records
+    ]
     read_at = {card["record"]: _millis(by_id[card["record"]]) for card in recall.cards}
     return recall.to_json() | {
         "table_id": table_id,
@@ -64,13 +63,13 @@ def _millis(record: Record) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{record.time_ns // 1_000_000 % 1000:03d}Z"
 
 
-def _previous_hash(db: psycopg.Connection, table_id: str, record_id: int) -> str | None:
-    """The hash of the record before the round's first, when it is not in the round itself."""
-    row = db.execute(
-        "SELECT hash FROM journal_records WHERE table_id = %s AND record_id = %s",
-        (table_id, record_id - 1),
-    ).fetchone()
-    return None if row is None else str(row[0])
+def _hashes(db: psycopg.Connection, table_id: str, record_ids: list[int]) -> dict[int, str]:
+    """The stored hash of each record id (record 0 is the chain's genesis)."""
+    rows = db.execute(
+        "SELECT record_id, hash FROM journal_records WHERE table_id = %s AND record_id = ANY(%s)",
+        (table_id, record_ids),
+    ).fetchall()
+    return {0: GENESIS_HASH} | {int(record_id): digest for record_id, digest in rows}
 
 
 def _dealer_at(db: psycopg.Connection, table_id: str, record_id: int) -> str | None:

@@ -135,3 +135,18 @@ class PitClient:
         if status == 200:
             self.csrf_token = answer["csrf_token"]
         return status, answer
+
+
+def deal_table(folder: Path, table_id: str, game: str, rounds: int) -> Path:
+    """A table's journal with one short shoe dealt by the real table software; its path."""
+    journal = folder / f"{table_id}.sqlite"
+    config = folder / f"{table_id}.toml"
+    config.write_text(
+        f'table_id = "{table_id}"\n[game]\nname = "{game}"\n[device]\nkind = "shoe"\n'
+        f'[service]\njournal_path = "{journal}"\n',
+        encoding="utf-8",
+    )
+    command = [sys.executable, "-m", "cardshoe.controller.cli", "demo", "--config", str(config)]
+    command += ["--transport", "inproc", "--rounds", str(rounds), "--journal", str(journal)]
+    subprocess.run(command, check=True, capture_output=True, timeout=120)
+    return journal

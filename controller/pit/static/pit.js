@@ -79,10 +79,10 @@ function listen() {
 }
 
 function scheduleRedraw() {
-  // Many batches a second become one redraw: the page reads the API at most every 300 ms.
+  // Many batches a second become one redraw: the page reads the API at most every 150 ms.
   if (state.pending || !state.redraw) return;
   state.pending = true;
-  setTimeout(() => { state.pending = false; if (state.redraw) state.redraw(); }, 300);
+  setTimeout(() => { state.pending = false; if (state.redraw) state.redraw(); }, 150);
 }
 
 function go(path) {
@@ -105,7 +105,7 @@ function route() {
   else if (parts[0] === "pace") draw = drawPace;
   else if (parts[0] === "tables" && parts.length === 2) draw = () => drawTable(parts[1]);
   else if (parts[0] === "tables" && parts.length === 5) draw = () => drawRound(parts[1], parts[3], parts[4]);
-  else draw = async () => { page().replaceChildren(el("p", {}, "No such page.")); };
+  else draw = async () => { show(el("p", {}, "No such page.")); };
   state.redraw = async () => {
     try { await draw(); showProblem(""); } catch (failure) {
       if (failure.status !== 401) showProblem(failure.message);
@@ -116,6 +116,10 @@ function route() {
 }
 
 function page() { return document.getElementById("page"); }
+
+function show(...nodes) {
+  page().replaceChildren(...nodes.filter((node) => node !== null && node !== undefined));
+}
 
 async function refreshAlarmCount() {
   if (!state.session) return;
@@ -145,7 +149,7 @@ async function drawFloor() {
   const attention = el("input", { type: "checkbox", id: "filter-attention", checked: filters.attention,
     onchange: (event) => { filters.attention = event.target.checked; drawFloor(); } });
   const rounds = tiles.reduce((sum, tile) => sum + tile.rounds, 0);
-  page().replaceChildren(
+  show(
     el("div", { class: "filters" }, el("label", {}, "Game ", gameChoice),
       el("label", {}, attention, " needs attention")),
     el("div", { class: "summary", id: "floor-summary" },
@@ -174,7 +178,7 @@ async function drawTable(tableId) {
   const shoe = new URLSearchParams(location.search).get("shoe");
   const view = await api(`/api/tables/${encodeURIComponent(tableId)}${shoe ? `?shoe=${encodeURIComponent(shoe)}` : ""}`);
   const board = view.board;
-  page().replaceChildren(
+  show(
     el("h1", {}, `Table ${tableId}`),
     el("div", { class: "tiles" }, tileNode(view.table)),
     el("h2", {}, "Scoreboard"),
@@ -200,7 +204,7 @@ async function drawTable(tableId) {
 async function drawRound(tableId, shoeId, roundNo) {
   const recall = await api(`/api/tables/${encodeURIComponent(tableId)}/rounds/${encodeURIComponent(shoeId)}/${encodeURIComponent(roundNo)}`);
   const result = recall.result;
-  page().replaceChildren(
+  show(
     el("h1", {}, `Table ${tableId}, shoe ${shoeId}, round ${roundNo}`),
     el("p", { class: "noprint" }, el("button", { type: "button", onclick: () => window.print() }, "Print for the dispute file")),
     el("p", {}, `dealer signed in: ${recall.dealer || "—"}`, recall.demo ? " (demonstration round)" : ""),
@@ -237,7 +241,7 @@ async function drawAlarms() {
   const all = new URLSearchParams(location.search).get("state") === "all";
   const alarms = await api(`/api/alarms?state=${all ? "all" : "open"}`);
   const mayAck = state.session.role !== "viewer";
-  page().replaceChildren(
+  show(
     el("div", { class: "filters" }, el("h1", {}, all ? "Every alarm" : "Alarms to acknowledge"),
       link(all ? "/alarms" : "/alarms?state=all", all ? "only open ones" : "show acknowledged too")),
     alarms.length ? null : el("p", { id: "no-alarms" }, "No alarm waits."),
@@ -300,7 +304,7 @@ async function drawPace() {
   const rows = (list, extra) => list.map((row) => el("tr", {}, el("td", {}, row.name), el("td", {}, row.rounds),
     el("td", {}, (row.rounds / Math.max(1, row.rounds_by_hour.filter(Boolean).length)).toFixed(1)),
     extra ? [el("td", {}, `${Math.round(row.hold_s)} s`), el("td", {}, `${Math.round(row.shuffle_s)} s`)] : null));
-  page().replaceChildren(
+  show(
     el("div", { class: "filters" }, el("h1", {}, "Pace"), el("label", {}, "Day (UTC) ", day)),
     el("p", {}, "Rounds per hour of the day, the whole floor:"),
     barPlot(total, "rounds per hour of day"),
