@@ -37,6 +37,9 @@ ROUNDS = 10
 """Rounds a table has dealt before the page opens: a shoe.started and six records a round."""
 API_REQUESTS = 300
 COMMITS = 30
+INGEST_ID = "bench-pit"
+"""One ingest client id throughout: a stopped ingest's session keeps its share of the shared
+subscription, so a second id would leave half the live records waiting for the resend."""
 
 
 def table_records(table_id: str) -> list[bytes]:
@@ -69,7 +72,7 @@ def table_records(table_id: str) -> list[bytes]:
 
 
 def fill_floor(broker: Mosquitto, dsn: str, tables: int, folder: Path) -> None:
-    ingest = start(ingest_command(broker, dsn, "bench-pit"), folder / "ingest-fill.log")
+    ingest = start(ingest_command(broker, dsn, INGEST_ID), folder / "ingest-fill.log")
     wait_for("ingest", lambda: "ingest subscribed" in (folder / "ingest-fill.log").read_text())
     settings = BrokerSettings(broker.url)
     client = new_client(settings, "bench-pit-publisher")
@@ -146,7 +149,7 @@ def commit_to_tile(page: Page, folder: Path, broker: Mosquitto, dsn: str) -> lis
             round_no=None,
             device_serial=None,
         )
-    ingest = start(ingest_command(broker, dsn, "bench-pit-live"), folder / "ingest-live.log")
+    ingest = start(ingest_command(broker, dsn, INGEST_ID), folder / "ingest-live.log")
     uplink = start(
         shoectl(
             "uplink",

@@ -39,6 +39,8 @@ PIT_PASSWORD = "demo-supervisor-password"
 """The demo supervisor the pit demo prints: a throwaway database, a throwaway password."""
 FOREIGN_CARD_TABLE = "T02"
 """In the pit demo, this table's simulator slips a card of another deck set into round 2."""
+PIT_START_S = 30.0
+"""How long the pit may take to start listening."""
 FORGED_TABLE = "T05"
 """In the pit demo, a forged copy of this table's last record reaches the floor's broker."""
 SITE = "demo-floor"
@@ -334,22 +336,17 @@ def _pit(folder: Path, dsn: str, broker_url: str, listen: str, console: Console)
     add = _shoectl("floor", "user", "add", PIT_USER, "--role", "supervisor", "--dsn", dsn)
     subprocess.run([*add, "--password-file", str(secret)], check=True, capture_output=True)
     command = _shoectl("floor", "web", "--dsn", dsn, "--broker", broker_url, "--listen", listen)
-    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
-    try:
-        assert process.stderr is not None
-        line = process.stderr.readline()
-        if "serving " not in line:
-            raise UserError(f"the pit did not start: {line.strip() or 'no output'}")
-        url = line.split("serving ", 1)[1].strip()
+    log = folder / "pit.log"
+    with _process(command, log) as process:
+        deadline = time.monotonic() + PIT_START_S
+        while "serving " not in log.read_text(encoding="utf-8", errors="replace"):
+            if process.poll() is not None or time.monotonic() > deadline:
+                lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
+                raise UserError(f"the pit did not start: {lines[-1] if lines else 'no output'}")
+            time.sleep(0.1)
+        url = log.read_text(encoding="utf-8").split("serving ", 1)[1].split()[0]
         console.print(f"the pit: {url} (log in as {PIT_USER} / {PIT_PASSWORD})")
         yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def _publish_forged_record(broker_url: str, table: DemoTable) -> None:

@@ -14,7 +14,7 @@ import psycopg
 import pytest
 from support.dealt_journals import deal_shoes
 from support.floor_support import Floor, wait_for_floor
-from support.pit_support import PitClient, PitService, add_user
+from support.pit_support import PitClient, PitService, add_user, raise_alarm
 from support.shoectl import ShoectlRunner
 
 from cardshoe.controller.journal.store import Journal
@@ -53,19 +53,6 @@ def empty_pit(dsn: str, tmp_path: Path) -> Iterator[PitService]:
 def table_id_of(journal: Path) -> str:
     with Journal.open_readonly(journal) as opened:
         return opened.table_id
-
-
-def raise_alarm(journal: Path, kind: str, detail: str) -> int:
-    """An alarm record appended by the journal's real writer, as the table service does."""
-    table_id = table_id_of(journal)
-    with Journal.open(journal, table_id=table_id) as opened, opened.transaction() as transaction:
-        return transaction.append(
-            "alarm",
-            {"kind": kind, "detail": detail},
-            shoe_id=None,
-            round_no=None,
-            device_serial=None,
-        )
 
 
 def test_every_api_path_needs_a_session(empty_pit: PitService) -> None:

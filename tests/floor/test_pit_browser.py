@@ -15,10 +15,8 @@ import psycopg
 import pytest
 from playwright.sync_api import Browser, Page, expect
 from support.floor_support import Floor, wait_for_floor
-from support.pit_support import PASSWORD, PitService, add_user, deal_table
+from support.pit_support import PASSWORD, PitService, add_user, deal_table, raise_alarm
 from support.shoectl import ShoectlRunner
-
-from cardshoe.controller.journal.store import Journal
 
 TABLES = {"T01": "punto-banco", "T02": "macau-1", "T03": "seven-up"}
 VIEWPORTS = [{"width": 1920, "height": 1080}, {"width": 390, "height": 844}]
@@ -80,17 +78,6 @@ def fits_the_screen(page: Page) -> bool:
     return bool(page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"))
 
 
-def raise_alarm(journal: Path, table_id: str, kind: str, detail: str) -> int:
-    with Journal.open(journal, table_id=table_id) as opened, opened.transaction() as transaction:
-        return transaction.append(
-            "alarm",
-            {"kind": kind, "detail": detail},
-            shoe_id=None,
-            round_no=None,
-            device_serial=None,
-        )
-
-
 @pytest.mark.parametrize("viewport", VIEWPORTS, ids=["desk", "phone"])
 def test_the_floor_page_shows_every_table_with_postgres_round_counts(
     pit_floor: PitFloor, browser: Browser, viewport: dict[str, int]
@@ -119,7 +106,7 @@ def test_an_alarm_appears_live_and_a_supervisor_acknowledges_it(
     supervisor = logged_in(browser, pit_floor.pit.url, "sam", VIEWPORTS[0])
     expect(supervisor.locator("#status")).to_have_text("live")
     expect(supervisor.locator("[data-table=T02] .alarms")).to_have_count(0)
-    record_id = raise_alarm(pit_floor.journals["T02"], "T02", "foreign_card", "deck 0x00BC614F")
+    record_id = raise_alarm(pit_floor.journals["T02"], "foreign_card", "deck 0x00BC614F")
     # The bound is the pit's own part, from the floor's commit to the page: the uplink's
     # share of the way is the feed's (docs/floor.md), measured end to end in bench/.
     wait_for_floor(pit_floor.floor, [pit_floor.journals["T02"]])

@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from cardshoe.controller.journal.store import Journal
+
 START_TIMEOUT_S = 30.0
 URL_LINE = re.compile(r"serving (http://127\.0\.0\.1:(\d+)/)")
 PASSWORD = "correct horse battery"
@@ -150,3 +152,17 @@ def deal_table(folder: Path, table_id: str, game: str, rounds: int) -> Path:
     command += ["--transport", "inproc", "--rounds", str(rounds), "--journal", str(journal)]
     subprocess.run(command, check=True, capture_output=True, timeout=120)
     return journal
+
+
+def raise_alarm(journal: Path, kind: str, detail: str) -> int:
+    """An alarm record appended by the journal's real writer, as the table service does."""
+    with Journal.open_readonly(journal) as opened:
+        table_id = opened.table_id
+    with Journal.open(journal, table_id=table_id) as opened, opened.transaction() as transaction:
+        return transaction.append(
+            "alarm",
+            {"kind": kind, "detail": detail},
+            shoe_id=None,
+            round_no=None,
+            device_serial=None,
+        )
