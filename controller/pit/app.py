@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import hmac
 import json
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
@@ -29,7 +30,7 @@ from starlette.routing import Route
 
 from cardshoe.controller.floor.broker import BrokerSettings
 from cardshoe.controller.pit import accounts
-from cardshoe.controller.pit.accounts import Session
+from cardshoe.controller.pit.accounts import Role, Session
 from cardshoe.controller.pit.alarms import AckRefused, acknowledge, list_alarms
 from cardshoe.controller.pit.database import DatabaseAway, FloorDatabase
 from cardshoe.controller.pit.live import FloorChanges, started_listeners
@@ -43,6 +44,9 @@ CSRF_HEADER = "X-CSRF-Token"
 PING_S = 10
 RETRY_MS = 1000
 MAX_BODY_BYTES = 16_384
+TILES_FRESH_S = 1.0
+"""The longest the tiles' answer is served again unchanged: lag and rounds-in-the-last-hour
+move with the clock, not only with the floor's changes."""
 NO_CACHE = {"Cache-Control": "no-store"}
 PAGE_PATHS = (
     "/",
@@ -138,11 +142,21 @@ def create_app(settings: PitSettings) -> Starlette:
     async def whoami(request: Request, session: Session) -> Response:
         return JSONResponse(_session_json(session), headers=NO_CACHE)
 
+    tiles_read: dict[Role, tuple[int, float, bytes]] = {}
+    """Per role, the tiles as last read: (changes.version, monotonic time, encoded answer)."""
+
     async def tables(request: Request, session: Session) -> Response:
-        tiles = await database.run(floor_tiles, session.role)
-        for tile in tiles:
-            tile.online = changes.online.get(tile.table_id, tile.online)
-        return JSONResponse([tile.to_json() for tile in tiles], headers=NO_CACHE)
+        """Every screen of the pit asks after each change: the tiles are read once a change
+        (and at least once every TILES_FRESH_S, since lag grows with time), not once a screen."""
+        version, now = changes.version, time.monotonic()
+        cached = tiles_read.get(session.role)
+        if cached is None or cached[0] != version or now - cached[1] > TILES_FRESH_S:
+            tiles = await database.run(floor_tiles, session.role)
+            for tile in tiles:
+                tile.online = changes.online.get(tile.table_id, tile.online)
+            encoded = json.dumps([tile.to_json() for tile in tiles]).encode()
+            cached = tiles_read[session.role] = (version, now, encoded)
+        return Response(cached[2], media_type="application/json", headers=NO_CACHE)
 
     async def table(request: Request, session: Session) -> Response:
         table_id = request.path_params["table_id"]

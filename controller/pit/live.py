@@ -40,6 +40,8 @@ class FloorChanges:
         self._streams: set[asyncio.Queue[set[str]]] = set()
         self.online: dict[str, bool] = {}
         """Each table's online flag from its retained status, as the broker last said it."""
+        self.version = 0
+        """Counts the changes delivered: what was read at one version is stale at the next."""
 
     def attach(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
@@ -50,6 +52,7 @@ class FloorChanges:
             self._loop.call_soon_threadsafe(self._deliver, table_ids)
 
     def _deliver(self, table_ids: set[str]) -> None:
+        self.version += 1
         for stream in self._streams:
             stream.put_nowait(table_ids)
 
