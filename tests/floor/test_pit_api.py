@@ -124,6 +124,12 @@ def test_the_tables_and_a_round_are_what_the_floor_and_the_journal_hold(
     assert all(len(card) == 2 for card in recall["player"] + recall["banker"])
     assert all(check["hash_ok"] and check["links"] for check in recall["record_checks"])
     assert set(recall["card_times"]) == {str(card["record"]) for card in recall["cards"]}
+    dealt_on = view["shoes"][0]["started_at"][:10]
+    status, pace = client.get(f"/api/pace?date={dealt_on}")
+    assert status == 200 and pace["date"] == dealt_on
+    (row,) = pace["tables"]
+    assert (row["name"], row["rounds"], len(row["rounds_by_hour"])) == (table_id, 3, 24)
+    assert sum(dealer["rounds"] for dealer in pace["dealers"]) == 3
 
 
 def test_an_alarm_is_acknowledged_by_a_supervisor_with_a_note_and_audited(
