@@ -44,7 +44,7 @@ def pit_floor(floor: Floor, tmp_path: Path) -> Iterator[PitFloor]:
     wait_for_floor(floor, list(journals.values()))
     for name, role in (("sam", "supervisor"), ("vic", "viewer")):
         assert add_user(floor.dsn, tmp_path, name, role).returncode == 0
-    with PitService(floor.dsn, tmp_path / "pit.log", "--broker", floor.broker.url) as pit:
+    with PitService(floor.dsn, "--broker", floor.broker.url) as pit:
         yield PitFloor(floor, journals, pit)
 
 

@@ -10,18 +10,15 @@ from __future__ import annotations
 
 import http.client
 import json
-import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from cardshoe.controller.journal.store import Journal
+from support.web_support import WebService
 
-START_TIMEOUT_S = 30.0
-URL_LINE = re.compile(r"serving (http://127\.0\.0\.1:(\d+)/)")
 PASSWORD = "correct horse battery"
 """Every test user's password."""
 
@@ -35,58 +32,27 @@ def add_user(dsn: str, folder: Path, name: str, role: str) -> subprocess.Complet
     return subprocess.run(command, capture_output=True, text=True, timeout=60)
 
 
-class PitService:
-    """One `shoectl floor web` on a floor database (and its broker, when given)."""
+class PitService(WebService):
+    """One `shoectl floor web` on a floor database (and its broker, when given): started,
+    stopped and its URL read as the scoreboard's WebService does."""
 
-    def __init__(self, dsn: str, log_path: Path, *extra: str) -> None:
+    def __init__(self, dsn: str, *extra: str) -> None:
+        super().__init__(Path(), *extra)
         self.dsn = dsn
-        self.log_path = log_path
-        self.extra = extra
-        self.url = ""
-        self.port = 0
-        self._process: subprocess.Popen[str] | None = None
 
-    def start(self) -> str:
-        command = [sys.executable, "-m", "cardshoe.controller.cli", "floor", "web"]
-        command += ["--dsn", self.dsn, "--listen", f"127.0.0.1:{self.port}", *self.extra]
-        process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
-        self._process = process
-        assert process.stderr is not None
-        deadline = time.monotonic() + START_TIMEOUT_S
-        line = ""
-        while time.monotonic() < deadline:
-            line = process.stderr.readline()
-            found = URL_LINE.search(line)
-            if found:
-                self.url, self.port = found.group(1), int(found.group(2))
-                return self.url
-            if not line and process.poll() is not None:
-                break
-        self.stop()
-        raise AssertionError(f"shoectl floor web did not start: {line!r}")
-
-    def stop(self) -> str:
-        """Stop it; returns what it wrote on stderr after its start-up line."""
-        process, self._process = self._process, None
-        if process is None:
-            return ""
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        assert process.stderr is not None
-        rest = process.stderr.read()
-        process.stderr.close()
-        return rest
-
-    def __enter__(self) -> PitService:
-        self.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+    def command(self) -> list[str]:
+        return [
+            sys.executable,
+            "-m",
+            "cardshoe.controller.cli",
+            "floor",
+            "web",
+            "--dsn",
+            self.dsn,
+            "--listen",
+            f"127.0.0.1:{self.port}",
+            *self.extra,
+        ]
 
 
 class PitClient:
