@@ -83,11 +83,13 @@ test: venv lint typecheck verify-deploy browser
 	$(BIN)/python -m pytest
 
 # 12 simulated tables, each with its simulator, service, journal and uplink, into a
-# throwaway mosquitto and PostgreSQL through one ingest (docs/floor.md).
+# throwaway mosquitto and PostgreSQL through one ingest (docs/floor.md), and the pit on
+# PIT_LISTEN with alarms to acknowledge (docs/pit.md); Ctrl-C ends it.
 # mosquitto and PostgreSQL come from Debian: without them it stops, before installing
 # anything, with the apt-get line that brings them.
+PIT_LISTEN ?= 127.0.0.1:8090
 floor-demo: floor-servers $(FLOOR_SETUP_STAMP)
-	$(BIN)/shoectl floor demo --tables 12
+	$(BIN)/shoectl floor demo --tables 12 --pit $(PIT_LISTEN)
 
 floor-servers:
 	@bash .ci/install-floor.sh --check

@@ -35,6 +35,7 @@ BENCHES = (
     "bench_scoreboard",
     "bench_protection",
     "bench_floor",
+    "bench_pit",
 )
 
 

@@ -1,4 +1,5 @@
-"""Suite-wide fixtures: the real shoectl as a subprocess, and the leak guards every test gets."""
+"""Suite-wide fixtures: the real shoectl as a subprocess, the browser of tests/web and the pit's
+tests/floor, and the leak guards every test gets."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import Browser, Playwright, sync_playwright
 from support.shoectl import ShoectlRunner
 
 from cardshoe.controller.cli.sim_scheme import register_sim_scheme
@@ -75,3 +77,26 @@ def shared_folder() -> Iterator[Path]:
     folder.chmod(0o755)
     yield folder
     shutil.rmtree(folder)
+
+
+CHROMIUM = Path("/usr/lib/chromium/chromium-headless-shell")
+"""Debian's headless Chromium: `playwright install` cannot download browsers here, so
+Playwright launches the Debian package's binary by path; `make test` installs it first
+(.ci/install-browser.sh). Without it the browser tests fail, saying how to install it: a
+page nobody has seen in a browser is not tested."""
+
+
+@pytest.fixture(scope="session")
+def playwright() -> Iterator[Playwright]:
+    with sync_playwright() as driver:
+        yield driver
+
+
+@pytest.fixture(scope="session")
+def browser(playwright: Playwright) -> Iterator[Browser]:
+    """One browser for the whole run, shared by the scoreboard's and the pit's tests."""
+    if not CHROMIUM.exists():
+        pytest.fail(f"{CHROMIUM} is missing: run 'make browser' (.ci/install-browser.sh) as root")
+    launched = playwright.chromium.launch(executable_path=str(CHROMIUM))
+    yield launched
+    launched.close()

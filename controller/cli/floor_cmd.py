@@ -32,7 +32,7 @@ def _broker_options(command: Callable[..., None]) -> Callable[..., None]:
 @click.group()
 def floor() -> None:
     """The floor's database: create it, register tables, fill it from the broker, report on it,
-    or try it all on simulated tables (demo).
+    serve the pit, or try it all on simulated tables (demo).
 
     These commands need the `floor` extra: pip install 'cardshoe[floor]'. Exit codes:
     0 success, 1 a table's chain is broken (status) or a demo record was lost, 2 bad input
@@ -256,7 +256,14 @@ def authenticate(
     show_default=True,
     help="Seconds between cards at each table.",
 )
-def demo(tables: int, rounds: int, speed: float) -> None:
+@click.option(
+    "--pit",
+    "pit_listen",
+    metavar="HOST:PORT",
+    help="Also serve the pit there (shoectl floor web), with a demo supervisor and alarms to "
+    "acknowledge; it stays up after the reconciliation until Ctrl-C.",
+)
+def demo(tables: int, rounds: int, speed: float, pit_listen: str | None) -> None:
     """A floor of simulated tables into a throwaway mosquitto and PostgreSQL, live.
 
     Each table runs shoectl demo and shoectl uplink; one shoectl floor
@@ -265,7 +272,126 @@ def demo(tables: int, rounds: int, speed: float) -> None:
     """
     from rich.console import Console
 
-    from cardshoe.controller.floor.demo import run_floor_demo
+    from cardshoe.controller.floor.demo import FORGED_TABLE, run_floor_demo
+    from cardshoe.controller.web.server import ListenAddress
 
-    if run_floor_demo(tables, rounds, speed, Console()) != 0:
+    if pit_listen is not None:
+        ListenAddress.parse(pit_listen, "--pit")
+        if tables < int(FORGED_TABLE[1:]):
+            raise click.BadParameter(
+                f"the pit demo needs at least {FORGED_TABLE[1:]} tables", param_hint="--tables"
+            )
+    if run_floor_demo(tables, rounds, speed, Console(), pit_listen) != 0:
         raise click.exceptions.Exit(1)
+
+
+@floor.group()
+def user() -> None:
+    """The pit's users (docs/pit.md): viewers, supervisors and surveillance."""
+
+
+@user.command("add")
+@click.argument("name")
+@click.option(
+    "--role",
+    type=click.Choice(["viewer", "supervisor", "surveillance"]),
+    required=True,
+    help="viewer reads; supervisor also acknowledges alarms; surveillance also sees advantage "
+    "and stacked-shoe alarms.",
+)
+@DSN_OPTION
+@click.option(
+    "--password-file",
+    type=FILE,
+    help="Read the password from the first line of this file instead of prompting.",
+)
+def user_add(name: str, role: str, dsn: str, password_file: Path | None) -> None:
+    """Add a user of the pit; the password is stored as a scrypt hash only."""
+    from cardshoe.controller.errors import UserError
+    from cardshoe.controller.floor.schema import connect, require_current
+    from cardshoe.controller.pit.accounts import Role, add_user
+
+    if password_file is None:
+        password = click.prompt("password", hide_input=True, confirmation_prompt=True)
+    else:
+        try:
+            lines = password_file.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UserError(f"--password-file {password_file}: cannot read it ({exc})") from None
+        password = lines[0] if lines else ""
+    with connect(dsn, autocommit=True) as connection:
+        require_current(connection)
+        add_user(connection, name, Role(role), password)
+    click.echo(f"pit user {name} added as {role}")
+
+
+@floor.command()
+@DSN_OPTION
+@click.option(
+    "--broker", help="mqtt://HOST:PORT or mqtts://HOST:PORT: the tables' retained status."
+)
+@click.option("--ca", type=FILE, help="The floor's CA certificate (mqtts://).")
+@click.option("--cert", type=FILE, help="The pit's MQTT client certificate.")
+@click.option("--key", type=FILE, help="The key of --cert.")
+@click.option(
+    "--listen",
+    default="127.0.0.1:8090",
+    show_default=True,
+    metavar="HOST:PORT",
+    help="Address to serve on; port 0 lets the system choose (the URL is printed).",
+)
+@click.option("--tls-cert", type=FILE, help="Serve HTTPS with this certificate (PEM).")
+@click.option("--tls-key", type=FILE, help="The key of --tls-cert.")
+@click.option(
+    "--overdue-after",
+    type=click.FloatRange(min=1),
+    default=300.0,
+    show_default=True,
+    help="Seconds an alarm may stay unacknowledged before it is marked overdue.",
+)
+@click.option(
+    "--client-id", default="cardshoe-pit-1", show_default=True, help="The pit's MQTT client id."
+)
+def web(
+    dsn: str,
+    broker: str | None,
+    ca: Path | None,
+    cert: Path | None,
+    key: Path | None,
+    listen: str,
+    tls_cert: Path | None,
+    tls_key: Path | None,
+    overdue_after: float,
+    client_id: str,
+) -> None:
+    """Serve the pit: the floor, tables, round recall, alarms and pace pages and their JSON
+    API (docs/pit.md), live from the floor database. Runs until Ctrl-C or SIGTERM."""
+    import logging
+
+    from cardshoe.controller.errors import UserError
+    from cardshoe.controller.floor.broker import BrokerSettings
+    from cardshoe.controller.floor.schema import connect, require_current
+    from cardshoe.controller.pit.app import PitSettings
+    from cardshoe.controller.pit.server import ServerTls, pit_url, serve
+    from cardshoe.controller.service.logging_setup import configure_logging
+    from cardshoe.controller.web.server import ListenAddress
+
+    address = ListenAddress.parse(listen)
+    if (tls_cert is None) != (tls_key is None):
+        raise UserError("give --tls-cert and --tls-key together, or neither")
+    tls = None if tls_cert is None or tls_key is None else ServerTls(tls_cert, tls_key)
+    for path in (tls_cert, tls_key):
+        if path is not None and not path.is_file():
+            raise UserError(f"{path}: no such file")
+    settings = PitSettings(
+        dsn=dsn,
+        broker=None if broker is None else BrokerSettings(broker, ca=ca, cert=cert, key=key),
+        client_id=client_id,
+        overdue_after_s=overdue_after,
+    )
+    with connect(dsn) as connection:
+        require_current(connection)
+    configure_logging(level=logging.WARNING)
+    sock = address.bind()
+    click.echo(f"shoectl floor web: serving {pit_url(sock, tls)}", err=True)
+    serve(settings, sock, tls)

@@ -16,7 +16,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import psycopg
@@ -25,12 +25,24 @@ from rich.live import Live
 from rich.table import Table
 
 from cardshoe.controller.errors import UserError
+from cardshoe.controller.floor.broker import BrokerSettings, new_client
 from cardshoe.controller.floor.local_servers import Mosquitto, Postgres
+from cardshoe.controller.floor.messages import EventMessage
 from cardshoe.controller.floor.schema import connect, migrate
 from cardshoe.controller.floor.status import TableStatus, floor_status
+from cardshoe.controller.floor.topics import Leaf, table_topic
 from cardshoe.controller.journal.store import Journal, JournalError
 
 GAMES = ("punto-banco", "macau-1", "seven-up", "macau-2")
+PIT_USER = "demo-supervisor"
+PIT_PASSWORD = "demo-supervisor-password"
+"""The demo supervisor the pit demo prints: a throwaway database, a throwaway password."""
+FOREIGN_CARD_TABLE = "T02"
+"""In the pit demo, this table's simulator slips a card of another deck set into round 2."""
+PIT_START_S = 30.0
+"""How long the pit may take to start listening."""
+FORGED_TABLE = "T05"
+"""In the pit demo, a forged copy of this table's last record reaches the floor's broker."""
 SITE = "demo-floor"
 CATCH_UP_S = 60.0
 """How long the floor may take to verify everything once the tables have finished."""
@@ -97,16 +109,25 @@ def _process(command: list[str], log: Path) -> Iterator[subprocess.Popen[bytes]]
                 process.wait()
 
 
-def run_floor_demo(tables: int, rounds: int, speed: float, console: Console) -> int:
-    """Run the demo; returns the records lost or duplicated over every table (0 when right)."""
+def run_floor_demo(
+    tables: int, rounds: int, speed: float, console: Console, pit_listen: str | None = None
+) -> int:
+    """Run the demo; returns the records lost or duplicated over every table (0 when right).
+
+    With pit_listen, the pit (shoectl floor web) serves the floor there from the start,
+    one table deals a foreign card and another gets a forged record, so the pit has
+    alarms to acknowledge; the pit stays up after the reconciliation until Ctrl-C.
+    """
     folder = Path(tempfile.mkdtemp(prefix="cardshoe-floor-demo-"))
     try:
-        return _run(folder, tables, rounds, speed, console)
+        return _run(folder, tables, rounds, speed, console, pit_listen)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _run(folder: Path, count: int, rounds: int, speed: float, console: Console) -> int:
+def _run(
+    folder: Path, count: int, rounds: int, speed: float, console: Console, pit_listen: str | None
+) -> int:
     broker = Mosquitto(folder / "mosquitto")
     database = Postgres(folder / "postgres")
     state_dir = folder / "uplink-state"
@@ -123,6 +144,9 @@ def _run(folder: Path, count: int, rounds: int, speed: float, console: Console) 
         stack.callback(database.stop)
         with connect(database.dsn) as connection:
             migrate(connection)
+        pit = None
+        if pit_listen is not None:
+            pit = stack.enter_context(_pit(folder, database.dsn, broker.url, pit_listen, console))
         stack.enter_context(
             _process(
                 _shoectl("floor", "ingest", "--broker", broker.url, "--dsn", database.dsn),
@@ -143,11 +167,20 @@ def _run(folder: Path, count: int, rounds: int, speed: float, console: Console) 
             deal = _shoectl("demo", "--config", config, "--transport", "inproc", "--json")
             deal += ["--journal", str(table.journal_path)]
             deal += ["--rounds", str(rounds), "--speed", str(speed)]
+            if pit is not None and table.table_id == FOREIGN_CARD_TABLE:
+                deal += ["--inject", "foreign-card@round=2"]
             dealers.append(
                 stack.enter_context(_process(deal, folder / f"{table.table_id}-deal.log"))
             )
         _watch(console, database.dsn, demo_tables, dealers, uplinks)
         ended = _reconcile(database.dsn, demo_tables)
+        if pit is not None:
+            forged = next(t for t in demo_tables if t.table_id == FORGED_TABLE)
+            _publish_forged_record(broker.url, forged)
+            console.print(_final_table(ended))
+            console.print(f"the pit stays up at {pit}: log in as {PIT_USER} / {PIT_PASSWORD}")
+            console.print("press Ctrl-C to end the demo")
+            _wait_for_interrupt()
     console.print(_final_table(ended))
     wrong = sum(row.lost + row.duplicated for row in ended)
     console.print(
@@ -313,3 +346,51 @@ def _final_table(ended: list[Reconciliation]) -> Table:
             "verified" if row.verified else "NOT verified",
         )
     return view
+
+
+@contextmanager
+def _pit(folder: Path, dsn: str, broker_url: str, listen: str, console: Console) -> Iterator[str]:
+    """shoectl floor web on the demo floor, with the demo supervisor; yields its URL."""
+    secret = folder / "pit-password"
+    secret.write_text(PIT_PASSWORD + "\n", encoding="utf-8")
+    add = _shoectl("floor", "user", "add", PIT_USER, "--role", "supervisor", "--dsn", dsn)
+    subprocess.run([*add, "--password-file", str(secret)], check=True, capture_output=True)
+    command = _shoectl("floor", "web", "--dsn", dsn, "--broker", broker_url, "--listen", listen)
+    log = folder / "pit.log"
+    with _process(command, log) as process:
+        deadline = time.monotonic() + PIT_START_S
+        while "serving " not in log.read_text(encoding="utf-8", errors="replace"):
+            if process.poll() is not None or time.monotonic() > deadline:
+                lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
+                raise UserError(f"the pit did not start: {lines[-1] if lines else 'no output'}")
+            time.sleep(0.1)
+        url = log.read_text(encoding="utf-8").split("serving ", 1)[1].split()[0]
+        console.print(f"the pit: {url} (log in as {PIT_USER} / {PIT_PASSWORD})")
+        yield url
+
+
+def _publish_forged_record(broker_url: str, table: DemoTable) -> None:
+    """A copy of the table's last record with its payload changed and its hash kept: ingest
+    finds it does not hash to its hash, stores an alarm and keeps it out of the journal."""
+    with Journal.open_readonly(table.journal_path) as journal:
+        last = list(journal.records())[-1]
+    forged = EventMessage.from_record(last)
+    forged = replace(forged, payload={**forged.payload, "forged": True})
+    settings = BrokerSettings(broker_url)
+    client = new_client(settings, f"demo-forger-{table.table_id}")
+    client.connect(settings.host, settings.port)
+    client.loop_start()
+    try:
+        topic = table_topic(SITE, table.table_id, Leaf.EVENTS)
+        client.publish(topic, forged.encode(), qos=1).wait_for_publish(10)
+    finally:
+        client.disconnect()
+        client.loop_stop()
+
+
+def _wait_for_interrupt() -> None:
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        return

@@ -63,6 +63,10 @@ a stopped ingest's session lasts, the broker still hands it its share of the
 shared subscription. The uplinks' resend from the anchor delivers whatever
 such a session took with it, through the ingests that are running."""
 
+FLOOR_CHANNEL = "cardshoe_floor"
+"""Each committed batch is a PostgreSQL notification here, naming the tables it touched
+(or none, when too many to fit a notification): the pit's live page listens."""
+
 
 class AlarmKind:
     HASH_MISMATCH = "hash_mismatch"
@@ -513,6 +517,8 @@ def _store(
             "WHERE table_id = %s",
             (status.online, Jsonb(asdict(status)), table_id),
         )
+    named = ",".join(table_id for table_id, _ in tables)
+    db.execute("SELECT pg_notify(%s, %s)", (FLOOR_CHANNEL, named if len(named) < 7900 else ""))
     return outcome
 
 

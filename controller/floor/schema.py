@@ -101,6 +101,39 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )""",
         "ALTER TABLE journal_records ADD COLUMN signature text",
     ),
+    (
+        # The pit (docs/pit.md): its users, their sessions, acknowledgements and the audit.
+        """CREATE TABLE pit_users (
+            name text PRIMARY KEY,
+            role text NOT NULL CHECK (role IN ('viewer', 'supervisor', 'surveillance')),
+            password_hash text NOT NULL,
+            created_at timestamptz NOT NULL DEFAULT now()
+        )""",
+        """CREATE TABLE pit_sessions (
+            token_hash text PRIMARY KEY,
+            user_name text NOT NULL REFERENCES pit_users ON DELETE CASCADE,
+            csrf_token text NOT NULL,
+            expires_at timestamptz NOT NULL
+        )""",
+        """CREATE TABLE pit_alarm_acks (
+            alarm_id text PRIMARY KEY,
+            acknowledged_by text NOT NULL,
+            acknowledged_at timestamptz NOT NULL DEFAULT now(),
+            note text NOT NULL
+        )""",
+        """CREATE TABLE pit_audit (
+            id bigserial PRIMARY KEY,
+            at timestamptz NOT NULL DEFAULT clock_timestamp(),
+            user_name text NOT NULL,
+            action text NOT NULL,
+            detail text NOT NULL
+        )""",
+        # What the pit reads of the journals, without scanning every card of every table.
+        "CREATE INDEX journal_records_pit_kinds ON journal_records (table_id, kind, record_id) "
+        "WHERE kind IN ('alarm', 'irregularity', 'hold.started', 'hold.ended', "
+        "'shoe.started', 'shoe.ended', 'round.opened', 'round.result', 'round.void', "
+        "'command.sign_in')",
+    ),
 )
 """The schema steps, oldest first; never edit a step that has shipped, add one."""
 

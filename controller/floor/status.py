@@ -85,12 +85,7 @@ def floor_status(connection: psycopg.Connection) -> list[TableStatus]:
         alarms,
         contiguous_time_ns,
     ) in rows:
-        head_id = max(int((status or {}).get("head_id") or 0), last_id)
-        lag = max(0, head_id - contiguous_id)
-        lag_s = 0.0
-        if lag:
-            since = contiguous_time_ns or (status or {}).get("head_time_ns") or now_ns
-            lag_s = max(0.0, (now_ns - since) / 1e9)
+        head_id, lag, lag_s = feed_lag(status, last_id, contiguous_id, contiguous_time_ns, now_ns)
         tables.append(
             TableStatus(
                 table_id=table_id,
@@ -104,7 +99,7 @@ def floor_status(connection: psycopg.Connection) -> list[TableStatus]:
                 online=online,
                 head_id=head_id,
                 lag_records=lag,
-                lag_s=round(lag_s, 3),
+                lag_s=lag_s,
                 software=software.get(table_id),
             )
         )
@@ -125,6 +120,24 @@ def _latest_software_checks(connection: psycopg.Connection) -> dict[str, str]:
         else:
             checks[table_id] = f"software {verdict.upper()} {_utc(moment)}: {detail}"
     return checks
+
+
+def feed_lag(
+    status: dict[str, Any] | None,
+    last_id: int,
+    contiguous_id: int,
+    contiguous_time_ns: int | None,
+    now_ns: int,
+) -> tuple[int, int, float]:
+    """(head_id, lag in records, lag in seconds) of a table's feed, from its retained status
+    and what the floor holds: the floor status and the pit's tiles measure it alike."""
+    head_id = max(int((status or {}).get("head_id") or 0), last_id)
+    lag = max(0, head_id - contiguous_id)
+    lag_s = 0.0
+    if lag:
+        since = contiguous_time_ns or (status or {}).get("head_time_ns") or now_ns
+        lag_s = max(0.0, (now_ns - since) / 1e9)
+    return head_id, lag, round(lag_s, 3)
 
 
 def _utc(moment: datetime) -> str:

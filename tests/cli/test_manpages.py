@@ -38,15 +38,22 @@ def loaded(name: str) -> click.Command:
 
 
 def expected_pages() -> set[str]:
-    """shoectl, every command in the lazy COMMANDS table, and every command of its groups."""
+    """shoectl, every command in the lazy COMMANDS table, and every command of its groups,
+    groups within groups included (shoectl floor user add)."""
     pages = {"shoectl.1"}
     for name in COMMANDS:
-        pages.add(f"shoectl-{name}.1")
-        command = loaded(name)
-        if isinstance(command, click.Group):
-            pages |= {
-                f"shoectl-{name}-{sub}.1" for sub in command.list_commands(click.Context(command))
-            }
+        pages |= _group_pages(f"shoectl-{name}", loaded(name))
+    return pages
+
+
+def _group_pages(page: str, command: click.Command) -> set[str]:
+    pages = {f"{page}.1"}
+    if isinstance(command, click.Group):
+        context = click.Context(command)
+        for sub in command.list_commands(context):
+            found = command.get_command(context, sub)
+            assert found is not None
+            pages |= _group_pages(f"{page}-{sub}", found)
     return pages
 
 

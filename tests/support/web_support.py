@@ -33,8 +33,9 @@ class WebService:
         self.url = ""
         self._process: subprocess.Popen[str] | None = None
 
-    def start(self) -> str:
-        command = [
+    def command(self) -> list[str]:
+        """The command line, on the port of the last start (0 the first time)."""
+        return [
             sys.executable,
             "-m",
             "cardshoe.controller.cli",
@@ -45,7 +46,9 @@ class WebService:
             f"127.0.0.1:{self.port}",
             *self.extra,
         ]
-        process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+
+    def start(self) -> str:
+        process = subprocess.Popen(self.command(), stderr=subprocess.PIPE, text=True)
         self._process = process
         assert process.stderr is not None
         deadline = time.monotonic() + START_TIMEOUT_S
@@ -59,7 +62,7 @@ class WebService:
             if not line and process.poll() is not None:
                 break
         self.stop()
-        raise AssertionError(f"shoectl web did not start: {line!r}")
+        raise AssertionError(f"{' '.join(self.command()[3:5])} did not start: {line!r}")
 
     def stop(self) -> None:
         process, self._process = self._process, None

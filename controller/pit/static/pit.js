@@ -1,0 +1,341 @@
+// The pit's pages, drawn from its JSON API (the same API other systems read), and
+// redrawn when the server's event stream says a table changed. Every text from the
+// floor goes in as textContent, never as HTML.
+"use strict";
+
+const state = { session: null, events: null, redraw: null, pending: false };
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs || {})) {
+    if (value === null || value === undefined || value === false) continue;
+    if (name === "class") node.className = value;
+    else if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
+    else node.setAttribute(name, value === true ? "" : value);
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+function showProblem(text) {
+  const box = document.getElementById("problem");
+  box.textContent = text || "";
+  box.hidden = !text;
+}
+
+async function api(path, options) {
+  const init = Object.assign({ credentials: "same-origin", headers: {} }, options || {});
+  if (init.body !== undefined) {
+    init.method = init.method || "POST";
+    init.headers["Content-Type"] = "application/json";
+    if (state.session) init.headers["X-CSRF-Token"] = state.session.csrf_token;
+    init.body = JSON.stringify(init.body);
+  }
+  const response = await fetch(path, init);
+  const body = await response.json().catch(() => ({ error: `answer ${response.status}` }));
+  if (response.status === 401 && path !== "/api/login") {
+    state.session = null;
+    showLogin();
+  }
+  if (!response.ok) {
+    const failure = new Error(body.error || `answer ${response.status}`);
+    failure.status = response.status;
+    throw failure;
+  }
+  return body;
+}
+
+function showLogin() {
+  document.getElementById("login").hidden = false;
+  document.getElementById("nav").hidden = true;
+  document.getElementById("who").hidden = true;
+  document.getElementById("page").replaceChildren();
+  if (state.events) state.events.close();
+  state.events = null;
+}
+
+function signedIn(session) {
+  state.session = session;
+  document.getElementById("login").hidden = true;
+  document.getElementById("nav").hidden = false;
+  document.getElementById("who").hidden = false;
+  document.getElementById("user").textContent = session.user;
+  document.getElementById("role").textContent = session.role;
+  listen();
+  route();
+}
+
+function listen() {
+  if (state.events) return;
+  const status = document.getElementById("status");
+  const events = new EventSource("/api/events");
+  state.events = events;
+  events.onopen = () => { status.className = "status live"; status.textContent = "live"; };
+  events.onerror = () => { status.className = "status reconnecting"; status.textContent = "reconnecting"; };
+  events.addEventListener("tables", () => scheduleRedraw());
+}
+
+function scheduleRedraw() {
+  // Many batches a second become one redraw: the page reads the API at most every 150 ms.
+  if (state.pending || !state.redraw) return;
+  state.pending = true;
+  setTimeout(() => { state.pending = false; if (state.redraw) state.redraw(); }, 150);
+}
+
+function go(path) {
+  history.pushState(null, "", path);
+  route();
+}
+
+function link(path, ...children) {
+  return el("a", { href: path, onclick: (event) => {
+    if (event.ctrlKey || event.metaKey) return;
+    event.preventDefault(); go(path);
+  } }, ...children);
+}
+
+function route() {
+  const parts = location.pathname.split("/").filter(Boolean).map(decodeURIComponent);
+  let draw;
+  if (parts.length === 0) draw = drawFloor;
+  else if (parts[0] === "alarms") draw = drawAlarms;
+  else if (parts[0] === "pace") draw = drawPace;
+  else if (parts[0] === "tables" && parts.length === 2) draw = () => drawTable(parts[1]);
+  else if (parts[0] === "tables" && parts.length === 5) draw = () => drawRound(parts[1], parts[3], parts[4]);
+  else draw = async () => { show(el("p", {}, "No such page.")); };
+  state.redraw = async () => {
+    try { await draw(); showProblem(""); } catch (failure) {
+      if (failure.status !== 401) showProblem(failure.message);
+    }
+    refreshAlarmCount();
+  };
+  state.redraw();
+}
+
+function page() { return document.getElementById("page"); }
+
+function show(...nodes) {
+  page().replaceChildren(...nodes.filter((node) => node !== null && node !== undefined));
+}
+
+async function refreshAlarmCount() {
+  if (!state.session) return;
+  try {
+    const open = await api("/api/alarms?state=open");
+    document.getElementById("open-alarms").textContent = open.length ? String(open.length) : "";
+  } catch (failure) { /* shown by the page's own read */ }
+}
+
+function results(list) {
+  return el("span", { class: "results" },
+    (list || []).map((winner) => el("span", { class: `result ${winner}`, title: winner },
+      winner ? winner[0].toUpperCase() : "?")));
+}
+
+const filters = { game: "", attention: false };
+
+async function drawFloor() {
+  const tiles = await api("/api/tables");
+  const games = [...new Set(tiles.map((tile) => tile.game).filter(Boolean))].sort();
+  const shown = tiles.filter((tile) =>
+    (!filters.game || tile.game === filters.game) && (!filters.attention || tile.needs_attention));
+  const gameChoice = el("select", { id: "filter-game", onchange: (event) => {
+    filters.game = event.target.value; drawFloor();
+  } }, el("option", { value: "" }, "every game"),
+    games.map((game) => el("option", { value: game, selected: game === filters.game }, game)));
+  const attention = el("input", { type: "checkbox", id: "filter-attention", checked: filters.attention,
+    onchange: (event) => { filters.attention = event.target.checked; drawFloor(); } });
+  const rounds = tiles.reduce((sum, tile) => sum + tile.rounds, 0);
+  show(
+    el("div", { class: "filters" }, el("label", {}, "Game ", gameChoice),
+      el("label", {}, attention, " needs attention")),
+    el("div", { class: "summary", id: "floor-summary" },
+      `${shown.length} of ${tiles.length} tables, ${rounds} rounds`),
+    el("div", { class: "tiles", id: "tiles" }, shown.map(tileNode)));
+}
+
+function tileNode(tile) {
+  const online = tile.online === null ? "no status" : tile.online ? "online" : "offline";
+  const classes = ["tile", tile.online === false ? "offline" : "", tile.needs_attention ? "attention" : ""];
+  return link(`/tables/${encodeURIComponent(tile.table_id)}`,
+    el("div", { class: classes.join(" "), "data-table": tile.table_id, "data-rounds": tile.rounds },
+      el("h2", {}, el("span", {}, tile.table_id), el("span", { class: "dim" }, online)),
+      el("div", { class: "line" }, `${tile.game || "no game yet"} · ${tile.state}`),
+      el("div", { class: "line" }, `shoe ${tile.shoe_id || "—"} · round ${tile.round_no ?? "—"}`),
+      el("div", { class: "line" }, results(tile.last_results)),
+      el("div", { class: "line" }, `rounds ${tile.rounds} · ${tile.rounds_last_hour}/h · dealer ${tile.dealer || "—"}`),
+      el("div", { class: "line" }, tile.chain_verified ? "chain verified" : el("span", { class: "flag" }, "chain NOT verified"),
+        ` · lag ${tile.lag_records} (${tile.lag_s.toFixed(1)} s)`),
+      tile.open_holds.length ? el("div", { class: "line flag" }, `held: ${tile.open_holds.join(", ")}`) : null,
+      tile.unacknowledged_alarms ? el("div", { class: "line flag alarms" },
+        `${tile.unacknowledged_alarms} alarm${tile.unacknowledged_alarms > 1 ? "s" : ""} to acknowledge`) : null));
+}
+
+async function drawTable(tableId) {
+  const shoe = new URLSearchParams(location.search).get("shoe");
+  const view = await api(`/api/tables/${encodeURIComponent(tableId)}${shoe ? `?shoe=${encodeURIComponent(shoe)}` : ""}`);
+  const board = view.board;
+  show(
+    el("h1", {}, `Table ${tableId}`),
+    el("div", { class: "tiles" }, tileNode(view.table)),
+    el("h2", {}, "Scoreboard"),
+    board ? el("div", { id: "board" },
+      el("p", {}, `${board.game} · shoe ${board.shoe_id} · ${board.rounds} rounds · `,
+        results((board.bead || []).map((cell) => cell.winner).slice(-30)))) : el("p", {}, "No shoe yet."),
+    el("h2", {}, "Shoes"),
+    el("ul", {}, view.shoes.map((item) => el("li", {},
+      link(`/tables/${encodeURIComponent(tableId)}?shoe=${encodeURIComponent(item.shoe_id)}`, item.shoe_id),
+      ` ${item.game}, started ${item.started_at}`))),
+    el("h2", {}, `Rounds of shoe ${view.shoe_id || "—"}`),
+    el("div", { class: "scroll" }, el("table", { class: "list", id: "rounds" },
+      el("tr", {}, el("th", {}, "round"), el("th", {}, "time (UTC)"), el("th", {}, "result"),
+        el("th", {}, "player"), el("th", {}, "banker")),
+      view.rounds.map((item) => el("tr", {},
+        el("td", {}, link(`/tables/${encodeURIComponent(tableId)}/rounds/${encodeURIComponent(view.shoe_id)}/${item.round_no}`, String(item.round_no))),
+        el("td", {}, item.time),
+        el("td", {}, item.void ? `void: ${item.void}` : item.winner),
+        el("td", { class: "cards" }, (item.player || []).join(" ")),
+        el("td", { class: "cards" }, (item.banker || []).join(" ")))))));
+}
+
+async function drawRound(tableId, shoeId, roundNo) {
+  const recall = await api(`/api/tables/${encodeURIComponent(tableId)}/rounds/${encodeURIComponent(shoeId)}/${encodeURIComponent(roundNo)}`);
+  const result = recall.result;
+  show(
+    el("h1", {}, `Table ${tableId}, shoe ${shoeId}, round ${roundNo}`),
+    el("p", { class: "noprint" }, el("button", { type: "button", onclick: () => window.print() }, "Print for the dispute file")),
+    el("p", {}, `dealer signed in: ${recall.dealer || "—"}`, recall.demo ? " (demonstration round)" : ""),
+    el("p", { class: "cards", id: "hands" }, `player: ${recall.player.join(" ") || "—"} · banker: ${recall.banker.join(" ") || "—"}`),
+    recall.void ? el("p", { class: "flag" }, `void: ${recall.void}`) :
+      result ? el("p", {}, `result: ${result.winner}, player ${result.player_total}, banker ${result.banker_total}`) : null,
+    recall.settlement ? el("p", {}, "settlement per unit: " +
+      Object.entries(recall.settlement).map(([bet, value]) => `${bet} ${value}`).join(", ")) : null,
+    el("h2", {}, "Cards in dealt order"),
+    el("div", { class: "scroll" }, el("table", { class: "list", id: "cards" },
+      el("tr", {}, el("th", {}, "record"), el("th", {}, "read at (UTC)"), el("th", {}, "card"),
+        el("th", {}, "physical id"), el("th", {}, "to")),
+      recall.cards.map((card) => el("tr", {}, el("td", {}, card.record),
+        el("td", {}, recall.card_times[String(card.record)]), el("td", { class: "cards" }, card.card || "??"),
+        el("td", {}, card.physical_id || "unread"), el("td", {}, card.reason ? `${card.to} (${card.reason})` : card.to))))),
+    recall.corrections.length ? el("h2", {}, "Corrections") : null,
+    el("ul", {}, recall.corrections.map((fix) => el("li", {},
+      `[${fix.record}] ${fix.irregularity} corrected (${fix.correction}): ${fix.card} to ${fix.to}`))),
+    recall.irregularities.length ? el("h2", {}, "Irregularities") : null,
+    el("ul", {}, recall.irregularities.map((found) => el("li", {},
+      `[${found.record}] ${found.code}: ${found.consequence} (${found.detail})`))),
+    recall.commands.length ? el("h2", {}, "Commands") : null,
+    el("ul", {}, recall.commands.map((command) => el("li", {},
+      `[${command.record}] ${command.time} ${command.kind} by ${command.by ? command.by.user : "—"}`))),
+    el("h2", {}, "Records and their hash check"),
+    el("div", { class: "scroll" }, el("table", { class: "list", id: "records" },
+      el("tr", {}, el("th", {}, "id"), el("th", {}, "time (UTC)"), el("th", {}, "kind"), el("th", {}, "hash"), el("th", {}, "check")),
+      recall.record_checks.map((check) => el("tr", {}, el("td", {}, check.id), el("td", {}, check.time),
+        el("td", {}, check.kind), el("td", { class: "cards" }, check.hash.slice(0, 16) + "…"),
+        el("td", {}, check.hash_ok && check.links ? "ok" : "FAILED"))))));
+}
+
+async function drawAlarms() {
+  const all = new URLSearchParams(location.search).get("state") === "all";
+  const alarms = await api(`/api/alarms?state=${all ? "all" : "open"}`);
+  const mayAck = state.session.role !== "viewer";
+  show(
+    el("div", { class: "filters" }, el("h1", {}, all ? "Every alarm" : "Alarms to acknowledge"),
+      link(all ? "/alarms" : "/alarms?state=all", all ? "only open ones" : "show acknowledged too")),
+    alarms.length ? null : el("p", { id: "no-alarms" }, "No alarm waits."),
+    el("div", { class: "scroll" }, el("table", { class: "list", id: "alarms" },
+      el("tr", {}, el("th", {}, "raised (UTC)"), el("th", {}, "table"), el("th", {}, "kind"),
+        el("th", {}, "detail"), el("th", {}, "acknowledged")),
+      alarms.map((alarm) => el("tr", {
+        class: `alarm ${alarm.acknowledged_by ? "done" : "open"} ${alarm.overdue ? "overdue" : ""}`,
+        "data-alarm": alarm.id },
+        el("td", {}, alarm.raised_at, alarm.overdue ? el("b", { class: "flag" }, " overdue") : null),
+        el("td", {}, link(`/tables/${encodeURIComponent(alarm.table_id)}`, alarm.table_id)),
+        el("td", {}, alarm.kind), el("td", {}, alarm.detail),
+        el("td", {}, alarm.acknowledged_by
+          ? `${alarm.acknowledged_by} at ${alarm.acknowledged_at}: ${alarm.note}`
+          : mayAck ? ackForm(alarm) : "—"))))));
+}
+
+function ackForm(alarm) {
+  const note = el("input", { name: "note", placeholder: "what was done", required: true, "aria-label": "note" });
+  return el("form", { class: "ack", onsubmit: async (event) => {
+    event.preventDefault();
+    try {
+      await api(`/api/alarms/${encodeURIComponent(alarm.id)}/ack`, { body: { note: note.value } });
+      await state.redraw();
+    } catch (failure) { showProblem(failure.message); }
+  } }, note, el("button", { type: "submit" }, "Acknowledge"));
+}
+
+function barPlot(values, label) {
+  const width = 720, height = 160, top = Math.max(1, ...values);
+  const bar = width / values.length;
+  const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+  svg.setAttribute("viewBox", `0 0 ${width} ${height + 16}`);
+  svg.setAttribute("class", "plot");
+  svg.setAttribute("role", "img");
+  svg.setAttribute("aria-label", label);
+  values.forEach((value, hour) => {
+    const rect = document.createElementNS(svg.namespaceURI, "rect");
+    const tall = (value / top) * (height - 12);
+    rect.setAttribute("class", "bar");
+    rect.setAttribute("x", hour * bar + 2); rect.setAttribute("width", bar - 4);
+    rect.setAttribute("y", height - tall); rect.setAttribute("height", tall);
+    const text = document.createElementNS(svg.namespaceURI, "text");
+    text.setAttribute("x", hour * bar + 4); text.setAttribute("y", height + 12);
+    text.textContent = String(hour);
+    const count = document.createElementNS(svg.namespaceURI, "title");
+    count.textContent = `${hour}:00 ${value} rounds`;
+    rect.append(count);
+    svg.append(rect, text);
+  });
+  return svg;
+}
+
+async function drawPace() {
+  const chosen = new URLSearchParams(location.search).get("date") || new Date().toISOString().slice(0, 10);
+  const pace = await api(`/api/pace?date=${encodeURIComponent(chosen)}`);
+  const total = Array(24).fill(0);
+  pace.tables.forEach((row) => row.rounds_by_hour.forEach((value, hour) => { total[hour] += value; }));
+  const day = el("input", { type: "date", value: pace.date, onchange: (event) => go(`/pace?date=${event.target.value}`) });
+  const rows = (list, extra) => list.map((row) => el("tr", {}, el("td", {}, row.name), el("td", {}, row.rounds),
+    el("td", {}, (row.rounds / Math.max(1, row.rounds_by_hour.filter(Boolean).length)).toFixed(1)),
+    extra ? [el("td", {}, `${Math.round(row.hold_s)} s`), el("td", {}, `${Math.round(row.shuffle_s)} s`)] : null));
+  show(
+    el("div", { class: "filters" }, el("h1", {}, "Pace"), el("label", {}, "Day (UTC) ", day)),
+    el("p", {}, "Rounds per hour of the day, the whole floor:"),
+    barPlot(total, "rounds per hour of day"),
+    el("h2", {}, "Tables"),
+    el("div", { class: "scroll" }, el("table", { class: "list", id: "pace-tables" },
+      el("tr", {}, el("th", {}, "table"), el("th", {}, "rounds"), el("th", {}, "rounds per active hour"),
+        el("th", {}, "held"), el("th", {}, "shuffling")), rows(pace.tables, true))),
+    el("h2", {}, "Dealers"),
+    el("div", { class: "scroll" }, el("table", { class: "list", id: "pace-dealers" },
+      el("tr", {}, el("th", {}, "dealer"), el("th", {}, "rounds"), el("th", {}, "rounds per active hour")),
+      rows(pace.dealers, false))));
+}
+
+document.addEventListener("DOMContentLoaded", async () => {
+  window.addEventListener("popstate", route);
+  document.getElementById("login").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    try {
+      const session = await api("/api/login", { body: {
+        user: document.getElementById("login-user").value,
+        password: document.getElementById("login-password").value } });
+      showProblem("");
+      signedIn(session);
+    } catch (failure) { showProblem(failure.message); }
+  });
+  document.getElementById("logout").addEventListener("click", async () => {
+    try { await api("/api/logout", { body: {} }); } catch (failure) { /* logged out either way */ }
+    state.session = null;
+    showLogin();
+  });
+  try { signedIn(await api("/api/session")); } catch (failure) {
+    if (failure.status !== 401) showProblem(failure.message);
+  }
+});
