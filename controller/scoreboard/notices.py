@@ -110,6 +110,14 @@ HOLDS: Mapping[str, Notice] = {
             "荷官：請再次讀牌，或由主管輸入",
         ),
     ),
+    HoldReason.INTRUDER_ON_TABLE: Notice(
+        Words("The machine dealt a card from another deck", "洗牌機發出不屬於本副的牌"),
+        Words(
+            "Supervisor: take the card off the table, keep it out of the machine, then clear"
+            " the hold",
+            "主管：請將該牌移離牌桌，勿放回洗牌機，然後解除暫停",
+        ),
+    ),
     HoldReason.FEED_INCOMPLETE: Notice(
         FEWER_CARDS,
         SUPERVISOR_ROUND,
