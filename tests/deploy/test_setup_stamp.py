@@ -39,9 +39,17 @@ def checkout(tmp_path: Path) -> Path:
 
 
 def dry_run(checkout: Path, target: str) -> list[str]:
+    # A make of its own, as a user types it: under `make test` the suite inherits MAKELEVEL
+    # and the outer make's flags, and a nested make names itself make[1].
+    own_make = {
+        name: value
+        for name, value in os.environ.items()
+        if name not in {"MAKELEVEL", "MAKEFLAGS", "MFLAGS"}
+    }
     result = subprocess.run(
         ["make", "--dry-run", "--no-print-directory", target],
         cwd=checkout,
+        env=own_make,
         capture_output=True,
         text=True,
         timeout=30,

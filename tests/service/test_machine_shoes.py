@@ -74,9 +74,15 @@ def project_objects() -> Counter[str]:
     return Counter(
         type(item).__qualname__
         for item in gc.get_objects()
-        if type(item).__module__.startswith("cardshoe.")
-        and type(item).__qualname__ not in CACHED_TYPES
+        if _is_projects(type(item)) and type(item).__qualname__ not in CACHED_TYPES
     )
+
+
+def _is_projects(kind: type) -> bool:
+    # Not every type's __module__ is a string: where a type's class defines __module__ as a
+    # descriptor (some the rest of the suite imports), the type shows the descriptor.
+    module = getattr(kind, "__module__", None)
+    return isinstance(module, str) and module.startswith("cardshoe.")
 
 
 class RoundCounter:
