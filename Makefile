@@ -22,7 +22,7 @@ BIN := $(VENV)/bin
 LOCK := constraints.txt
 SETUP_INPUTS := pyproject.toml Makefile $(LOCK)
 SETUP_STAMP := $(VENV)/.setup-done
-TEST_SETUP_INPUTS := $(SETUP_STAMP) .ci/install-floor.sh .ci/lock.sh
+TEST_SETUP_INPUTS := $(SETUP_STAMP) .ci/install-floor.sh .ci/install-console.sh .ci/lock.sh
 TEST_SETUP_STAMP := $(VENV)/.test-setup-done
 FLOOR_SETUP_STAMP := $(VENV)/.floor-setup-done
 QUIET_EDITABLE := PYTHONWARNINGS='ignore:Editable installation.:UserWarning'
@@ -41,6 +41,7 @@ $(TEST_SETUP_STAMP): $(TEST_SETUP_INPUTS)
 	$(PIP_INSTALL) -e '.[test,analysis,lock]'
 	bash .ci/lock.sh --check
 	bash .ci/install-floor.sh
+	bash .ci/install-console.sh
 	touch $@
 
 $(FLOOR_SETUP_STAMP): $(SETUP_STAMP)

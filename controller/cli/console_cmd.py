@@ -7,12 +7,27 @@ from pathlib import Path
 
 import click
 
+from cardshoe.controller.cli.options import CONFIG_OPTION, SOCKET_OPTION
+
 ROLE_CHOICE = click.Choice(["dealer", "supervisor"])
 
 
-@click.group()
-def console() -> None:
-    """The table's console: the PINs people sign in at it with (docs/console.md)."""
+@click.group(invoke_without_command=True)
+@SOCKET_OPTION
+@CONFIG_OPTION
+@click.pass_context
+def console(ctx: click.Context, socket_path: Path | None, config_path: Path | None) -> None:
+    """The running table, full screen, with the dealer's commands on keys (docs/console.md).
+
+    People sign in with their name and PIN (`shoectl console pin set`); a supervisor's
+    command asks for a supervisor's name and PIN at that moment. Run it as the user the
+    table's [roles] console names (systemd's cardshoe-console unit does, on tty1).
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    from cardshoe.controller.cli.console_app import run_console
+
+    run_console(socket_path, config_path)
 
 
 @console.group()

@@ -43,9 +43,11 @@ class ConsoleAccess:
         self._desk = ConsoleDesk(roles.console_idle_s, clock)
         self._lock = threading.Lock()
 
-    def sign_in(self, session: TableSession, peer: Peer | None, request: Mapping[str, Any]) -> str:
+    def sign_in(
+        self, session: TableSession, peer: Peer | None, request: Mapping[str, Any]
+    ) -> dict[str, str]:
         """Check the name and PIN; a dealer also takes the table, a supervisor witnesses it.
-        Returns the token the console acts with."""
+        Returns the person's name and role, and the token the console acts for them with."""
         console_user = self._console_user(peer)
         name, pin = _name_and_pin(request, SIGN_IN)
         with self._lock:
@@ -59,7 +61,8 @@ class ConsoleAccess:
                     session.sign_in()
                 elif check.role is PinRole.SUPERVISOR and session.supervisor != name:
                     session.supervisor_sign_in()
-            return self._desk.sign_in(name, check.role)
+            token = self._desk.sign_in(name, check.role)
+            return {"token": token, "name": name, "role": str(check.role)}
 
     def sign_out(self, session: TableSession, request: Mapping[str, Any]) -> None:
         token = request.get(TOKEN_KEY)

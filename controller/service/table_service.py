@@ -487,8 +487,8 @@ class TableService:
         """A person at the table's console gives their name and PIN; the console gets the
         token it then acts for them with."""
         session = self._table_session()
-        token = self._console.sign_in(session, current_peer(), request)
-        return {"token": token, "status": self.status()}
+        signed = self._console.sign_in(session, current_peer(), request)
+        return {**signed, "status": self.status()}
 
     def _console_sign_out(self, request: Mapping[str, Any]) -> dict[str, Any]:
         self._console.sign_out(self._table_session(), request)
