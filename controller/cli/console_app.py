@@ -21,7 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cardshoe.controller.display.console_view import (
+from cardshoe.controller.errors import UserError
+from cardshoe.controller.service.console_client import Answer, ConsoleLink
+from cardshoe.controller.service.console_view import (
     SIGN_IN_FIELDS,
     SIGN_IN_KEY,
     SIGN_OUT_KEY,
@@ -30,8 +32,6 @@ from cardshoe.controller.display.console_view import (
     action_for,
     fields_for,
 )
-from cardshoe.controller.errors import UserError
-from cardshoe.controller.service.console_client import Answer, ConsoleLink
 
 POLL_S = 0.05
 ENTER = ("\r", "\n")

@@ -11,9 +11,9 @@ from rich.console import Group, RenderableType
 from rich.panel import Panel
 from rich.text import Text
 
-from cardshoe.controller.display.console_view import Field, hold_panel, key_bar, offered
 from cardshoe.controller.display.rich_view import render_board
 from cardshoe.controller.scoreboard.board import TableBoard
+from cardshoe.controller.service.console_view import Field, hold_panel, key_bar, offered
 
 
 @dataclass(frozen=True)
