@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: venv demo lock test lint typecheck verify-deploy browser floor-demo floor-servers bench fuzz man completion clean
+.PHONY: venv demo lock test lint typecheck verify-deploy browser floor-demo floor-servers bench fuzz man completion catalogs clean
 
 # Set-up runs only when it is out of date: each set-up's last successful run leaves its stamp,
 # and make reruns it only when one of its inputs is newer. So a second `make demo` or
@@ -112,6 +112,25 @@ man: $(SETUP_STAMP)
 
 completion: $(SETUP_STAMP)
 	$(BIN)/python -m cardshoe.controller.cli.reference_pages completion build/completion
+
+# The console's gettext catalogs (docs/console.md#languages): its words taken from the code into
+# controller/locale/cardshoe.pot, merged into each language's .po (the file a translator
+# edits), then compiled into the .mo files the package ships. Commit all three kinds.
+LOCALE := controller/locale
+CATALOGS := zh_Hant zh_Hans
+catalogs: venv
+	$(BIN)/pybabel extract -F babel.cfg -k N_ -k tr -k Words:1 --no-location \
+		--project cardshoe -o $(LOCALE)/cardshoe.pot controller
+	for catalog in $(CATALOGS); do \
+		if [ -f $(LOCALE)/$$catalog/LC_MESSAGES/cardshoe.po ]; then \
+			$(BIN)/pybabel update --no-fuzzy-matching -D cardshoe \
+				-i $(LOCALE)/cardshoe.pot -d $(LOCALE) -l $$catalog; \
+		else \
+			$(BIN)/pybabel init -D cardshoe -i $(LOCALE)/cardshoe.pot -d $(LOCALE) \
+				-l $$catalog; \
+		fi; \
+	done
+	$(BIN)/pybabel compile --statistics -D cardshoe -d $(LOCALE)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

@@ -401,6 +401,23 @@ class RolesConfig:
         return bool(self.dealer or self.supervisor or self.technician or self.console)
 
 
+class ConsoleLanguage(StrEnum):
+    """The languages the table's console speaks (controller/locale, gettext catalogs)."""
+
+    EN = "en"
+    ZH_HANT = "zh-Hant"
+    ZH_HANS = "zh-Hans"
+
+
+@dataclass(frozen=True)
+class ConsoleConfig:
+    """The [console] section: how the table's console (shoectl console, /console) speaks."""
+
+    SECTION: ClassVar[str] = "console"
+
+    language: ConsoleLanguage = ConsoleLanguage.EN
+
+
 @dataclass(frozen=True)
 class UplinkConfig:
     """The [uplink] section: where shoectl uplink sends the journal (docs/floor.md)."""
@@ -453,6 +470,7 @@ class TableConfig:
     device: DeviceConfig = field(default_factory=DeviceConfig)
     service: ServiceConfig = field(default_factory=ServiceConfig)
     roles: RolesConfig = field(default_factory=RolesConfig)
+    console: ConsoleConfig = field(default_factory=ConsoleConfig)
     uplink: UplinkConfig = field(default_factory=UplinkConfig)
     surveillance: SurveillanceConfig = field(default_factory=SurveillanceConfig)
 
@@ -544,6 +562,7 @@ class TableConfig:
             DeviceConfig,
             ServiceConfig,
             RolesConfig,
+            ConsoleConfig,
             UplinkConfig,
             SurveillanceConfig,
         )
@@ -662,6 +681,7 @@ _FIELD_READERS: dict[tuple[str, str], tuple[type, str]] = {
     ("roles", "console"): (tuple, 'a list of user names and "@group"s'),
     ("roles", "pins_file"): (Path, "a file path"),
     ("roles", "console_idle_s"): (float, "a number of seconds"),
+    ("console", "language"): (ConsoleLanguage, ""),
     ("uplink", "broker"): (str, "a broker URL such as mqtts://floor.example:8883"),
     ("uplink", "site"): (str, "a site name"),
     ("uplink", "state_dir"): (Path, "a folder path"),

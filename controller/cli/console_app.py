@@ -32,6 +32,7 @@ from cardshoe.controller.service.console_view import (
     action_for,
     fields_for,
 )
+from cardshoe.controller.service.console_words import Translate, translator
 
 POLL_S = 0.05
 ENTER = ("\r", "\n")
@@ -70,9 +71,10 @@ class Prompt:
 class ConsoleApp:
     """The console's state between keys: the link, the prompt, the last answer, idle time."""
 
-    def __init__(self, link: ConsoleLink, idle_s: float) -> None:
+    def __init__(self, link: ConsoleLink, idle_s: float, tr: Translate = str) -> None:
         self.link = link
         self.idle_s = idle_s
+        self.tr = tr
         self.prompt: Prompt | None = None
         self.message: tuple[bool, str] | None = None
         self.last_key = time.monotonic()
@@ -84,14 +86,14 @@ class ConsoleApp:
             return
         status, signed_in = self.link.status, self.link.person is not None
         if key == SIGN_IN_KEY and not signed_in:
-            self.prompt = Prompt("Sign in", SIGN_IN_FIELDS, None)
+            self.prompt = Prompt("sign in", SIGN_IN_FIELDS, None)
         elif key == SIGN_OUT_KEY and signed_in:
             self.link.sign_out()
-            self.message = (True, "signed out")
+            self.message = (True, self.tr("signed out"))
         elif status is not None and (action := action_for(key, status, signed_in)) is not None:
             fields = fields_for(action, status)
             if fields:
-                self.prompt = Prompt(action.label.capitalize(), fields, action)
+                self.prompt = Prompt(action.label, fields, action)
             else:
                 self._show(self.link.command(action.command, {}))
 
@@ -100,7 +102,7 @@ class ConsoleApp:
         service does too, on its own clock)."""
         if self.link.person is not None and time.monotonic() - self.last_key >= self.idle_s:
             self.prompt = None
-            self.message = (True, "signed out after no key for a while: sign in again")
+            self.message = (True, self.tr("signed out after no key for a while: sign in again"))
             self.link.sign_out()
 
     def _prompt_key(self, key: str) -> None:
@@ -116,14 +118,18 @@ class ConsoleApp:
         answers = prompt.answers
         if prompt.action is None:
             answer = self.link.sign_in(answers["name"], answers["pin"])
-            self.message = (answer.ok, f"signed in: {answer.text}" if answer.ok else answer.text)
+            signed = self.tr("Signed in") + f": {answer.text}"
+            self.message = (answer.ok, signed if answer.ok else answer.text)
             return
         approval = (answers.pop("supervisor"), answers.pop("supervisor_pin"))
         approved = approval if prompt.action.supervisor else None
         self._show(self.link.command(prompt.action.command, dict(answers), approved))
 
     def _show(self, answer: Answer) -> None:
-        self.message = (answer.ok, answer.text if not answer.ok else f"done: {answer.text}")
+        self.message = (
+            answer.ok,
+            answer.text if not answer.ok else self.tr("done") + f": {answer.text}",
+        )
 
 
 def run_console(socket_path: Path | None, config_path: Path | None) -> None:
@@ -132,7 +138,7 @@ def run_console(socket_path: Path | None, config_path: Path | None) -> None:
     from rich.live import Live
 
     from cardshoe.controller.cli.service_access import service_socket
-    from cardshoe.controller.config import RolesConfig, load_config
+    from cardshoe.controller.config import TableConfig, load_config
     from cardshoe.controller.display.console_screen import (
         ConsoleFrame,
         PromptShown,
@@ -145,17 +151,20 @@ def run_console(socket_path: Path | None, config_path: Path | None) -> None:
             "(the console's tty), or follow the table with shoectl monitor --table"
         )
     path = service_socket(socket_path, config_path)
-    roles = load_config(config_path).roles if config_path is not None else RolesConfig()
+    config = load_config(config_path) if config_path is not None else TableConfig()
+    language = config.console.language
     changed = threading.Event()
     link = ConsoleLink(path, on_change=changed.set)
-    app = ConsoleApp(link, roles.console_idle_s)
+    app = ConsoleApp(link, config.roles.console_idle_s, translator(language))
 
     def frame() -> Any:
         board, status, connected, person = link.snapshot()
         prompt = app.prompt
         shown = None if prompt is None else PromptShown(prompt.title, prompt.current, prompt.typed)
         who = None if person is None else (person.name, person.role)
-        return render_console(ConsoleFrame(board, status, connected, who, app.message, shown))
+        return render_console(
+            ConsoleFrame(board, status, connected, who, app.message, shown, language)
+        )
 
     descriptor = sys.stdin.fileno()
     saved = termios.tcgetattr(descriptor)

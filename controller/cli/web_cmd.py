@@ -77,7 +77,10 @@ def web(
         if config is None:
             raise UserError("--console needs --config: the table's control socket and [roles]")
         console = WebConsole(
-            config.service.control_socket, config.roles.console_idle_s, time.monotonic
+            config.service.control_socket,
+            config.roles.console_idle_s,
+            time.monotonic,
+            config.console.language,
         )
     configure_logging(level=logging.WARNING)
     server = ScoreboardServer(

@@ -14,9 +14,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from cardshoe.controller.config import ConsoleLanguage
 from cardshoe.controller.procedure.corrections import void_reasons_of
 from cardshoe.controller.procedure.holds import OPERATOR_CLEARED_HOLDS
 from cardshoe.controller.scoreboard.notices import NoticeKind, notice
+from cardshoe.controller.service.console_words import N_, Translate, notice_line
 
 SIGN_IN_KEY = "i"
 SIGN_OUT_KEY = "o"
@@ -46,23 +48,23 @@ class Action:
 
 
 ACTIONS: tuple[Action, ...] = (
-    Action("n", "new-shoe", "new shoe"),
-    Action("l", "shoe-loaded", "shoe loaded"),
-    Action("c", "cut-done", "cut done"),
-    Action("b", "no-more-bets", "no more bets"),
-    Action("f", "confirm-face-up", "confirm face up"),
-    Action("e", "end-shoe", "end shoe"),
-    Action("h", "clear-hold", "clear hold", supervisor=True, asks=("reason",)),
-    Action("v", "void-round", "void round", supervisor=True, asks=("reason",)),
-    Action("k", "enter-card", "enter card", supervisor=True, asks=("card",)),
-    Action("a", "abandon-shoe", "abandon shoe", supervisor=True, asks=("reason",)),
+    Action("n", "new-shoe", N_("new shoe")),
+    Action("l", "shoe-loaded", N_("shoe loaded")),
+    Action("c", "cut-done", N_("cut done")),
+    Action("b", "no-more-bets", N_("no more bets")),
+    Action("f", "confirm-face-up", N_("confirm face up")),
+    Action("e", "end-shoe", N_("end shoe")),
+    Action("h", "clear-hold", N_("clear hold"), supervisor=True, asks=("reason",)),
+    Action("v", "void-round", N_("void round"), supervisor=True, asks=("reason",)),
+    Action("k", "enter-card", N_("enter card"), supervisor=True, asks=("card",)),
+    Action("a", "abandon-shoe", N_("abandon shoe"), supervisor=True, asks=("reason",)),
 )
 """Each command the console gives, its key and its words; the order of the key bar."""
 
-SIGN_IN_FIELDS = (Field("name", "Your name"), Field("pin", "Your PIN", secret=True))
+SIGN_IN_FIELDS = (Field("name", N_("Your name")), Field("pin", N_("Your PIN"), secret=True))
 APPROVAL_FIELDS = (
-    Field("supervisor", "Supervisor's name"),
-    Field("supervisor_pin", "Supervisor's PIN", secret=True),
+    Field("supervisor", N_("Supervisor's name")),
+    Field("supervisor_pin", N_("Supervisor's PIN"), secret=True),
 )
 
 
@@ -93,35 +95,31 @@ def fields_for(action: Action, status: Mapping[str, Any]) -> tuple[Field, ...]:
     for name in action.asks:
         if action.command == "clear-hold":
             holds = [h for h in status.get("holds") or () if h in OPERATOR_CLEARED_HOLDS]
-            asked.append(Field(name, "The hold you checked", choices=tuple(holds)))
+            asked.append(Field(name, N_("The hold you checked"), choices=tuple(holds)))
         elif action.command == "void-round":
             reasons = tuple(str(reason) for reason in void_reasons_of(str(status.get("game"))))
-            asked.append(Field(name, "Why the round is void", choices=reasons))
+            asked.append(Field(name, N_("Why the round is void"), choices=reasons))
         elif action.command == "enter-card":
-            asked.append(Field(name, "The card, as 7H or TD"))
+            asked.append(Field(name, N_("The card, as 7H or TD")))
         else:
-            asked.append(Field(name, "Why"))
+            asked.append(Field(name, N_("Why")))
     return (*asked, *APPROVAL_FIELDS) if action.supervisor else tuple(asked)
 
 
-def hold_panel(status: Mapping[str, Any] | None, language: str = "en") -> list[tuple[str, str]]:
+def hold_panel(
+    status: Mapping[str, Any] | None, language: ConsoleLanguage
+) -> list[tuple[str, str]]:
     """Each active hold in the operator's words: what happened, and what to do now."""
     if status is None:
         return []
-    lines = []
-    for hold in status.get("holds") or ():
-        words = notice(NoticeKind.HOLD, hold)
-        lines.append(
-            (
-                getattr(words.what, language, words.what.en),
-                getattr(words.todo, language, words.todo.en),
-            )
-        )
-    return lines
+    notices = [notice(NoticeKind.HOLD, hold) for hold in status.get("holds") or ()]
+    return [
+        (notice_line(words.what, language), notice_line(words.todo, language)) for words in notices
+    ]
 
 
-def key_bar(actions: Sequence[Action], signed_in: bool) -> list[tuple[str, str]]:
+def key_bar(actions: Sequence[Action], signed_in: bool, tr: Translate) -> list[tuple[str, str]]:
     """(key, what it does) for the keys shown now, sign-in or sign-out included."""
-    keys = [(action.key, action.label) for action in actions]
-    keys.append((SIGN_OUT_KEY, "sign out") if signed_in else (SIGN_IN_KEY, "sign in"))
+    keys = [(action.key, tr(action.label)) for action in actions]
+    keys.append((SIGN_OUT_KEY, tr("sign out")) if signed_in else (SIGN_IN_KEY, tr("sign in")))
     return keys

@@ -24,14 +24,17 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from cardshoe.controller.config import ConsoleLanguage
 from cardshoe.controller.service.console_client import Answer, ConsoleLink
 from cardshoe.controller.service.console_view import (
     ACTIONS,
     SIGN_IN_FIELDS,
+    Field,
     fields_for,
     hold_panel,
     offered,
 )
+from cardshoe.controller.service.console_words import N_, translator
 
 WAIT_S = 10.0
 """How long a request for the console's state waits for a change before answering as is."""
@@ -43,10 +46,32 @@ HEAD = (
 )
 
 
+PAGE_WORDS = (
+    N_("Signed in"),
+    N_("Nobody is signed in: touch Sign in, then give your name and PIN"),
+    N_("service restarting: reconnecting…"),
+    N_("sign in"),
+    N_("sign out"),
+    N_("OK"),
+    N_("Cancel"),
+    N_("dealer"),
+    N_("supervisor"),
+)
+"""The page's own words, sent translated with each state (console.js holds none)."""
+
+
 class WebConsole:
     """The one console of this table PC's screen: the link, the last answer, idle time."""
 
-    def __init__(self, socket_path: Path, idle_s: float, clock: Callable[[], float]) -> None:
+    def __init__(
+        self,
+        socket_path: Path,
+        idle_s: float,
+        clock: Callable[[], float],
+        language: ConsoleLanguage = ConsoleLanguage.EN,
+    ) -> None:
+        self.language = language
+        self.tr = translator(language)
         self._changed = threading.Condition()
         self.version = 0
         self.link = ConsoleLink(socket_path, on_change=self._bump)
@@ -68,7 +93,9 @@ class WebConsole:
             version = self.version
         if self.link.person is not None and self._clock() - self.last_press >= self.idle_s:
             self.link.sign_out()
-            self.message = Answer(True, "signed out after no touch for a while: sign in again")
+            self.message = Answer(
+                True, self.tr("signed out after no touch for a while: sign in again")
+            )
         _, status, connected, person = self.link.snapshot()
         actions = offered(status, person is not None) if connected else []
         return {
@@ -76,19 +103,25 @@ class WebConsole:
             "connected": connected,
             "person": None if person is None else {"name": person.name, "role": person.role},
             "dealer": None if status is None else status.get("dealer"),
-            "holds": [{"what": what, "todo": todo} for what, todo in hold_panel(status)],
+            "holds": [
+                {"what": what, "todo": todo} for what, todo in hold_panel(status, self.language)
+            ],
             "buttons": [
                 {
                     "command": action.command,
-                    "label": action.label,
+                    "label": self.tr(action.label),
                     "supervisor": action.supervisor,
-                    "fields": [asdict(field) for field in fields_for(action, status or {})],
+                    "fields": self._fields(fields_for(action, status or {})),
                 }
                 for action in actions
             ],
-            "sign_in_fields": [asdict(field) for field in SIGN_IN_FIELDS],
+            "sign_in_fields": self._fields(SIGN_IN_FIELDS),
             "message": None if self.message is None else asdict(self.message),
+            "words": {word: self.tr(word) for word in PAGE_WORDS},
         }
+
+    def _fields(self, fields: tuple[Field, ...]) -> list[dict[str, Any]]:
+        return [{**asdict(field), "label": self.tr(field.label)} for field in fields]
 
     def press(self, body: dict[str, Any]) -> Answer:
         """A button and its form's answers: sign-in, sign-out or a command."""
@@ -101,10 +134,11 @@ class WebConsole:
             answer = Answer(False, "a form's answers are text: fill it in again")
         elif command == "sign-in":
             answer = self.link.sign_in(answers.get("name", ""), answers.get("pin", ""))
-            answer = Answer(answer.ok, f"signed in: {answer.text}" if answer.ok else answer.text)
+            signed = self.tr("Signed in") + f": {answer.text}"
+            answer = Answer(answer.ok, signed if answer.ok else answer.text)
         elif command == "sign-out":
             self.link.sign_out()
-            answer = Answer(True, "signed out")
+            answer = Answer(True, self.tr("signed out"))
         else:
             answer = self._command(command, dict(answers))
         self.message = answer
@@ -120,7 +154,7 @@ class WebConsole:
             approval = (answers.pop("supervisor", ""), answers.pop("supervisor_pin", ""))
         answers = {name: value for name, value in answers.items() if name in action.asks}
         answer = self.link.command(action.command, answers, approval)
-        return Answer(True, f"done: {action.command}") if answer.ok else answer
+        return Answer(True, self.tr("done") + f": {action.command}") if answer.ok else answer
 
 
 def is_loopback(request: Request) -> bool:

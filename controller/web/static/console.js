@@ -64,13 +64,14 @@ function drawForm() {
     if (index === 0) setTimeout(() => input.focus(), 0);
   });
   const row = make("div", "console-form-buttons");
-  row.append(consoleButton("OK", "console-ok", async () => {
+  const words = consoleState.last ? consoleState.last.words : {};
+  row.append(consoleButton(words.OK || "OK", "console-ok", async () => {
     const answers = {};
     for (const [name, input] of Object.entries(inputs)) answers[name] = input.value.trim();
     closeForm();
     await press(form.command, answers);
   }));
-  row.append(consoleButton("Cancel", "console-cancel", closeForm));
+  row.append(consoleButton(words.Cancel || "Cancel", "console-cancel", closeForm));
   box.append(row);
   box.addEventListener("submit", event => { event.preventDefault(); row.firstChild.click(); });
   holder.append(box);
@@ -78,11 +79,14 @@ function drawForm() {
 
 function drawConsole(state) {
   consoleState.last = state;
+  const words = state.words;
   const who = el("console-who");
   who.textContent = state.person
-    ? `Signed in: ${state.person.name} (${state.person.role})`
-    : "Nobody is signed in: touch Sign in, then give your name and PIN";
-  el("console-lost").hidden = state.connected;
+    ? `${words["Signed in"]}: ${state.person.name} (${words[state.person.role] || state.person.role})`
+    : words["Nobody is signed in: touch Sign in, then give your name and PIN"];
+  const lost = el("console-lost");
+  lost.textContent = words["service restarting: reconnecting…"];
+  lost.hidden = state.connected;
   const holds = el("console-holds");
   holds.replaceChildren();
   holds.hidden = !state.holds.length;
@@ -92,16 +96,18 @@ function drawConsole(state) {
   });
   const buttons = el("console-buttons");
   buttons.replaceChildren();
+  const capital = text => text.charAt(0).toUpperCase() + text.slice(1);
   state.buttons.forEach(button => {
-    const label = button.label.charAt(0).toUpperCase() + button.label.slice(1);
+    const label = capital(button.label);
     buttons.append(consoleButton(label, button.supervisor ? "supervisor" : "dealer",
       () => openForm(label, button.command, button.fields)));
   });
   if (state.person) {
-    buttons.append(consoleButton("Sign out", "sign", () => press("sign-out", {})));
+    buttons.append(consoleButton(capital(words["sign out"]), "sign", () => press("sign-out", {})));
   } else {
-    buttons.append(consoleButton("Sign in", "sign",
-      () => openForm("Sign in", "sign-in", state.sign_in_fields)));
+    const signIn = capital(words["sign in"]);
+    buttons.append(consoleButton(signIn, "sign",
+      () => openForm(signIn, "sign-in", state.sign_in_fields)));
   }
   const message = el("console-message");
   message.textContent = state.message ? state.message.text : "";
