@@ -29,6 +29,10 @@ from support.tmux_support import TmuxTerminal, tmux_running
 from cardshoe.controller.procedure.irregularities import card_of
 
 
+SCREEN = Path(__file__).resolve().parents[2] / "docs" / "console-terminal.txt"
+"""The console as tmux shows it during the hold, for docs/console.md."""
+
+
 def sign_in(terminal: TmuxTerminal, name: str, pin: str) -> None:
     terminal.press("i")
     terminal.wait_for("Your name:")
@@ -81,7 +85,8 @@ def test_a_whole_shoe_from_the_console_with_dealer_keys_and_one_supervisor_pin(
             while not journaled(table.journal_path, "shoe.ended"):
                 status = table.status()
                 if held_for_a_misread(table) and not supervised:
-                    terminal.wait_for("A card could not be read", " k  enter card")
+                    held = terminal.wait_for("A card could not be read", " k  enter card")
+                    SCREEN.write_text(held.rstrip() + "\n")
                     card = str(card_of(table.core.unread_card))
                     terminal.press("k")
                     answer(terminal, card, DEALER, DEALER_PIN)
