@@ -167,6 +167,16 @@ def is_loopback(request: Request) -> bool:
         return False
 
 
+def _same_origin_json(request: Request) -> bool:
+    """A press from the console page itself: JSON (which a page elsewhere cannot send to
+    this one without the browser asking first, and being refused) and, when the browser
+    says where the request comes from, from this very host."""
+    if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+        return False
+    origin = request.headers.get("origin")
+    return origin is None or origin == f"{request.url.scheme}://{request.url.netloc}"
+
+
 def console_routes(console: WebConsole, page: str, script: str, style: str) -> list[Route]:
     """The console's page, script, state and presses; each refused to a non-loopback client."""
     html = page.replace("</main>", BAR, 1).replace("</head>", HEAD, 1)
@@ -198,6 +208,10 @@ def console_routes(console: WebConsole, page: str, script: str, style: str) -> l
         return JSONResponse(await run_in_threadpool(console.state, after))
 
     async def press(request: Request) -> Response:
+        if not _same_origin_json(request):
+            return JSONResponse(
+                {"ok": False, "text": "a press comes from the console page itself, as JSON"}, 403
+            )
         try:
             body = await request.json()
         except ValueError:

@@ -4,6 +4,8 @@ served to this PC's own browser only."""
 
 from __future__ import annotations
 
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -135,6 +137,19 @@ def test_a_whole_shoe_from_the_touchscreen_page_with_one_supervisor_pin(
                     large.close()
             finally:
                 page.close()
+            for headers in (
+                {"Content-Type": "text/plain"},
+                {"Content-Type": "application/json", "Origin": "http://elsewhere.example"},
+            ):
+                forged = urllib.request.Request(
+                    web.url + "console/press",
+                    data=b'{"command": "sign-out"}',
+                    headers=headers,
+                    method="POST",
+                )
+                with pytest.raises(urllib.error.HTTPError) as refused:
+                    urllib.request.urlopen(forged, timeout=10)
+                assert refused.value.code == 403
             assert service.stop() == 0
     (ended,) = [r.payload for r in journaled(table.journal_path, "shoe.ended")]
     assert_shoe_dealt_once(table, ended["shoe_id"])

@@ -28,7 +28,6 @@ from support.tmux_support import TmuxTerminal, tmux_running
 
 from cardshoe.controller.procedure.irregularities import card_of
 
-
 SCREEN = Path(__file__).resolve().parents[2] / "docs" / "console-terminal.txt"
 """The console as tmux shows it during the hold, for docs/console.md."""
 
