@@ -78,6 +78,7 @@ from cardshoe.controller.service.roles import (
     Operator,
     Role,
     check_permitted,
+    is_console,
     operator_of,
 )
 from cardshoe.controller.service.sdnotify import Notifier
@@ -463,8 +464,10 @@ class TableService:
         }
 
     def _is_operator(self, peer: Peer) -> bool:
-        """Who may take the control socket's last connections: a dealer or above."""
-        return operator_of(peer, self.config.roles).role >= Role.DEALER
+        """Who may take the control socket's last connections: a dealer or above, and the
+        table's console, which deals for the people signed in at it."""
+        roles = self.config.roles
+        return operator_of(peer, roles).role >= Role.DEALER or is_console(peer, roles)
 
     def _handlers(self) -> dict[str, Handler]:
         def status(request: Mapping[str, Any]) -> dict[str, Any]:
