@@ -74,7 +74,7 @@ class ConsoleAccess:
     def expire(self, session: TableSession) -> None:
         """Sign out whoever has been idle too long; journaled."""
         with self._lock:
-            self._expire_quietly(session)
+            self._expire_held(session)
 
     def acting(
         self, session: TableSession, peer: Peer | None, name: str, request: Mapping[str, Any]
@@ -91,7 +91,7 @@ class ConsoleAccess:
         token = request[TOKEN_KEY]
         uid = peer.uid if peer else 0
         with self._lock:
-            self._expire_quietly(session)
+            self._expire_held(session)
             person = self._desk.who(token if isinstance(token, str) else "")
             operator = Operator(uid, person.name, ROLE_OF[person.role], console_user)
             if COMMAND_ROLES.get(name, Role.TECHNICIAN) < Role.SUPERVISOR:
@@ -112,7 +112,8 @@ class ConsoleAccess:
             assert check.role is not None
             return Operator(uid, approver, ROLE_OF[check.role], console_user, person.name), rest
 
-    def _expire_quietly(self, session: TableSession) -> None:
+    def _expire_held(self, session: TableSession) -> None:
+        """expire(), for a caller that holds the lock already."""
         for person in self._desk.expired():
             session.record_console(CONSOLE_SIGNED_OUT, {"name": person.name, "why": "idle"})
 
