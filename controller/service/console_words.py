@@ -5,7 +5,7 @@ with Babel into the .mo files the package ships (`make catalogs`, docs/console.m
 reading them needs only the standard library's gettext. A word a catalog lacks
 shows in English. The holds keep the notices table's own words: English, and its
 Chinese in Traditional characters, which Simplified takes from its catalog. The
-roads keep their conventional 莊/閒/和 in every language: they are not words here.
+roads are not words here: the page keeps their conventional 莊/閒/和 in every language.
 """
 
 from __future__ import annotations

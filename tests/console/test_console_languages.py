@@ -1,6 +1,6 @@
 """The console's languages: gettext catalogs a translator edits, compiled into what the package
 ships, complete for every word the code marks, and chosen by the table's [console] language;
-the roads keep 莊/閒/和 whatever the language."""
+the page's roads keep 莊/閒/和 whatever the language."""
 
 from __future__ import annotations
 
