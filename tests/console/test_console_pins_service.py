@@ -20,6 +20,7 @@ from support.console_support import (
     set_pin,
     with_console,
 )
+from support.other_users import NOBODY, as_user, needs_other_uids, open_to_other_users
 from support.service_support import running_service, simulated_table, wait_until
 from support.session_support import journaled
 
@@ -147,3 +148,33 @@ def test_pin_set_asks_twice_and_says_what_is_wrong_in_one_line(tmp_path: Path) -
         assert changed.returncode == 0, changed.stderr
         assert changed.stdout.strip() == f"changed ann (supervisor) in {tmp_path / 'pins.json'}"
         assert "Traceback" not in no_file.stderr + differ.stderr + short.stderr
+
+
+@needs_other_uids
+def test_only_the_consoles_own_user_signs_people_in_and_bad_requests_get_one_line(
+    shared_folder: Path,
+) -> None:
+    with simulated_table(shared_folder) as table:
+        with_console(table)
+        with running_service(table, betting_time=None) as service:
+            service.wait_for_notification("READY=1")
+            socket = table.socket_path
+            open_to_other_users(socket)
+            other = as_user(NOBODY, socket, "control", "console-sign-in")
+            assert other.returncode == 3
+            assert other.stderr.strip() == (
+                "shoectl: error: only the table's console signs people in and acts for them: "
+                "run shoectl console as the user [roles] console names"
+            )
+            assert refused(socket, "console-sign-in", name=DEALER) == (
+                "console-sign-in needs a name and a PIN"
+            )
+            token = request(socket, "console-sign-in", name=DEALER, pin=DEALER_PIN)["token"]
+            assert (
+                refused(socket, "abandon-shoe", reason="x", console=token, supervisor="sam 9753")
+                == 'abandon-shoe: "supervisor" is {"name": NAME, "pin": PIN}'
+            )
+            assert refused(socket, "new-shoe", console=42).startswith(
+                "nobody is signed in at the console"
+            )
+            assert service.stop() == 0
