@@ -213,6 +213,7 @@ async function drawRound(tableId, shoeId, roundNo) {
       result ? el("p", {}, `result: ${result.winner}, player ${result.player_total}, banker ${result.banker_total}`) : null,
     recall.settlement ? el("p", {}, "settlement per unit: " +
       Object.entries(recall.settlement).map(([bet, value]) => `${bet} ${value}`).join(", ")) : null,
+    carriedList(recall),
     el("h2", {}, "Cards in dealt order"),
     el("div", { class: "scroll" }, el("table", { class: "list", id: "cards" },
       el("tr", {}, el("th", {}, "record"), el("th", {}, "read at (UTC)"), el("th", {}, "card"),
@@ -235,6 +236,31 @@ async function drawRound(tableId, shoeId, roundNo) {
       recall.record_checks.map((check) => el("tr", {}, el("td", {}, check.id), el("td", {}, check.time),
         el("td", {}, check.kind), el("td", { class: "cards" }, check.hash.slice(0, 16) + "…"),
         el("td", {}, check.hash_ok && check.links ? "ok" : "FAILED"))))));
+}
+
+const CARRIED_WENT = {
+  decided: "decided by this round's result",
+  returned: "returned to the players undecided",
+  carried: "carried on by this round's tie",
+};
+
+function carriedList(recall) {
+  // The bets a tie carried into the round (Art. 11) and where they went, and this round's
+  // own tie bets: as `shoectl journal round` words them.
+  const lines = [];
+  const into = recall.carried_in;
+  if (into) {
+    const went = into.went ? `${CARRIED_WENT[into.went]} [${into.went_record}]` : "on the layout, the round not finished";
+    lines.push(`bets carried in [${into.record}] from round ${into.from_round} (${into.option}): ${went}`);
+  }
+  const out = recall.carried_out;
+  if (out) {
+    lines.push(out.returned ? `tie bets returned [${out.record}]: ${out.returned}`
+      : `bets carried out [${out.record}] into round ${out.into_round} (${out.option})`);
+  }
+  if (!lines.length) return null;
+  return el("div", {}, el("h2", {}, "Bets carried"),
+    el("ul", { id: "carried" }, lines.map((line) => el("li", {}, line))));
 }
 
 async function drawAlarms() {
