@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from importlib import resources
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import psycopg
 from sse_starlette import EventSourceResponse, ServerSentEvent
@@ -48,6 +49,7 @@ TILES_FRESH_S = 1.0
 """The longest the tiles' answer is served again unchanged: lag and rounds-in-the-last-hour
 move with the clock, not only with the floor's changes."""
 NO_CACHE = {"Cache-Control": "no-store"}
+FLOOR_ZONE_DEFAULT = ZoneInfo("UTC")
 PAGE_PATHS = (
     "/",
     "/tables/{table_id}",
@@ -69,6 +71,8 @@ class PitSettings:
     client_id: str = "cardshoe-pit-1"
     overdue_after_s: float = 300.0
     """An alarm unacknowledged for longer is marked overdue."""
+    time_zone: ZoneInfo = FLOOR_ZONE_DEFAULT
+    """The floor's clock: the pace page's days and hours of day."""
 
 
 class ApiError(Exception):
@@ -212,12 +216,14 @@ def create_app(settings: PitSettings) -> Starlette:
         return JSONResponse(done.to_json(), headers=NO_CACHE)
 
     async def pace(request: Request, session: Session) -> Response:
-        text = request.query_params.get("date") or datetime.now(UTC).date().isoformat()
+        text = (
+            request.query_params.get("date") or datetime.now(settings.time_zone).date().isoformat()
+        )
         try:
             day = date.fromisoformat(text)
         except ValueError:
             raise ApiError(400, f"date {text!r} is not YYYY-MM-DD") from None
-        found = await database.run(day_pace, day)
+        found = await database.run(day_pace, day, settings.time_zone)
         return JSONResponse(found.to_json(), headers=NO_CACHE)
 
     async def events(request: Request, session: Session) -> Response:

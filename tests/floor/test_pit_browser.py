@@ -22,6 +22,7 @@ TABLES = {"T01": "punto-banco", "T02": "macau-1", "T03": "seven-up"}
 TIE_TABLE, TIED_ROUND, TIE_SEED = "T02", 2, 6
 """T02's bets stand after a tie (Macau Art. 11(2)); the shuffle of seed 6 ties its round 2,
 so round 3 is dealt with round 2's bets carried into it."""
+FLOOR_ZONE = "Asia/Macau"
 VIEWPORTS = [{"width": 1920, "height": 1080}, {"width": 390, "height": 844}]
 ALARM_SHOWN_MS = 2000
 """Issue #24: an alarm the floor has committed is on the open page within 2 s, without a
@@ -53,7 +54,7 @@ def pit_floor(floor: Floor, tmp_path: Path) -> Iterator[PitFloor]:
     wait_for_floor(floor, list(journals.values()))
     for name, role in (("sam", "supervisor"), ("vic", "viewer")):
         assert add_user(floor.dsn, tmp_path, name, role).returncode == 0
-    with PitService(floor.dsn, "--broker", floor.broker.url) as pit:
+    with PitService(floor.dsn, "--broker", floor.broker.url, "--time-zone", FLOOR_ZONE) as pit:
         yield PitFloor(floor, journals, pit)
 
 
@@ -106,6 +107,19 @@ def test_the_floor_page_shows_every_table_with_postgres_round_counts(
     page.select_option("#filter-game", "macau-1")
     expect(tiles).to_have_count(1)
     expect(tiles.first).to_have_attribute("data-table", "T02")
+
+    page.click("a[href='/pace']")
+    expect(page.locator("#pace-tables tr[data-table]")).to_have_count(len(TABLES))
+    dealt = sum(rounds_in_postgres(pit_floor.floor.dsn).values())
+    floor_bars = page.locator("#pace-plot rect")
+    assert sum(int(bar.get_attribute("data-rounds") or 0) for bar in floor_bars.all()) == dealt
+    dealers = page.locator("#pace-dealers tr[data-dealer]")
+    assert dealers.count() >= 1
+    for dealer in dealers.all():
+        expect(dealer.locator("svg rect")).to_have_count(24)
+    expect(page.locator("#lost-total")).to_contain_text("in all")
+    expect(page.locator("#pace-day")).to_contain_text(FLOOR_ZONE)
+    assert fits_the_screen(page)
     page.context.close()
 
 
