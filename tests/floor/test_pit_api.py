@@ -98,6 +98,43 @@ def test_login_answers_a_csrf_token_and_a_wrong_password_is_audited(pit: PitServ
     ]
 
 
+def test_repeated_wrong_passwords_lock_the_user_then_the_client_and_are_audited(
+    empty_pit: PitService,
+) -> None:
+    """docs/pit.md: 5 wrong passwords for a user, or 20 failed logins from a client, within
+    15 minutes lock it out for 5 minutes: 429 with Retry-After, the password unchecked."""
+    client = PitClient(empty_pit.url)
+    for _ in range(5):
+        assert client.login("sam", "not the password")[0] == 401
+    status, answer = client.login("sam")
+    assert status == 429 and list(answer) == ["error"]
+    assert "too many failed logins for user 'sam'" in answer["error"]
+    assert 1 <= int(client.headers["retry-after"]) <= 300
+    assert client.get("/api/session")[0] == 401, "the right password opened no session"
+    for number in range(15):
+        assert client.login(f"guess{number}")[0] == 401
+    status, answer = client.login("kim")
+    assert status == 429 and "for client '127.0.0.1'" in answer["error"]
+    assert int(client.headers["retry-after"]) >= 1
+    with psycopg.connect(empty_pit.dsn) as db:
+        locked = db.execute(
+            "SELECT user_name, detail FROM pit_audit WHERE action = 'login_locked' ORDER BY id"
+        ).fetchall()
+        failed = db.execute(
+            "SELECT count(*) FROM pit_audit WHERE action = 'login_failed' AND detail LIKE %s",
+            ("%from 127.0.0.1",),
+        ).fetchone()
+    assert locked == [
+        ("sam", "user sam locked for 300 s after 5 failed logins in 900 s (last from 127.0.0.1)"),
+        (
+            "guess14",
+            "client 127.0.0.1 locked for 300 s after 20 failed logins in 900 s "
+            "(last from 127.0.0.1)",
+        ),
+    ]
+    assert failed == (20,), "the refused logins checked no password and wrote no failure"
+
+
 def test_the_tables_and_a_round_are_what_the_floor_and_the_journal_hold(
     pit: PitService, dealt_floor: tuple[Floor, Path], shoectl: ShoectlRunner
 ) -> None:

@@ -63,6 +63,8 @@ class PitClient:
         self.host, self.port = parts.hostname or "127.0.0.1", parts.port or 80
         self.cookie: str | None = None
         self.csrf_token: str | None = None
+        self.headers: dict[str, str] = {}
+        """The last answer's headers (lower-case names)."""
 
     def request(
         self,
@@ -87,6 +89,7 @@ class PitClient:
             connection.request(method, path, body=data, headers=headers)
             response = connection.getresponse()
             text = response.read()
+            self.headers = {name.lower(): value for name, value in response.getheaders()}
             cookie = response.getheader("set-cookie")
             if cookie is not None:
                 self.cookie = cookie.split(";")[0]
