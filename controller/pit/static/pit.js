@@ -3,7 +3,9 @@
 // floor goes in as textContent, never as HTML.
 "use strict";
 
-const state = { session: null, events: null, redraw: null, pending: false };
+const state = { session: null, events: null, redraw: null, pending: false, again: false };
+const REDRAW_GAP_MS = 150;
+/* After a redraw the page waits this long before the next, however many changes come. */
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -79,10 +81,15 @@ function listen() {
 }
 
 function scheduleRedraw() {
-  // Many batches a second become one redraw: the page reads the API at most every 150 ms.
-  if (state.pending || !state.redraw) return;
+  // Many batches a second become one redraw: a change after a quiet spell is drawn at once,
+  // the changes during a redraw and the REDRAW_GAP_MS after it by one more redraw.
+  if (!state.redraw) return;
+  if (state.pending) { state.again = true; return; }
   state.pending = true;
-  setTimeout(() => { state.pending = false; if (state.redraw) state.redraw(); }, 150);
+  state.redraw().finally(() => setTimeout(() => {
+    state.pending = false;
+    if (state.again) { state.again = false; scheduleRedraw(); }
+  }, REDRAW_GAP_MS));
 }
 
 function go(path) {
@@ -149,12 +156,44 @@ async function drawFloor() {
   const attention = el("input", { type: "checkbox", id: "filter-attention", checked: filters.attention,
     onchange: (event) => { filters.attention = event.target.checked; drawFloor(); } });
   const rounds = tiles.reduce((sum, tile) => sum + tile.rounds, 0);
+  const summary = `${shown.length} of ${tiles.length} tables, ${rounds} rounds`;
+  const nodes = shown.map(drawnTile);
+  const drawn = document.getElementById("tiles");
+  if (drawn && drawn.dataset.games === games.join(" ")) {
+    document.getElementById("floor-summary").textContent = summary;
+    placeTiles(drawn, nodes);
+    return;
+  }
   show(
     el("div", { class: "filters" }, el("label", {}, "Game ", gameChoice),
       el("label", {}, attention, " needs attention")),
-    el("div", { class: "summary", id: "floor-summary" },
-      `${shown.length} of ${tiles.length} tables, ${rounds} rounds`),
-    el("div", { class: "tiles", id: "tiles" }, shown.map(tileNode)));
+    el("div", { class: "summary", id: "floor-summary" }, summary),
+    el("div", { class: "tiles", id: "tiles", "data-games": games.join(" ") }, nodes));
+}
+
+const tilesDrawn = new Map();
+/* Each table's tile as last drawn, with the answer it was drawn from: a change redraws the
+   tiles that changed, not a thousand. */
+
+function drawnTile(tile) {
+  const answer = JSON.stringify(tile);
+  const drawn = tilesDrawn.get(tile.table_id);
+  if (drawn && drawn.answer === answer) return drawn.node;
+  const node = tileNode(tile);
+  node.dataset.key = tile.table_id;
+  tilesDrawn.set(tile.table_id, { answer, node });
+  return node;
+}
+
+function placeTiles(container, nodes) {
+  // The floor's tiles in place: a changed tile replaces its old node, the others stay put.
+  nodes.forEach((node, index) => {
+    const present = container.children[index];
+    if (present === node) return;
+    if (present && present.dataset.key === node.dataset.key) present.replaceWith(node);
+    else container.insertBefore(node, present || null);
+  });
+  while (container.children.length > nodes.length) container.lastElementChild.remove();
 }
 
 function tileNode(tile) {
