@@ -17,7 +17,12 @@ from enum import StrEnum
 import psycopg
 
 from cardshoe.controller.errors import UserError
-from cardshoe.controller.pit.passwords import hash_password, password_matches, password_problem
+from cardshoe.controller.pit.passwords import (
+    decoy_hash,
+    hash_password,
+    password_matches,
+    password_problem,
+)
 
 SESSION_HOURS = 12
 """A shift: a session unused for longer must log in again."""
@@ -93,7 +98,8 @@ def log_in(db: psycopg.Connection, name: str, password: str, client: str) -> New
         row = db.execute(
             "SELECT role, password_hash FROM pit_users WHERE name = %s", (name,)
         ).fetchone()
-        if row is None or not password_matches(password, row[1]):
+        stored = decoy_hash() if row is None else row[1]
+        if not password_matches(password, stored) or row is None:
             audit(db, name, AuditAction.LOGIN_FAILED, f"wrong user or password from {client}")
             return None
         cookie_token, csrf_token = secrets.token_urlsafe(32), secrets.token_urlsafe(32)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+from functools import cache
 
 SCRYPT_N = 2**14
 SCRYPT_R = 8
@@ -34,6 +35,13 @@ def password_matches(password: str, stored: str) -> bool:
     except ValueError:
         return False
     return hmac.compare_digest(derived, bytes.fromhex(key))
+
+
+@cache
+def decoy_hash() -> str:
+    """A hash no password is known for, checked when a login names no user: the answer then
+    takes as long as a wrong password's, so timing does not tell which user names exist."""
+    return hash_password(secrets.token_urlsafe(32))
 
 
 def password_problem(password: str) -> str | None:
