@@ -17,12 +17,8 @@ from enum import StrEnum
 import psycopg
 
 from cardshoe.controller.errors import UserError
-from cardshoe.controller.pit.passwords import (
-    decoy_hash,
-    hash_password,
-    password_matches,
-    password_problem,
-)
+from cardshoe.controller.pit.passwords import password_problem
+from cardshoe.controller.secret_hash import decoy_hash, hash_secret, secret_matches
 
 SESSION_HOURS = 12
 """A shift: a session unused for longer must log in again."""
@@ -84,7 +80,7 @@ def add_user(db: psycopg.Connection, name: str, role: Role, password: str) -> No
         added = db.execute(
             "INSERT INTO pit_users (name, role, password_hash) VALUES (%s, %s, %s) "
             "ON CONFLICT DO NOTHING RETURNING name",
-            (name, role.value, hash_password(password)),
+            (name, role.value, hash_secret(password)),
         ).fetchone()
         if added is None:
             raise UserError(f"user {name!r} exists already: choose another name")
@@ -99,7 +95,7 @@ def log_in(db: psycopg.Connection, name: str, password: str, client: str) -> New
             "SELECT role, password_hash FROM pit_users WHERE name = %s", (name,)
         ).fetchone()
         stored = decoy_hash() if row is None else row[1]
-        if not password_matches(password, stored) or row is None:
+        if not secret_matches(password, stored) or row is None:
             audit(db, name, AuditAction.LOGIN_FAILED, f"wrong user or password from {client}")
             return None
         cookie_token, csrf_token = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
