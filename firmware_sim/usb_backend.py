@@ -208,7 +208,7 @@ def bcd_version(version: str) -> int:
 class SimUsbDevice:
     """One simulated device on the virtual bus (pyusb's opaque `dev`)."""
 
-    attachment: LocalAttachment
+    attachment: LocalAttachment[FirmwareCore]
     descriptor: DeviceDescriptor
 
     @property
