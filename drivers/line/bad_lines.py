@@ -66,10 +66,15 @@ class BadLineCounter:
                 self._kinds[kind] = _KindState(reported_at=now)
         return reports
 
+    @property
+    def in_burst(self) -> bool:
+        return self._in_burst
+
     def burst_started(self, now: float) -> bool:
         """True once when the bad lines within the window reach the burst size.
 
-        It is True again only after a window with fewer bad lines has passed.
+        It is True again only after a window with fewer bad lines has passed (in_burst
+        then turns False: the reader reads properly again).
         """
         while self._recent and now - self._recent[0] > self.policy.burst_window_s:
             self._recent.popleft()

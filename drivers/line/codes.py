@@ -13,7 +13,8 @@ import csv
 from collections.abc import Mapping
 from pathlib import Path
 
-from cardshoe.drivers.line.faces import CardFace, FaceError, parse_face
+from cardshoe.drivers.api.events import CardId, CardIdError
+from cardshoe.drivers.line.cards import card_from_text
 
 HEADER = ("code", "card")
 
@@ -22,9 +23,9 @@ class CardTableError(ValueError):
     """The cards file cannot be read or holds a bad row; the message says where."""
 
 
-def parse_card_table(text: str, source: str) -> Mapping[str, CardFace]:
+def parse_card_table(text: str, source: str) -> Mapping[str, CardId]:
     """code -> card from the file's text; `source` names it in errors."""
-    table: dict[str, CardFace] = {}
+    table: dict[str, CardId] = {}
     for number, row in enumerate(csv.reader(text.splitlines()), start=1):
         cells = tuple(cell.strip() for cell in row)
         if not any(cells) or (number == 1 and tuple(c.lower() for c in cells) == HEADER):
@@ -38,15 +39,15 @@ def parse_card_table(text: str, source: str) -> Mapping[str, CardFace]:
         if code in table:
             raise CardTableError(f"{source} line {number}: code {code!r} is listed twice")
         try:
-            table[code] = parse_face(card)
-        except FaceError as exc:
+            table[code] = card_from_text(card)
+        except CardIdError as exc:
             raise CardTableError(f"{source} line {number}: {exc}") from None
     if not table:
         raise CardTableError(f"{source} lists no card: add `code,card` rows")
     return table
 
 
-def load_card_table(path: Path) -> Mapping[str, CardFace]:
+def load_card_table(path: Path) -> Mapping[str, CardId]:
     """The table in `path`; CardTableError with one line when it cannot be used."""
     try:
         text = path.read_text(encoding="utf-8")

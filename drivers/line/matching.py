@@ -10,13 +10,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from cardshoe.drivers.api.events import CardId, CardIdError
+from cardshoe.drivers.line.cards import card_from_parts
 from cardshoe.drivers.line.checksum import checked_body
-from cardshoe.drivers.line.faces import CardFace, FaceError, parse_rank, parse_suit
 from cardshoe.drivers.line.profile import LineProfile
 
 
 class LineKind(StrEnum):
-    """What a line turned out to be; the last five are bad lines."""
+    """What a line turned out to be; BAD_KINDS are bad lines.
+
+    UNKNOWN_CODE is no bad line: a card passed the reader, whose code no table names,
+    so it is a misread card for the table to deal with."""
 
     CARD = "card"
     CUT_CARD = "cut_card"
@@ -38,7 +42,6 @@ BAD_KINDS = frozenset(
         LineKind.TOO_LONG,
         LineKind.BAD_CHECKSUM,
         LineKind.NOT_ASCII,
-        LineKind.UNKNOWN_CODE,
         LineKind.UNMATCHED,
     }
 )
@@ -51,13 +54,13 @@ class LineMatch:
     kind: LineKind
     text: str
     """The line as printable text (bad bytes escaped), for logs and `monitor --raw`."""
-    card: CardFace | None = None
+    card: CardId | None = None
     fault_code: int = 0
 
     def describe(self) -> str:
         """What the line matched, in a technician's words."""
         if self.card is not None:
-            return f"card {self.card.text}"
+            return f"card {self.card}"
         if self.kind is LineKind.FAULT:
             return f"fault {self.fault_code}"
         return self.kind.value.replace("_", " ")
@@ -108,7 +111,7 @@ def _card(groups: dict[str, str | None], shown: str, profile: LineProfile) -> Li
             return LineMatch(LineKind.UNKNOWN_CODE, shown)
         return LineMatch(LineKind.CARD, shown, card=face)
     try:
-        face = CardFace(parse_rank(groups["rank"] or ""), parse_suit(groups["suit"] or ""))
-    except FaceError:
+        face = card_from_parts(groups["rank"] or "", groups["suit"] or "")
+    except CardIdError:
         return LineMatch(LineKind.UNMATCHED, shown)
     return LineMatch(LineKind.CARD, shown, card=face)

@@ -17,9 +17,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from cardshoe.drivers.api.events import CardId
 from cardshoe.drivers.line.checksum import Checksum
 from cardshoe.drivers.line.codes import CardTableError, load_card_table
-from cardshoe.drivers.line.faces import CardFace
 
 SECTION = "device.line"
 PATTERN_KEYS = ("card", "cut_card", "button", "fault")
@@ -55,7 +55,7 @@ class LineProfile:
     """Written back after each line is journaled; empty: the reader expects nothing."""
     max_length: int = 128
     """Longer lines (without terminator and checksum) are bad lines: a stuck or noisy reader."""
-    cards: Mapping[str, CardFace] | None = None
+    cards: Mapping[str, CardId] | None = None
     """code -> card, from `cards_file`, when the card pattern has a `code` group."""
     bad_lines: BadLinePolicy = BadLinePolicy()
 

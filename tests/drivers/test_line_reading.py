@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from cardshoe.drivers.api.events import CardId, CardSuit
 from cardshoe.drivers.line.bad_lines import BadLineCounter, BadLineReport
 from cardshoe.drivers.line.checksum import Checksum, checked_body, nmea_checksum, with_checksum
 from cardshoe.drivers.line.codes import CardTableError, parse_card_table
-from cardshoe.drivers.line.faces import CardFace
 from cardshoe.drivers.line.matching import LineKind, match_line
 from cardshoe.drivers.line.profile import (
     BadLinePolicy,
@@ -85,8 +85,12 @@ def test_lines_match_the_profile(body: bytes, expected: str, profile: LineProfil
 
 
 def test_card_faces_are_the_wire_numbers(profile: LineProfile) -> None:
-    assert match_line(with_checksum(b"CQD", Checksum.NMEA), profile).card == CardFace(12, 2)
-    assert match_line(with_checksum(b"CAS", Checksum.NMEA), profile).card == CardFace(1, 0)
+    assert match_line(with_checksum(b"CQD", Checksum.NMEA), profile).card == CardId(
+        12, CardSuit.DIAMONDS
+    )
+    assert match_line(with_checksum(b"CAS", Checksum.NMEA), profile).card == CardId(
+        1, CardSuit.SPADES
+    )
 
 
 def test_a_line_past_the_bound_is_too_long_and_not_matched(profile: LineProfile) -> None:
@@ -105,7 +109,7 @@ def test_a_code_group_reads_the_cards_file(tmp_path: Path) -> None:
     (tmp_path / "cards.csv").write_text("code,card\n4006381333931,AS\n4006381333948, 10h\n")
     table = {"card": r"^(?P<code>\d{13})$", "cards_file": "cards.csv"}
     coded = parse_line_profile(table, tmp_path)
-    assert match_line(b"4006381333948", coded).card == CardFace(10, 1)
+    assert match_line(b"4006381333948", coded).card == CardId(10, CardSuit.HEARTS)
     assert match_line(b"4006381333955", coded).kind is LineKind.UNKNOWN_CODE
 
 
@@ -113,7 +117,7 @@ def test_a_code_group_reads_the_cards_file(tmp_path: Path) -> None:
     ("text", "message"),
     [
         ("code,card\n1,AS\n1,KS\n", "x.csv line 3: code '1' is listed twice"),
-        ("1,AS\n2,ZZ\n", "x.csv line 2: 'Z' is not a rank"),
+        ("1,AS\n2,ZZ\n", "x.csv line 2: bad card 'ZZ'"),
         ("1,AS,extra\n", "x.csv line 1: expected `code,card`"),
         ("code,card\n", "x.csv lists no card"),
     ],
