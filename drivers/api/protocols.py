@@ -36,6 +36,7 @@ DEFAULT_PROTOCOL = "cardshoe"
 
 BUILTIN_FAMILIES: Mapping[str, str] = {
     "cardshoe": "cardshoe.drivers.cardshoe_family:FAMILY",
+    "hid": "cardshoe.drivers.hid.family:FAMILY",
     "line": "cardshoe.drivers.line.family:FAMILY",
 }
 """Each built-in family's name and where its ProtocolFamily lives."""

@@ -71,3 +71,9 @@ class KeyboardLines:
     def pending(self) -> str:
         """What has been typed since the last Enter."""
         return "".join(self._line)
+
+    def drop_pending(self) -> str:
+        """Give up the line being typed (it grew too long) and return it."""
+        line = self.pending
+        self._line.clear()
+        return line

@@ -83,10 +83,15 @@ def open_serial_lines(url: str, profile: LineProfile, usb_backend: Any = None) -
 
 def open_line_reader(request: OpenRequest) -> LineLink:
     profile = profile_of(request)
+
+    def open_source() -> SerialLines:
+        return open_serial_lines(request.url, profile, request.usb_backend)
+
     return LineLink(
         request.url,
         profile,
-        lambda: open_serial_lines(request.url, profile, request.usb_backend),
+        open_source(),
+        open_source,
         reader_identity("line reader", request.url, FAMILY_NAME),
         reconnect=request.reconnect,
     )

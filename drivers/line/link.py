@@ -81,7 +81,8 @@ class LineLink(DeviceLink):
         self,
         url: str,
         profile: LineProfile,
-        open_source: Callable[[], LineSource],
+        source: LineSource,
+        reopen: Callable[[], LineSource],
         identity: DeviceIdentity,
         *,
         reconnect: bool = True,
@@ -90,11 +91,11 @@ class LineLink(DeviceLink):
         super().__init__()
         self._url = url
         self.profile = profile
-        self._open_source = open_source
+        self._reopen = reopen
         self._identity = identity
         self._reconnect = reconnect
         self._clock = clock
-        self._source: LineSource | None = open_source()
+        self._source: LineSource | None = source
         self._closed = False
         self._pending: deque[Event] = deque()
         self._write_lock = threading.Lock()
@@ -201,7 +202,7 @@ class LineLink(DeviceLink):
             return
         self._retry_at = now + RECONNECT_INTERVAL_S
         try:
-            self._source = self._open_source()
+            self._source = self._reopen()
         except DriverError as exc:
             log.debug("%s: not back yet: %s", self._url, exc)
             return

@@ -79,6 +79,32 @@ def read_serial_number(device: usb.core.Device) -> str | None:
     return read_string(device, device.iSerialNumber)
 
 
+def find_usb_device(url: str, backend: Any = None) -> usb.core.Device:
+    """The device a usb://VID:PID[/SERIAL] URL names; DeviceNotFound when none is plugged in."""
+    address = parse_usb_url(url)
+
+    def wanted(device: usb.core.Device) -> bool:
+        if address.serial_number in (None, read_serial_number(device)):
+            return True
+        usb.util.dispose_resources(device)
+        return False
+
+    try:
+        device = usb.core.find(
+            idVendor=address.vendor_id,
+            idProduct=address.product_id,
+            backend=backend,
+            custom_match=wanted,
+        )
+    except usb.core.NoBackendError as exc:
+        raise DeviceNotFound(f"cannot open {url}: {NO_BACKEND_HINT}") from exc
+    except usb.core.USBError as exc:
+        raise usb_failure(url, exc) from exc
+    if device is None:
+        raise DeviceNotFound(f"no USB device {url}: check the cable and the serial number")
+    return device
+
+
 class UsbTransport(Transport):
     def __init__(self, device: usb.core.Device, interface_number: int, url: str) -> None:
         self._device = device
@@ -88,27 +114,7 @@ class UsbTransport(Transport):
 
     @classmethod
     def open(cls, url: str, *, backend: Any = None) -> UsbTransport:
-        address = parse_usb_url(url)
-
-        def wanted(device: usb.core.Device) -> bool:
-            if address.serial_number in (None, read_serial_number(device)):
-                return True
-            usb.util.dispose_resources(device)
-            return False
-
-        try:
-            device = usb.core.find(
-                idVendor=address.vendor_id,
-                idProduct=address.product_id,
-                backend=backend,
-                custom_match=wanted,
-            )
-        except usb.core.NoBackendError as exc:
-            raise DeviceNotFound(f"cannot open {url}: {NO_BACKEND_HINT}") from exc
-        except usb.core.USBError as exc:
-            raise usb_failure(url, exc) from exc
-        if device is None:
-            raise DeviceNotFound(f"no USB device {url}: check the cable and the serial number")
+        device = find_usb_device(url, backend)
         try:
             interface_number = _claim_vendor_interface(device)
         except usb.core.USBError as exc:
