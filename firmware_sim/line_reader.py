@@ -25,7 +25,9 @@ from dataclasses import dataclass, field
 from typing import ParamSpec, TypeVar
 
 from cardshoe.drivers.line.checksum import Checksum, with_checksum
-from cardshoe.drivers.protocol.cardid import CardId
+from cardshoe.drivers.line.matching import LineKind, match_line
+from cardshoe.drivers.line.profile import LineProfile
+from cardshoe.drivers.protocol.cardid import CardId, CardSuit
 from cardshoe.firmware_sim.errors import SimConfigError
 from cardshoe.firmware_sim.faults import (
     DEFAULT_DURATION_S,
@@ -87,6 +89,38 @@ class LineFormat:
     def line(self, body: str) -> bytes:
         """The body with its checksum; the terminator is the attachment's to add."""
         return with_checksum(body.encode("ascii"), self.checksum)
+
+
+def format_for(profile: LineProfile) -> LineFormat:
+    """How to write lines that `profile` reads: its terminator, checksum and card codes.
+
+    The simulator writes the templates of docs/examples/line-shoe.toml (CAS, CUT, BTN,
+    E12), so a profile whose patterns read something else is refused here with the line
+    it would have missed, rather than every line arriving as a bad one.
+    """
+    codes = None
+    if profile.cards is not None:
+        codes = {(card.rank, int(card.suit)): code for code, card in profile.cards.items()}
+    line_format = LineFormat(terminator=profile.terminator, checksum=profile.checksum, codes=codes)
+    samples = []
+    if codes is None or (1, CardSuit.SPADES) in codes:
+        samples.append((LineKind.CARD, line_format.card_body(CardId(1, CardSuit.SPADES))))
+    for kind, pattern, body in (
+        (LineKind.CUT_CARD, profile.cut_card, line_format.cut_card),
+        (LineKind.BUTTON, profile.button, line_format.button),
+        (LineKind.FAULT, profile.fault, line_format.fault.format(code=12)),
+    ):
+        if pattern is not None:
+            samples.append((kind, body))
+    for kind, body in samples:
+        found = match_line(line_format.line(body), profile).kind
+        if found is not kind:
+            raise SimConfigError(
+                f"the simulated reader writes a {kind.value.replace('_', ' ')} as {body!r}, "
+                f"which this profile reads as {found.value.replace('_', ' ')}: "
+                "simulate with the patterns of docs/examples/line-shoe.toml"
+            )
+    return line_format
 
 
 @dataclass(frozen=True)

@@ -55,11 +55,11 @@ def reader_identity(model: str, serial_number: str, family: str) -> DeviceIdenti
 
 
 class SerialLines:
-    """Lines from a byte stream, cut at the profile's terminator."""
+    """Lines from a byte stream, cut at a terminator."""
 
-    def __init__(self, transport: Transport, profile: LineProfile) -> None:
+    def __init__(self, transport: Transport, splitter: LineSplitter) -> None:
         self._transport = transport
-        self._splitter = LineSplitter(profile.terminator, profile.max_length)
+        self._splitter = splitter
 
     def read(self) -> list[bytes | Overlong]:
         return self._splitter.feed(self._transport.read())
@@ -71,21 +71,29 @@ class SerialLines:
         self._transport.close()
 
 
-def open_serial_lines(url: str, profile: LineProfile, usb_backend: Any = None) -> SerialLines:
+def open_serial_lines(
+    url: str, baud: int, splitter: LineSplitter, usb_backend: Any = None
+) -> SerialLines:
     transport = open_transport(url, usb_backend=usb_backend)
     try:
-        transport.set_baudrate(profile.baud)
+        transport.set_baudrate(baud)
     except BaseException:
         transport.close()
         raise
-    return SerialLines(transport, profile)
+    return SerialLines(transport, splitter)
+
+
+def profile_splitter(profile: LineProfile) -> LineSplitter:
+    return LineSplitter(profile.terminator, profile.max_length)
 
 
 def open_line_reader(request: OpenRequest) -> LineLink:
     profile = profile_of(request)
 
     def open_source() -> SerialLines:
-        return open_serial_lines(request.url, profile, request.usb_backend)
+        return open_serial_lines(
+            request.url, profile.baud, profile_splitter(profile), request.usb_backend
+        )
 
     return LineLink(
         request.url,

@@ -11,6 +11,7 @@ group looked up in `cards_file`. Every mistake is one line naming the key.
 from __future__ import annotations
 
 import re
+import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -183,3 +184,24 @@ def parse_line_profile(data: Mapping[str, Any], base_dir: Path) -> LineProfile:
             ),
         ),
     )
+
+
+def load_profile_file(path: Path, table: str = "line") -> LineProfile:
+    """The [device.<table>] profile of a TOML file (a table's config, or a profile alone).
+
+    For tools that read a reader without a whole table around it: `shoectl sim
+    --protocol line --profile FILE`, `monitor --raw`, `selftest --profile`.
+    """
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise LineProfileError(f"cannot read the profile {path}: {exc.strerror or exc}") from None
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise LineProfileError(f"the profile {path} is not TOML: {exc}") from None
+    device = data.get("device")
+    found = device.get(table) if isinstance(device, dict) else None
+    if not isinstance(found, dict):
+        raise LineProfileError(
+            f"{path} has no [device.{table}] table: see docs/examples/line-shoe.toml"
+        )
+    return parse_line_profile(found, path.parent)
