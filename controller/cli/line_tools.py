@@ -100,7 +100,12 @@ def _raw_record(line: bytes | Overlong, profile: LineProfile | None, as_json: bo
         card = None if found.card is None else str(found.card)
     if as_json:
         return json.dumps({"line": text, "kind": kind, "card": card, "matched": meaning})
-    return f"{text!r:<28} {meaning}"
+    return f"{quoted(text):<28} {meaning}"
+
+
+def quoted(text: str) -> str:
+    """The escaped line between quotes: what was on the wire, byte for byte."""
+    return f"'{text}'"
 
 
 @dataclass(frozen=True)

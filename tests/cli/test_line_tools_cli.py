@@ -40,6 +40,9 @@ def test_monitor_raw_shows_each_line_and_what_it_matched(shoectl: ShoectlRunner)
 def test_monitor_raw_without_a_profile_shows_the_terminator(shoectl: ShoectlRunner) -> None:
     with running([*LINE_SIM, "--seed", "3", "--pace", "0.05"]) as (_, path):
         shown = shoectl("monitor", path, "--raw", "--count", "2", "--json")
+        plain = shoectl("monitor", path, "--raw", "--count", "1")
+    assert plain.returncode == 0, plain.stderr
+    assert re.fullmatch(r"'C[A2-9TJQK][SHDC]\*[0-9A-F]{2}\\r' +\(no profile\)\n", plain.stdout)
     assert shown.returncode == 0, shown.stderr
     records = [json.loads(line) for line in shown.stdout.splitlines()]
     assert [record["matched"] for record in records] == ["(no profile)"] * 2
