@@ -27,6 +27,7 @@ from cardshoe.drivers.api.events import (
     ButtonPressed,
     CardSeen,
     CutCardSeen,
+    DeviceEvent,
     DeviceIdentity,
     DeviceStatus,
     Event,
@@ -101,6 +102,7 @@ class LineLink(DeviceLink):
         self._write_lock = threading.Lock()
         self._next_seq = 1
         self._acked = 0
+        self._delivered = 0
         self._retry_at = 0.0
         self.bad_lines = BadLineCounter(profile.bad_lines)
         self._counts = {"lines": 0, "cards": 0, "acks_written": 0, "link_losses": 0}
@@ -124,8 +126,11 @@ class LineLink(DeviceLink):
         return self._source is not None and not self._closed
 
     def counters(self) -> dict[str, int]:
+        """Lines read, cards, acks written, link losses, bad lines by kind; and the stream's
+        positions: the last seq handed out (delivered_seq) and the last acknowledged."""
         bad = {f"bad_{kind.value}": count for kind, count in self.bad_lines.totals.items()}
-        return {**self._counts, "bad_lines": sum(bad.values()), **bad}
+        positions = {"delivered_seq": self._delivered, "acked_seq": self._acked}
+        return {**self._counts, **positions, "bad_lines": sum(bad.values()), **bad}
 
     def get_status(self) -> DeviceStatus:
         if not self.connected:
@@ -144,7 +149,7 @@ class LineLink(DeviceLink):
     def set_journaled_seq(self, seq: int | None, epoch: int | None = None) -> None:
         """The journal holds up to seq: the next line is seq + 1 (a reader numbers nothing)."""
         self._next_seq = (seq or 0) + 1
-        self._acked = seq or 0
+        self._acked = self._delivered = seq or 0
 
     def ack(self, seq: int) -> None:
         """Write the profile's ack once for each line journaled up to seq."""
@@ -164,7 +169,10 @@ class LineLink(DeviceLink):
         deadline = None if timeout is None else self._clock() + timeout
         while True:
             if self._pending:
-                return self._pending.popleft()
+                event = self._pending.popleft()
+                if isinstance(event, DeviceEvent):
+                    self._delivered = event.seq
+                return event
             if self._closed:
                 raise DeviceGone(f"{self._url}: closed")
             self._poll()
