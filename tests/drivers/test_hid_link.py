@@ -125,3 +125,18 @@ def test_serial_line_keys_are_refused_for_a_keyboard(key: str, value: object, me
     with pytest.raises(BadProtocolOptions) as caught:
         find_family("hid").parse_options(hid_table() | {key: value}, EXAMPLE.parent)
     assert str(caught.value) == message
+
+
+def test_a_table_config_names_a_hid_reader_by_its_usb_ids(tmp_path: Path) -> None:
+    from cardshoe.controller.config import load_config
+
+    path = tmp_path / "table.toml"
+    path.write_text(
+        '[device]\nkind = "shoe"\nprotocol = "hid"\nusb_vid = 0x1209\nusb_pid = 0x0004\n'
+        'usb_serial = "HR-000001"\n\n[device.hid]\n'
+        + "".join(f"{key} = {value!r}\n" for key, value in hid_table().items())
+    )
+    device = load_config(path).device
+    assert (device.protocol, device.usb_vid, device.usb_serial) == ("hid", 0x1209, "HR-000001")
+    assert isinstance(device.protocol_options, LineProfile)
+    assert device.protocol_options.checksum is Checksum.NMEA
