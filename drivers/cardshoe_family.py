@@ -183,6 +183,23 @@ def neutral_status(status: wire.Status) -> neutral.DeviceStatus:
     )
 
 
+def read_version_1_record(kind: str, payload: Mapping[str, Any]) -> neutral.Event:
+    """A journal record of version 1 (before the device seam: the wire form) as the neutral
+    event it stands for; kind is "device.<message type>" or "link.restored"."""
+    if kind == "link.restored":
+        hello = wire.message_from_json(payload["hello"])
+        if not isinstance(hello, wire.Hello):
+            raise ValueError(f"a version 1 link.restored record holds a {type(hello).__name__}")
+        return neutral.LinkRestored(identity_of(hello, hello.protocol_minor))
+    message = wire.message_from_json(
+        {"type": kind.removeprefix("device.").upper(), "fields": dict(payload)}
+    )
+    translate = _TRANSLATIONS.get(type(message))
+    if translate is None or not isinstance(message, wire.Event):
+        raise ValueError(f"journal record kind {kind!r} is no device event of protocol 1")
+    return translate(message)
+
+
 class CardshoeLink(DeviceLink):
     """A device speaking the cardshoe protocol, seen through the neutral interface."""
 
@@ -237,6 +254,14 @@ class CardshoeLink(DeviceLink):
 
     def counters(self) -> dict[str, int]:
         return self._device.info.counters
+
+    def describe(self) -> dict[str, Any]:
+        """The neutral description, with the wire's own capabilities and stream epoch."""
+        wire_form = self._device.info.to_json()
+        return super().describe() | {
+            "stream_epoch": wire_form["stream_epoch"],
+            "device_capabilities": wire_form["capabilities"],
+        }
 
     def set_journaled_seq(self, seq: int | None, epoch: int | None = None) -> None:
         self._device.set_journaled_seq(seq, epoch)

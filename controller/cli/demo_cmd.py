@@ -288,7 +288,7 @@ def _run_json(settings: DemoSettings, web: socket.socket | None) -> None:
         lines.write(json.dumps(line))
 
     def starting(session: TableSession) -> None:
-        info = session.device.info.to_json()
+        info = session.device.describe()
         del info["counters"]
         emit({"event": "device", "transport": str(settings.transport), **info})
         _report_surveillance(
@@ -314,10 +314,10 @@ def _run_plain(settings: DemoSettings, web: socket.socket | None) -> None:
     lines = _Lines()
 
     def starting(session: TableSession) -> None:
-        info = session.device.info
+        info = session.device.identity
         lines.write(
             f"{info.model} {info.serial_number} (firmware {info.firmware_version}) "
-            f"on {info.url} over {settings.transport}"
+            f"on {session.device.url} over {settings.transport}"
         )
         _report_surveillance(
             session, lambda alarm: lines.write(f"surveillance alarm {alarm.kind}: {alarm.detail}")

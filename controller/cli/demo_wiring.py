@@ -34,9 +34,10 @@ from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.protection.shoe_records import read_shoes
 from cardshoe.controller.service.recovery import recover
 from cardshoe.controller.service.session import TableSession
-from cardshoe.drivers.device import open_device
+from cardshoe.drivers.api.events import FaultKind
+from cardshoe.drivers.api.protocols import open_device
+from cardshoe.drivers.cardshoe_family import neutral_card
 from cardshoe.drivers.protocol.cardid import CardId
-from cardshoe.drivers.protocol.messages import FaultKind
 from cardshoe.drivers.transports.usb_bulk import UsbAddress
 from cardshoe.firmware_sim.attach_pty import serve_pty
 from cardshoe.firmware_sim.attach_tcp import serve_tcp
@@ -310,7 +311,7 @@ class DemoDealer:
         if unread is not None and now - self._misread_since >= SUPERVISOR_AFTER_S:
             self._misread_since = None
             with self.session.acting_as(DEMO_SUPERVISOR):
-                self.session.enter_card(str(card_of(unread)))
+                self.session.enter_card(str(card_of(neutral_card(unread))))
 
     def _press_button_after_pause(self, round_no: int | None, now: float) -> None:
         if self._round_seen is None or self._round_seen[0] != round_no:
@@ -360,7 +361,7 @@ def run_demo(
             session.abandon_shoe(
                 f"demo: the table is held ({dealer.held_for}); only a technician can clear it"
             )
-        return DemoResult(end.event, dealer.held_for, device.info.counters)
+        return DemoResult(end.event, dealer.held_for, device.counters())
 
 
 class _ShoeEnd:

@@ -122,11 +122,13 @@ def _monitor_device(
     from cardshoe.controller.errors import EXIT_DEVICE_UNAVAILABLE, UserError
     from cardshoe.controller.scoreboard.event_lines import device_event_record
     from cardshoe.controller.service.device_access import opened_device
+    from cardshoe.drivers.api.events import DeviceEvent
+    from cardshoe.drivers.cardshoe_family import CardshoeLink
     from cardshoe.drivers.errors import DeviceGone
-    from cardshoe.drivers.protocol.messages import Event
 
     shown = 0
-    with opened_device(url, timeout=timeout, keys=keys) as device:
+    with opened_device(url, timeout=timeout, keys=keys) as wire_device:
+        device = CardshoeLink(wire_device)
         while count is None or shown < count:
             try:
                 event = device.next_event(POLL_S)
@@ -136,7 +138,7 @@ def _monitor_device(
                 continue
             _show(device_event_record(event), as_json)
             shown += 1
-            if isinstance(event, Event):
+            if isinstance(event, DeviceEvent):
                 device.ack(event.seq)
 
 

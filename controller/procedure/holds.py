@@ -10,7 +10,7 @@ from __future__ import annotations
 from enum import StrEnum
 
 from cardshoe.controller.procedure.facts import AlarmKind
-from cardshoe.drivers.protocol.messages import FaultKind
+from cardshoe.drivers.api.events import FaultKind
 
 
 class HoldReason(StrEnum):

@@ -101,24 +101,21 @@ from cardshoe.controller.procedure.shoe import CARDS_PER_DECK, Fact, Round, Shoe
 from cardshoe.controller.rules.cards import parse_card
 from cardshoe.controller.rules.hands import Winner
 from cardshoe.controller.rules.ties import TIE_RULES
-from cardshoe.drivers.link_events import (
+from cardshoe.drivers.api.events import (
+    ButtonPressed,
+    CardSeen,
+    CutCardSeen,
+    FaultCleared,
+    FaultRaised,
     LinkLost,
     LinkRestored,
+    Operation,
+    OperationDone,
     ProtocolViolation,
+    SelfTestDone,
     SequenceGap,
     SequenceRegression,
-)
-from cardshoe.drivers.protocol.error_codes import ErrorCode
-from cardshoe.drivers.protocol.messages import (
-    ButtonPressed,
-    CardRead,
-    CutCard,
-    Fault,
-    FaultCleared,
-    MessageType,
-    OperationDone,
-    SelfTestResult,
-    ShoeEmpty,
+    ShoeEmptied,
 )
 
 _LOGGER = logging.getLogger(__name__)
@@ -171,7 +168,7 @@ class TableModel(Dealing):
                 return
         raise TypeError(f"{item!r} is not an input of the table procedure")
 
-    def _self_test(self, result: SelfTestResult) -> None:
+    def _self_test(self, result: SelfTestDone) -> None:
         self.trigger(
             Trigger.HOLD if result.failures else Trigger.RELEASE,
             reason=HoldReason.SELF_TEST_FAILED,
@@ -215,7 +212,7 @@ class TableModel(Dealing):
         return not self.automatic
 
     def operation_succeeded(self, event: EventData) -> bool:
-        return event.kwargs["done"].result is ErrorCode.OK
+        return bool(event.kwargs["done"].ok)
 
     def burn_is_finished(self, event: EventData) -> bool:
         return self.shoe is not None and self.shoe.burn_remaining == 0 and self.shoe.feed is None
@@ -367,9 +364,11 @@ class TableModel(Dealing):
         """
         count: PackCount = event.kwargs["count"]
         shoe = self.shoe
-        if shoe is None or shoe.pack_checked or count.cards_remaining is None:
+        if shoe is None or shoe.pack_checked:
             return
         shoe.pack_checked = True
+        if count.cards_remaining is None or count.cards_dealt is None:
+            return  # the device cannot count its pack: nothing to compare
         held = count.cards_remaining + count.cards_dealt
         if held == shoe.loaded:
             return
@@ -385,7 +384,7 @@ class TableModel(Dealing):
 
     def fail_shuffle(self, event: EventData) -> None:
         done: OperationDone = event.kwargs["done"]
-        self._emit(Alarm(AlarmKind.DEVICE_FAULT, f"shuffle failed: {done.result.name}"))
+        self._emit(Alarm(AlarmKind.DEVICE_FAULT, f"shuffle failed: {done.result.upper()}"))
         self._close_shoe(reconciled=False)
 
     # Actions: rounds
@@ -577,11 +576,11 @@ class TableModel(Dealing):
         shoe = self._open_shoe()
         expected = shoe.cards_out
         self._emit(CardsReturned(expected, done.card_count))
-        if done.result is not ErrorCode.OK or done.card_count != expected:
+        if not done.ok or done.card_count != expected:
             self._emit(
                 Alarm(
                     AlarmKind.CARD_COUNT,
-                    f"return {done.result.name}: the machine took back {done.card_count} "
+                    f"return {done.result.upper()}: the machine took back {done.card_count} "
                     f"cards, {expected} were out",
                 )
             )
@@ -610,7 +609,7 @@ class TableModel(Dealing):
         shoe = self._open_shoe()
         taken = shoe.dealt + shoe.burned
         problems = []
-        if count.cards_dealt != taken:
+        if count.cards_dealt is not None and count.cards_dealt != taken:
             problems.append(
                 f"the device counted {count.cards_dealt} cards out, the journal {taken}"
             )
@@ -836,7 +835,7 @@ def _button(model: TableModel, item: ButtonPressed) -> None:
 
 
 def _operation_done(model: TableModel, done: OperationDone) -> None:
-    shuffled = done.operation is MessageType.SHUFFLE
+    shuffled = done.operation is Operation.SHUFFLE
     model.trigger(Trigger.SHUFFLED if shuffled else Trigger.RETURNED, done=done)
 
 
@@ -846,13 +845,13 @@ def _protocol_violation(model: TableModel, item: ProtocolViolation) -> None:
 
 INPUT_ROUTES: Mapping[type, Route] = {
     # Device events
-    CardRead: lambda model, item: model.trigger(Trigger.CARD, event=item),
-    CutCard: lambda model, item: model.trigger(Trigger.CUT_CARD),
-    ShoeEmpty: lambda model, item: model.trigger(Trigger.SHOE_EMPTY),
+    CardSeen: lambda model, item: model.trigger(Trigger.CARD, event=item),
+    CutCardSeen: lambda model, item: model.trigger(Trigger.CUT_CARD),
+    ShoeEmptied: lambda model, item: model.trigger(Trigger.SHOE_EMPTY),
     ButtonPressed: _button,
-    Fault: lambda model, item: model.trigger(Trigger.HOLD, reason=fault_hold(item.kind)),
+    FaultRaised: lambda model, item: model.trigger(Trigger.HOLD, reason=fault_hold(item.kind)),
     FaultCleared: lambda model, item: model.trigger(Trigger.RELEASE, reason=fault_hold(item.kind)),
-    SelfTestResult: lambda model, item: model._self_test(item),
+    SelfTestDone: lambda model, item: model._self_test(item),
     OperationDone: _operation_done,
     # Operator and host commands
     StartShoe: lambda model, item: model.trigger(Trigger.START_SHOE, command=item),

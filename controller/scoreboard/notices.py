@@ -19,7 +19,7 @@ from cardshoe.controller.procedure.corrections import VoidReason
 from cardshoe.controller.procedure.facts import AlarmKind
 from cardshoe.controller.procedure.holds import HoldReason, fault_hold
 from cardshoe.controller.procedure.irregularities import Irregularity
-from cardshoe.drivers.protocol.messages import FaultKind
+from cardshoe.drivers.api.events import FaultKind
 
 
 @dataclass(frozen=True)
@@ -158,6 +158,9 @@ HOLDS: Mapping[str, Notice] = {
             "Dealer: check the shoe's power, then call a technician if it stays off",
             "荷官：請檢查電源，仍未恢復請通知技術員",
         ),
+    ),
+    fault_hold(FaultKind.DEVICE_SPECIFIC): Notice(
+        Words("The shoe reports a fault of its own", "發牌靴報告其本身的故障"), TECHNICIAN
     ),
     fault_hold(FaultKind.TAMPER): Notice(
         Words("The shoe reports it was tampered with", "發牌靴偵測到被人動過"),

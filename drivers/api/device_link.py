@@ -130,8 +130,32 @@ class DeviceLink(ABC):
         """False while the link is down (reconnecting) or closed."""
 
     def counters(self) -> dict[str, int]:
-        """The family's own counts for a technician (frames, bad lines, ...)."""
+        """The stream's position and the family's own counts (frames, bad lines, ...).
+
+        The controller reads three keys when present: last_acked_seq (what the device
+        holds acknowledged, at the handshake), next_seq (its next new event's seq) and
+        delivered_seq (the last seq handed to next_event's caller).
+        """
         return {}
+
+    def describe(self) -> dict[str, Any]:
+        """The device as the journal's session records and `shoectl status` show it (JSON)."""
+        identity = self.identity
+        capabilities = self.capabilities
+        return {
+            "url": self.url,
+            "protocol": identity.protocol,
+            "protocol_version": identity.protocol_version,
+            "kind": identity.kind.value,
+            "model": identity.model,
+            "serial_number": identity.serial_number,
+            "firmware_version": identity.firmware_version,
+            "firmware_hash": identity.firmware_hash.hex(),
+            "epoch": identity.epoch,
+            "capabilities": capability_names(capabilities),
+            "authenticated": Capability.AUTHENTICATED in capabilities,
+            "counters": self.counters(),
+        }
 
     # --- events -------------------------------------------------------------------------
 

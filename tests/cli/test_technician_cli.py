@@ -66,8 +66,8 @@ def test_monitor_shows_each_waiting_event_and_acknowledges_it(
     assert result.returncode == 0, result.stderr
     records = [json.loads(line) for line in result.stdout.splitlines()]
     assert [(r["kind"], r["payload"]["seq"]) for r in records] == [
-        ("device.self_test_result", 1),
-        ("device.button", 2),
+        ("device.self_test_done", 1),
+        ("device.button_pressed", 2),
         ("device.fault", 3),
     ]
     assert records[2]["payload"]["kind"] == "DOOR_OPEN"
@@ -82,14 +82,14 @@ def test_monitor_text_is_one_timestamped_line_per_event(
     assert result.returncode == 0, result.stderr
     matches = [LINE.match(line) for line in result.stdout.splitlines()]
     assert all(matches), result.stdout
-    assert [m.group(1) for m in matches if m] == ["device.self_test_result", "device.button"]
+    assert [m.group(1) for m in matches if m] == ["device.self_test_done", "device.button_pressed"]
     assert "button=0" in result.stdout.splitlines()[1]
 
 
 def test_ctrl_c_ends_monitor_with_exit_0(shoe_on_pty: PtyAttachment) -> None:
     monitor = spawn("monitor", str(shoe_on_pty.link))
     assert monitor.stdout is not None
-    assert "device.self_test_result" in monitor.stdout.readline()
+    assert "device.self_test_done" in monitor.stdout.readline()
     monitor.send_signal(signal.SIGINT)
     _, stderr = monitor.communicate(timeout=30)
     assert monitor.returncode == 0, stderr

@@ -26,7 +26,7 @@ from support.shoectl import ShoectlRunner
 
 from cardshoe.controller.errors import UserError
 from cardshoe.controller.service.control_socket import request
-from cardshoe.drivers.device import open_device
+from cardshoe.drivers.api.protocols import open_device
 from cardshoe.firmware_sim.attach_pty import serve_pty
 from cardshoe.firmware_sim.devices import create_device
 

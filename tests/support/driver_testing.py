@@ -23,8 +23,12 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, TypeVar
 
+from cardshoe.drivers.api.device_link import DeviceLink
+from cardshoe.drivers.api.events import DeviceEvent as NeutralDeviceEvent
+from cardshoe.drivers.api.protocols import open_device as open_neutral_device
 from cardshoe.drivers.device import DealerDevice, Device, ShoeDevice, open_device
 from cardshoe.drivers.link import LinkTiming
 from cardshoe.drivers.protocol.framing import FrameDecoder, encode_frame
@@ -42,6 +46,7 @@ from cardshoe.drivers.transports.usb_bulk import UsbAddress
 from cardshoe.firmware_sim.attach_pty import serve_pty
 from cardshoe.firmware_sim.attach_tcp import serve_tcp
 from cardshoe.firmware_sim.core import FirmwareCore
+from cardshoe.firmware_sim.devices import create_device
 from cardshoe.firmware_sim.sim_url import publish, register_sim_url_handler, release
 from cardshoe.firmware_sim.usb_backend import SimUsbBackend
 
@@ -216,6 +221,75 @@ def next_of(device: Device, kind: type[T], timeout: float = WAIT_S) -> T:
         if event is None:
             raise AssertionError(f"no {kind.__name__} within {timeout} s")
         if isinstance(event, Event):
+            device.ack(event.seq)
+        if isinstance(event, kind):
+            return event
+
+
+# --- the device contract over protocol families ------------------------------------------
+
+
+@dataclass
+class FamilyDevice:
+    """A simulated device of one protocol family, reached through the protocol registry.
+
+    let_one_out makes exactly one card leave the device (draw control, or the simulator's
+    dealer for a family without it); dealt is the text of every card the simulator has let
+    go, in order.
+    """
+
+    protocol: str
+    url: str
+    let_one_out: Callable[[DeviceLink], None]
+    dealt: Callable[[], list[str]]
+    usb_backend: Any = None
+    options: Any = None
+
+    def open(self, **changes: Any) -> DeviceLink:
+        arguments: dict[str, Any] = {"timeout": WAIT_S, "reconnect": False} | changes
+        return open_neutral_device(
+            self.url,
+            protocol=self.protocol,
+            options=self.options,
+            usb_backend=self.usb_backend,
+            **arguments,
+        )
+
+
+@contextlib.contextmanager
+def cardshoe_family_device(transport: str) -> Iterator[FamilyDevice]:
+    """A cardshoe manual shoe on one transport; the virtual dealer draws whatever is let go."""
+    core = create_device("cs-1", seed=7)
+    core.dealer.auto = True
+    with attach_simulator(transport, core) as attached:
+        yield FamilyDevice(
+            "cardshoe",
+            attached.url,
+            lambda device: device.release_one(),
+            lambda: [str(card) for card in core.shoe.dealt],
+            attached.usb_backend,
+        )
+
+
+FAMILY_CASES: dict[str, Callable[[], contextlib.AbstractContextManager[FamilyDevice]]] = {
+    **{
+        f"cardshoe-{transport}": partial(cardshoe_family_device, transport)
+        for transport in TRANSPORTS
+    },
+}
+"""Every protocol family on every transport it speaks over: the family contract suite
+(tests/drivers/test_family_contract.py) runs its cases over each. A family adds its own
+entry: a context manager yielding a FamilyDevice on its simulator."""
+
+
+def next_neutral(device: DeviceLink, kind: type[T], timeout: float = WAIT_S) -> T:
+    """The next event of this type, acking it and every device event before it."""
+    deadline = time.monotonic() + timeout
+    while True:
+        event = device.next_event(max(0.0, deadline - time.monotonic()))
+        if event is None:
+            raise AssertionError(f"no {kind.__name__} within {timeout} s")
+        if isinstance(event, NeutralDeviceEvent):
             device.ack(event.seq)
         if isinstance(event, kind):
             return event
