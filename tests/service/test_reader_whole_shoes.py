@@ -1,0 +1,140 @@
+"""Whole shoes through the readers a casino can buy: a line reader on a real pty with the
+profile of docs/examples/line-shoe.toml, and a HID keyboard reader on pyusb's real core.
+
+Neither reader has a gate, so the test is the dealer: it presses the button when a round
+opens and draws a card whenever the table shows one is due and has taken the last one.
+Every round must equal the rules engine's, every line must be journaled once, and the shoe
+must reconcile.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from support.session_support import (
+    assert_every_event_journaled_once,
+    journaled,
+    rounds_as_the_rules_engine_plays_them,
+    table_config,
+)
+
+from cardshoe.controller.config import TableConfig
+from cardshoe.controller.journal.store import Journal
+from cardshoe.controller.procedure.facts import RoundOpened, RoundResult, RoundVoided, TableEvent
+from cardshoe.controller.service.session import TableSession
+from cardshoe.drivers.api.device_link import DeviceLink
+from cardshoe.drivers.api.protocols import find_family, open_device
+from cardshoe.drivers.line.checksum import Checksum
+from cardshoe.firmware_sim.attach_pty import serve_pty
+from cardshoe.firmware_sim.hid_reader import HID_READER_PID, HidReader
+from cardshoe.firmware_sim.line_reader import LineReader, format_for
+from cardshoe.firmware_sim.usb_backend import SimUsbBackend
+
+EXAMPLE = Path(__file__).parents[2] / "docs" / "examples" / "line-shoe.toml"
+SHOES = [("punto-banco", 8), ("seven-up", 6)]
+
+
+@dataclass
+class ReaderDealer:
+    """The dealer at a gateless shoe, watching the table's display."""
+
+    reader: LineReader
+    link: DeviceLink | None = None
+    session: TableSession | None = None
+    seen: list[TableEvent] = field(default_factory=list)
+
+    def notify(self, event: TableEvent) -> None:
+        self.seen.append(event)
+        if isinstance(event, RoundOpened):
+            self.reader.press_button()
+
+    def step(self) -> None:
+        """Draw the next card once the table wants one and has every line so far."""
+        assert self.link is not None and self.session is not None
+        counters = self.link.counters()
+        if counters["lines"] < self.reader.counts.lines:
+            return
+        if counters["acked_seq"] < counters["delivered_seq"]:
+            return
+        if self.session.model.card_due() is not None:
+            self.reader.pull_card()
+
+
+def example_table() -> dict:
+    return tomllib.loads(EXAMPLE.read_text())["device"]["line"]
+
+
+@contextmanager
+def line_reader_link(reader: LineReader) -> Iterator[DeviceLink]:
+    options = find_family("line").parse_options(example_table(), EXAMPLE.parent)
+    assert options.checksum is Checksum.NMEA
+    with (
+        serve_pty(reader) as pty,
+        open_device(str(pty.link), protocol="line", options=options) as link,
+    ):
+        yield link
+
+
+@contextmanager
+def hid_reader_link(reader: HidReader) -> Iterator[DeviceLink]:
+    table = {k: v for k, v in example_table().items() if k not in ("baud", "terminator", "ack")}
+    options = find_family("hid").parse_options(table, EXAMPLE.parent)
+    url = f"usb://1209:{HID_READER_PID:04x}/{reader.serial_number}"
+    with (
+        SimUsbBackend(reader) as backend,
+        open_device(url, protocol="hid", options=options, usb_backend=backend) as link,
+    ):
+        yield link
+
+
+def deal_a_shoe(
+    config: TableConfig, reader: LineReader, link: DeviceLink, journal_path: Path
+) -> None:
+    dealer = ReaderDealer(reader, link)
+    with Journal.open(journal_path, table_id=config.table_id, create=True) as journal:
+        session = TableSession(config, journal, link, [dealer])
+        dealer.session = session
+        ended = session.run_shoe(on_step=dealer.step, poll_s=0.01)
+    assert ended is not None and ended.reconciled
+    results = [event for event in dealer.seen if isinstance(event, RoundResult)]
+    assert len(results) == ended.rounds > 20
+    assert not [event for event in dealer.seen if isinstance(event, RoundVoided)]
+    cards_left = len(reader.shoe.cards)
+    assert ended.dealt + ended.burned == reader.counts.cards == len(reader.shoe.dealt)
+    assert cards_left <= config.shoe.cut_card_depth
+    rounds_as_the_rules_engine_plays_them(journal_path, config)
+    assert_every_event_journaled_once(journal_path)
+    assert len(journaled(journal_path, "shoe.last_round")) == 1
+
+
+@pytest.mark.parametrize(("game", "decks"), SHOES)
+def test_a_whole_shoe_through_a_line_reader_on_a_pty(tmp_path: Path, game: str, decks: int) -> None:
+    config = table_config(game, decks=decks)
+    options = find_family("line").parse_options(example_table(), EXAMPLE.parent)
+    reader = LineReader(
+        format=format_for(options),
+        seed=decks,
+        decks=decks,
+        cut_card_depth=config.shoe.cut_card_depth,
+    )
+    with line_reader_link(reader) as link:
+        deal_a_shoe(config, reader, link, tmp_path / "journal.sqlite")
+
+
+@pytest.mark.parametrize(("game", "decks"), SHOES)
+def test_a_whole_shoe_through_a_hid_reader_on_pyusb(tmp_path: Path, game: str, decks: int) -> None:
+    config = table_config(game, decks=decks)
+    options = find_family("line").parse_options(example_table(), EXAMPLE.parent)
+    reader = HidReader(
+        format=format_for(options),
+        seed=decks + 1,
+        decks=decks,
+        cut_card_depth=config.shoe.cut_card_depth,
+    )
+    with hid_reader_link(reader) as link:
+        deal_a_shoe(config, reader, link, tmp_path / "journal.sqlite")
