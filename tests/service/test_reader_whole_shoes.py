@@ -9,13 +9,13 @@ must reconcile.
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from support.driver_testing import EXAMPLE_PROFILE, KEYBOARD_KEYS, example_line_table
 from support.session_support import (
     assert_every_event_journaled_once,
     journaled,
@@ -35,7 +35,6 @@ from cardshoe.firmware_sim.hid_reader import HID_READER_PID, HidReader
 from cardshoe.firmware_sim.line_reader import LineReader, format_for
 from cardshoe.firmware_sim.usb_backend import SimUsbBackend
 
-EXAMPLE = Path(__file__).parents[2] / "docs" / "examples" / "line-shoe.toml"
 SHOES = [("punto-banco", 8), ("seven-up", 6)]
 
 
@@ -65,13 +64,9 @@ class ReaderDealer:
             self.reader.pull_card()
 
 
-def example_table() -> dict:
-    return tomllib.loads(EXAMPLE.read_text())["device"]["line"]
-
-
 @contextmanager
 def line_reader_link(reader: LineReader) -> Iterator[DeviceLink]:
-    options = find_family("line").parse_options(example_table(), EXAMPLE.parent)
+    options = find_family("line").parse_options(example_line_table(), EXAMPLE_PROFILE.parent)
     assert options.checksum is Checksum.NMEA
     with (
         serve_pty(reader) as pty,
@@ -82,8 +77,8 @@ def line_reader_link(reader: LineReader) -> Iterator[DeviceLink]:
 
 @contextmanager
 def hid_reader_link(reader: HidReader) -> Iterator[DeviceLink]:
-    table = {k: v for k, v in example_table().items() if k not in ("baud", "terminator", "ack")}
-    options = find_family("hid").parse_options(table, EXAMPLE.parent)
+    table = {k: v for k, v in example_line_table().items() if k not in KEYBOARD_KEYS}
+    options = find_family("hid").parse_options(table, EXAMPLE_PROFILE.parent)
     url = f"usb://1209:{HID_READER_PID:04x}/{reader.serial_number}"
     with (
         SimUsbBackend(reader) as backend,
@@ -115,7 +110,7 @@ def deal_a_shoe(
 @pytest.mark.parametrize(("game", "decks"), SHOES)
 def test_a_whole_shoe_through_a_line_reader_on_a_pty(tmp_path: Path, game: str, decks: int) -> None:
     config = table_config(game, decks=decks)
-    options = find_family("line").parse_options(example_table(), EXAMPLE.parent)
+    options = find_family("line").parse_options(example_line_table(), EXAMPLE_PROFILE.parent)
     reader = LineReader(
         format=format_for(options),
         seed=decks,
@@ -129,7 +124,7 @@ def test_a_whole_shoe_through_a_line_reader_on_a_pty(tmp_path: Path, game: str, 
 @pytest.mark.parametrize(("game", "decks"), SHOES)
 def test_a_whole_shoe_through_a_hid_reader_on_pyusb(tmp_path: Path, game: str, decks: int) -> None:
     config = table_config(game, decks=decks)
-    options = find_family("line").parse_options(example_table(), EXAMPLE.parent)
+    options = find_family("line").parse_options(example_line_table(), EXAMPLE_PROFILE.parent)
     reader = HidReader(
         format=format_for(options),
         seed=decks + 1,

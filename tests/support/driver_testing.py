@@ -20,14 +20,17 @@ import queue
 import select
 import threading
 import time
+import tomllib
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
 from typing import Any, TypeVar
 
 from cardshoe.drivers.api.device_link import DeviceLink
 from cardshoe.drivers.api.events import DeviceEvent as NeutralDeviceEvent
+from cardshoe.drivers.api.protocols import find_family
 from cardshoe.drivers.api.protocols import open_device as open_neutral_device
 from cardshoe.drivers.device import DealerDevice, Device, ShoeDevice, open_device
 from cardshoe.drivers.link import LinkTiming
@@ -47,6 +50,8 @@ from cardshoe.firmware_sim.attach_pty import serve_pty
 from cardshoe.firmware_sim.attach_tcp import serve_tcp
 from cardshoe.firmware_sim.core import FirmwareCore
 from cardshoe.firmware_sim.devices import create_device
+from cardshoe.firmware_sim.hid_reader import HID_READER_PID, HidReader
+from cardshoe.firmware_sim.line_reader import LineReader, format_for
 from cardshoe.firmware_sim.sim_url import publish, register_sim_url_handler, release
 from cardshoe.firmware_sim.usb_backend import SimUsbBackend
 
@@ -271,11 +276,66 @@ def cardshoe_family_device(transport: str) -> Iterator[FamilyDevice]:
         )
 
 
+EXAMPLE_PROFILE = Path(__file__).parents[2] / "docs" / "examples" / "line-shoe.toml"
+KEYBOARD_KEYS = ("baud", "terminator", "ack")
+"""The example profile's keys a keyboard reader has no use for (drivers/hid/family.py)."""
+
+
+def example_line_table() -> dict[str, Any]:
+    """The [device.line] table of docs/examples/line-shoe.toml, as the config reads it."""
+    return tomllib.loads(EXAMPLE_PROFILE.read_text())["device"]["line"]
+
+
+def reader_family_device(reader: LineReader, protocol: str, url: str, **extra: Any) -> FamilyDevice:
+    """A simulated reader: it has no draw control, so its own dealer lets each card out."""
+    table = example_line_table()
+    if protocol == "hid":
+        table = {key: value for key, value in table.items() if key not in KEYBOARD_KEYS}
+    return FamilyDevice(
+        protocol,
+        url,
+        lambda device: reader.pull_card(),
+        lambda: [str(card) for card in reader.shoe.dealt],
+        options=find_family(protocol).parse_options(table, EXAMPLE_PROFILE.parent),
+        **extra,
+    )
+
+
+def line_reader(**options: Any) -> LineReader:
+    profile = find_family("line").parse_options(example_line_table(), EXAMPLE_PROFILE.parent)
+    return LineReader(format=format_for(profile), **options)
+
+
+@contextlib.contextmanager
+def line_family_device(transport: str) -> Iterator[FamilyDevice]:
+    """A line reader with the example profile on a pty or behind a TCP port."""
+    reader = line_reader(seed=7)
+    if transport == "pty":
+        with serve_pty(reader) as pty:
+            yield reader_family_device(reader, "line", str(pty.link))
+        return
+    with serve_tcp(reader) as tcp:
+        yield reader_family_device(reader, "line", tcp.url)
+
+
+@contextlib.contextmanager
+def hid_family_device() -> Iterator[FamilyDevice]:
+    """A keyboard reader typing the example profile's lines, on pyusb's real core."""
+    profile = find_family("line").parse_options(example_line_table(), EXAMPLE_PROFILE.parent)
+    reader = HidReader(format=format_for(profile), seed=7)
+    url = f"usb://1209:{HID_READER_PID:04x}/{reader.serial_number}"
+    with SimUsbBackend(reader) as backend:
+        yield reader_family_device(reader, "hid", url, usb_backend=backend)
+
+
 FAMILY_CASES: dict[str, Callable[[], contextlib.AbstractContextManager[FamilyDevice]]] = {
     **{
         f"cardshoe-{transport}": partial(cardshoe_family_device, transport)
         for transport in TRANSPORTS
     },
+    "line-pty": partial(line_family_device, "pty"),
+    "line-tcp": partial(line_family_device, "tcp"),
+    "hid-usb": hid_family_device,
 }
 """Every protocol family on every transport it speaks over: the family contract suite
 (tests/drivers/test_family_contract.py) runs its cases over each. A family adds its own
