@@ -145,6 +145,22 @@ _KNOWN_KEYS = frozenset(
 )
 
 
+EXAMPLE_TABLE: Mapping[str, Any] = MappingProxyType(
+    {
+        "baud": 9600,
+        "terminator": "\r\n",
+        "checksum": "nmea",
+        "card": "^C(?P<rank>[A2-9TJQK])(?P<suit>[SHDC])$",
+        "cut_card": "^CUT$",
+        "button": "^BTN$",
+        "fault": "^E(?P<code>[0-9]+)$",
+        "ack": "",
+    }
+)
+"""The profile of docs/examples/line-shoe.toml (a test holds the two equal): what `shoectl
+demo --protocol line` reads when the table's configuration names no line reader."""
+
+
 def parse_line_profile(data: Mapping[str, Any], base_dir: Path) -> LineProfile:
     """The profile in a [device.line] table; `cards_file` is relative to `base_dir`."""
     unknown = sorted(set(data) - _KNOWN_KEYS)

@@ -14,6 +14,7 @@ from cardshoe.drivers.line.checksum import Checksum, checked_body, nmea_checksum
 from cardshoe.drivers.line.codes import CardTableError, parse_card_table
 from cardshoe.drivers.line.matching import LineKind, match_line
 from cardshoe.drivers.line.profile import (
+    EXAMPLE_TABLE,
     BadLinePolicy,
     LineProfile,
     LineProfileError,
@@ -39,6 +40,10 @@ def test_the_example_profile_reads_as_written(profile: LineProfile) -> None:
     assert profile.checksum is Checksum.NMEA
     assert profile.ack == b""
     assert profile.cards is None
+
+
+def test_the_built_in_example_is_the_documented_one() -> None:
+    assert dict(EXAMPLE_TABLE) == example_table()
 
 
 def test_nmea_checksum_of_a_published_sentence() -> None:

@@ -33,6 +33,7 @@ from cardshoe.drivers.api.events import DeviceEvent as NeutralDeviceEvent
 from cardshoe.drivers.api.protocols import find_family
 from cardshoe.drivers.api.protocols import open_device as open_neutral_device
 from cardshoe.drivers.device import DealerDevice, Device, ShoeDevice, open_device
+from cardshoe.drivers.hid.family import SERIAL_LINE_KEYS
 from cardshoe.drivers.link import LinkTiming
 from cardshoe.drivers.protocol.framing import FrameDecoder, encode_frame
 from cardshoe.drivers.protocol.messages import (
@@ -277,8 +278,8 @@ def cardshoe_family_device(transport: str) -> Iterator[FamilyDevice]:
 
 
 EXAMPLE_PROFILE = Path(__file__).parents[2] / "docs" / "examples" / "line-shoe.toml"
-KEYBOARD_KEYS = ("baud", "terminator", "ack")
-"""The example profile's keys a keyboard reader has no use for (drivers/hid/family.py)."""
+KEYBOARD_KEYS = tuple(SERIAL_LINE_KEYS)
+"""The example profile's keys a keyboard reader has no use for."""
 
 
 def example_line_table() -> dict[str, Any]:
