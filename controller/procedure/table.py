@@ -30,6 +30,8 @@ from cardshoe.controller.procedure.facts import (
     BetsCarried,
     BetsClosed,
     BurnReason,
+    CardAssigned,
+    CardCorrected,
     CardSetAside,
     CardsReturned,
     CarriedBetsEnd,
@@ -98,8 +100,8 @@ from cardshoe.controller.procedure.refusals import (
     void_round_text,
 )
 from cardshoe.controller.procedure.shoe import CARDS_PER_DECK, Fact, Round, ShoeState
-from cardshoe.controller.rules.cards import parse_card
-from cardshoe.controller.rules.hands import Winner
+from cardshoe.controller.rules.cards import Card, parse_card
+from cardshoe.controller.rules.hands import Hand, Winner
 from cardshoe.controller.rules.ties import TIE_RULES
 from cardshoe.drivers.api.events import (
     ButtonPressed,
@@ -150,6 +152,7 @@ class TableModel(Dealing):
         """Feed one input and run on; the facts established, in order."""
         self._dispatch(item)
         self._end_misread_hold_when_moot()
+        self._end_replay_hold_when_moot()
         for _ in range(MAX_AUTOMATIC_STEPS):
             step = self.machine.first_allowed(self, AUTOMATIC_FROM[cast(State, self.state)])
             if step is None:
@@ -301,8 +304,9 @@ class TableModel(Dealing):
         return copies is not None and copies < self.config.game.decks
 
     def _entered_copies_out(self, command: EnterCard) -> int | None:
-        """How many copies of the entered card are out; None when no misread card awaits."""
-        if not self._misread_awaits():
+        """How many copies of the entered card are out; None when no card may be entered (no
+        misread card awaits, and no card is due under device_cannot_replay)."""
+        if not self._misread_awaits() and self._missing_card_hand() is None:
             return None
         return self._open_shoe().copies[parse_card(command.card)]
 
@@ -518,6 +522,9 @@ class TableModel(Dealing):
         or, the start-of-shoe burn's first card, fixes the burn's count (Art. 2.1)."""
         command: EnterCard = event.kwargs["command"]
         shoe, card, method = self._open_shoe(), parse_card(command.card), CorrectionMethod.ENTERED
+        if not self._misread_awaits():
+            self._enter_missing_card(card, command)
+            return
         shoe.copies[card] += 1
         if shoe.first_card_unread:
             self._fix_first_card(shoe, card, ENTERED_CARD_ID, method, command.operator)
@@ -535,6 +542,50 @@ class TableModel(Dealing):
             current is not None and current.misread is not None and current.void_reason is None
         )
         return in_round or (shoe is not None and shoe.first_card_unread)
+
+    def _missing_card_hand(self) -> Hand | None:
+        """Under device_cannot_replay: the hand the next card is due to, where a supervisor
+        enters a card the device sent while the controller was down."""
+        if HoldReason.DEVICE_CANNOT_REPLAY not in self.holds:
+            return None
+        due = self._due_at(self.position)
+        return due if isinstance(due, Hand) else None
+
+    def _enter_missing_card(self, card: Card, command: EnterCard) -> None:
+        """The card on the layout the journal lacks goes to the hand due; the hold ends, as
+        the supervisor has confirmed the layout."""
+        hand = self._missing_card_hand()
+        assert hand is not None
+        current, shoe = self._open_round(), self._open_shoe()
+        shoe.copies[card] += 1
+        shoe.dealt += 1
+        current.cards.append(card)
+        dealt_to = current.deal.deal(card)
+        assert dealt_to is hand, (dealt_to, hand)
+        self._emit(
+            CardAssigned(current.number, card, ENTERED_CARD_ID, hand, current.deal.next_recipient())
+        )
+        self._emit(
+            CardCorrected(
+                current.number,
+                HoldReason.DEVICE_CANNOT_REPLAY,
+                CorrectionMethod.ENTERED,
+                card,
+                ENTERED_CARD_ID,
+                hand,
+                command.operator,
+            )
+        )
+        self.trigger(Trigger.RELEASE, reason=HoldReason.DEVICE_CANNOT_REPLAY)
+
+    def _end_replay_hold_when_moot(self) -> None:
+        """device_cannot_replay lasts while the shoe it is about is open and nobody has
+        confirmed its layout (enter-card, void-round, clear-hold): a closed shoe leaves
+        nothing to confirm."""
+        if HoldReason.DEVICE_CANNOT_REPLAY not in self.holds:
+            return
+        if self.shoe is None:
+            self.trigger(Trigger.RELEASE, reason=HoldReason.DEVICE_CANNOT_REPLAY)
 
     def _end_misread_hold_when_moot(self) -> None:
         """The misread_card hold lasts exactly as long as a misread card awaits correction.
@@ -556,6 +607,8 @@ class TableModel(Dealing):
         reason = str(VoidReason(event.kwargs["reason"]))
         target, current = self._void_target(event.kwargs["round_no"]), self._open_round()
         assert target is not None
+        if HoldReason.DEVICE_CANNOT_REPLAY in self.holds:  # the supervisor judged the layout
+            self.trigger(Trigger.RELEASE, reason=HoldReason.DEVICE_CANNOT_REPLAY)
         if target is current:
             current.void_reason = reason
             return

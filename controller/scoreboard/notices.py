@@ -118,6 +118,17 @@ HOLDS: Mapping[str, Notice] = {
             "主管：請將該牌移離牌桌，勿放回洗牌機，然後解除暫停",
         ),
     ),
+    HoldReason.DEVICE_CANNOT_REPLAY: Notice(
+        Words(
+            "The table restarted: cards dealt meanwhile may be unrecorded",
+            "牌桌已重新啟動：期間發出的牌可能未有紀錄",
+        ),
+        Words(
+            "Supervisor: compare the cards on the table with the screen, enter a missing card "
+            "or void the round, or clear the hold",
+            "主管：請核對桌上的牌與螢幕，輸入遺漏的牌或取消本局，或解除暫停",
+        ),
+    ),
     HoldReason.FEED_INCOMPLETE: Notice(
         FEWER_CARDS,
         SUPERVISOR_ROUND,

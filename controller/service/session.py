@@ -73,7 +73,7 @@ from cardshoe.controller.procedure.inputs import (
     VoidRound,
     to_record,
 )
-from cardshoe.controller.procedure.machine import State
+from cardshoe.controller.procedure.machine import SHOE_OPEN, State
 from cardshoe.controller.procedure.operator_input import (
     check_shoe_id,
     parse_deck_set,
@@ -108,7 +108,7 @@ from cardshoe.controller.service.software_identity import (
     authenticate,
     software_identity,
 )
-from cardshoe.drivers.api.device_link import DeviceLink
+from cardshoe.drivers.api.device_link import Capability, DeviceLink
 from cardshoe.drivers.api.events import (
     CardSeen,
     DeviceEvent,
@@ -317,6 +317,7 @@ class TableSession:
         self._record_start()
         self._refuse_unapproved_firmware()
         self._take_up_device_stream()
+        self._hold_when_the_device_cannot_replay()
 
     def subscribe(self, observer: Observer) -> None:
         """Add an observer (a display, a floor link) after the session has started."""
@@ -960,6 +961,26 @@ class TableSession:
             journaled = device_acked
         self._last_seq = journaled
         self.device.set_journaled_seq(journaled, epoch)
+
+    def _hold_when_the_device_cannot_replay(self) -> None:
+        """Restarted in the middle of a shoe with a device that does not resend what it sent
+        meanwhile (no acknowledged delivery): a card may have left while nothing recorded it,
+        so the table holds until a supervisor confirms the layout (docs/drivers.md)."""
+        model = self.model
+        if Capability.ACKNOWLEDGED_DELIVERY in self.device.capabilities or model.shoe is None:
+            return
+        if model.state not in (*SHOE_OPEN, State.HELD) or (
+            HoldReason.DEVICE_CANNOT_REPLAY in model.holds
+        ):
+            return
+        identity = self.device.identity
+        self._find(
+            HostFinding(
+                HoldReason.DEVICE_CANNOT_REPLAY,
+                f"{identity.protocol} device {identity.serial_number} does not resend what it "
+                f"sent while the controller was down, in the middle of shoe {model.shoe_id}",
+            )
+        )
 
     def _refuse_unapproved_firmware(self) -> None:
         """Deal nothing with a firmware image the table's allow-list does not hold.
