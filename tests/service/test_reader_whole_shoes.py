@@ -4,12 +4,12 @@ profile of docs/examples/line-shoe.toml, and a HID keyboard reader on pyusb's re
 Neither reader has a gate, so the test is the dealer: it presses the button when a round
 opens and draws a card whenever the table shows one is due and has taken the last one.
 Every round must equal the rules engine's, every line must be journaled once, and the shoe
-must reconcile.
+must reconcile. A card line when no card is due must be judged as a manual shoe's card is.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,12 +25,20 @@ from support.session_support import (
 
 from cardshoe.controller.config import TableConfig
 from cardshoe.controller.journal.store import Journal
-from cardshoe.controller.procedure.facts import RoundOpened, RoundResult, RoundVoided, TableEvent
+from cardshoe.controller.procedure.facts import (
+    IrregularityFound,
+    RoundOpened,
+    RoundResult,
+    RoundVoided,
+    TableEvent,
+)
+from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.service.session import TableSession
 from cardshoe.drivers.api.device_link import DeviceLink
 from cardshoe.drivers.api.protocols import find_family, open_device
 from cardshoe.drivers.line.checksum import Checksum
 from cardshoe.firmware_sim.attach_pty import serve_pty
+from cardshoe.firmware_sim.devices import create_device
 from cardshoe.firmware_sim.hid_reader import HID_READER_PID, HidReader
 from cardshoe.firmware_sim.line_reader import LineReader, format_for
 from cardshoe.firmware_sim.usb_backend import SimUsbBackend
@@ -133,3 +141,59 @@ def test_a_whole_shoe_through_a_hid_reader_on_pyusb(tmp_path: Path, game: str, d
     )
     with hid_reader_link(reader) as link:
         deal_a_shoe(config, reader, link, tmp_path / "journal.sqlite")
+
+
+@dataclass
+class ExtraCard:
+    """Deals round 1 (bets closed by command), then draws one card more than it asked for."""
+
+    pull: Callable[[], bool]
+    session: TableSession | None = None
+    seen: list[TableEvent] = field(default_factory=list)
+    pulled: int = 0
+
+    def notify(self, event: TableEvent) -> None:
+        self.seen.append(event)
+
+    def on_step(self) -> None:
+        assert self.session is not None
+        if any(isinstance(event, IrregularityFound) for event in self.seen):
+            self.session.stop()
+            return
+        snapshot = self.session.snapshot()
+        shoe = self.session.model.shoe
+        if shoe is None or sum(shoe.copies.values()) < self.pulled:
+            return  # the last card is not on the table yet
+        if snapshot.state is State.BETTING and snapshot.round_no == 1:
+            self.session.close_bets()
+        elif self.session.model.card_due() is not None or any(
+            isinstance(event, RoundResult) for event in self.seen
+        ):
+            self.pulled += self.pull()
+
+
+def extra_card_irregularity(
+    config: TableConfig, link: DeviceLink, pull: Callable[[], bool], path: Path
+) -> IrregularityFound:
+    with Journal.open(path, table_id=config.table_id, create=True) as journal:
+        dealer = ExtraCard(pull)
+        session = dealer.session = TableSession(config, journal, link, [dealer])
+        session.run_shoe(on_step=dealer.on_step, poll_s=0.01)
+    (found,) = [event for event in dealer.seen if isinstance(event, IrregularityFound)]
+    return found
+
+
+def test_a_card_when_none_is_due_is_the_irregularity_a_manual_shoe_gets(tmp_path: Path) -> None:
+    config = table_config("punto-banco", decks=1)
+    options = find_family("line").parse_options(example_line_table(), EXAMPLE_PROFILE.parent)
+    reader = LineReader(format=format_for(options), seed=2, decks=1)
+    with line_reader_link(reader) as link:
+        from_reader = extra_card_irregularity(
+            config, link, reader.pull_card, tmp_path / "line.sqlite"
+        )
+    shoe = create_device("cs-1-basic", seed=2, decks=1)
+    with serve_pty(shoe) as pty, open_device(str(pty.link)) as link:
+        from_shoe = extra_card_irregularity(config, link, shoe.pull_card, tmp_path / "shoe.sqlite")
+    judged = (from_reader.code, from_reader.consequence, from_reader.round_no)
+    assert judged == (from_shoe.code, from_shoe.consequence, from_shoe.round_no)
+    assert judged == ("card_after_round", "burn", 2)  # round 2 was open, its bets not closed
