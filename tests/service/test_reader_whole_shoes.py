@@ -26,19 +26,23 @@ from support.session_support import (
 from cardshoe.controller.config import TableConfig
 from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.procedure.facts import (
+    HoldStarted,
     IrregularityFound,
     RoundOpened,
     RoundResult,
     RoundVoided,
     TableEvent,
 )
+from cardshoe.controller.procedure.holds import fault_hold
 from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.service.session import TableSession
 from cardshoe.drivers.api.device_link import DeviceLink
+from cardshoe.drivers.api.events import FaultKind
 from cardshoe.drivers.api.protocols import find_family, open_device
 from cardshoe.drivers.line.checksum import Checksum
 from cardshoe.firmware_sim.attach_pty import serve_pty
 from cardshoe.firmware_sim.devices import create_device
+from cardshoe.firmware_sim.faults import parse_injection
 from cardshoe.firmware_sim.hid_reader import HID_READER_PID, HidReader
 from cardshoe.firmware_sim.line_reader import LineReader, format_for
 from cardshoe.firmware_sim.usb_backend import SimUsbBackend
@@ -197,3 +201,30 @@ def test_a_card_when_none_is_due_is_the_irregularity_a_manual_shoe_gets(tmp_path
     judged = (from_reader.code, from_reader.consequence, from_reader.round_no)
     assert judged == (from_shoe.code, from_shoe.consequence, from_shoe.round_no)
     assert judged == ("card_after_round", "burn", 2)  # round 2 was open, its bets not closed
+
+
+def test_a_burst_of_bad_lines_holds_the_table_and_is_journaled_once(tmp_path: Path) -> None:
+    config = table_config("punto-banco", decks=1)
+    options = find_family("line").parse_options(example_line_table(), EXAMPLE_PROFILE.parent)
+    burst = options.bad_lines.burst_lines
+    garbled = [parse_injection(f"garbled-line@card={card}") for card in range(4, 4 + burst)]
+    reader = LineReader(format=format_for(options), seed=5, decks=1, injections=garbled)
+    path = tmp_path / "journal.sqlite"
+    with line_reader_link(reader) as link:
+        dealer = ReaderDealer(reader, link)
+
+        def deal_until_held() -> None:
+            if any(isinstance(event, HoldStarted) for event in dealer.seen):
+                session.stop()
+            else:
+                dealer.step()
+
+        with Journal.open(path, table_id=config.table_id, create=True) as journal:
+            session = dealer.session = TableSession(config, journal, link, [dealer])
+            session.run_shoe(on_step=deal_until_held, poll_s=0.01)
+            assert session.snapshot().holds == (fault_hold(FaultKind.MISREAD),)
+        assert link.counters()["bad_bad_checksum"] == burst
+    (violation,) = [
+        record for record in journaled(path, "alarm") if record.payload["kind"] == "device_fault"
+    ]
+    assert "1 bad line (bad checksum)" in violation.payload["detail"]
