@@ -124,9 +124,13 @@ class ReaderHand:
     clock: Callable[[], float] = time.monotonic
     _last_pull: float | None = field(default=None, init=False)
 
+    def __post_init__(self) -> None:
+        self._lines_before = self.reader.counts.lines
+        """Lines written before the device was opened: never the table's to read."""
+
     def draw_if_due(self) -> None:
         counters = self.device.counters()
-        if counters["lines"] < self.reader.counts.lines:
+        if counters["lines"] < self.reader.counts.lines - self._lines_before:
             return  # the table has not read every line yet
         if counters["acked_seq"] < counters["delivered_seq"]:
             return

@@ -33,11 +33,11 @@ from cardshoe.controller.procedure.facts import (
     RoundVoided,
     TableEvent,
 )
-from cardshoe.controller.procedure.holds import fault_hold
+from cardshoe.controller.procedure.holds import HoldReason, fault_hold
 from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.service.session import TableSession
 from cardshoe.drivers.api.device_link import DeviceLink
-from cardshoe.drivers.api.events import FaultKind
+from cardshoe.drivers.api.events import CardId, FaultKind
 from cardshoe.drivers.api.protocols import find_family, open_device
 from cardshoe.drivers.line.checksum import Checksum
 from cardshoe.firmware_sim.attach_pty import serve_pty
@@ -64,11 +64,15 @@ class ReaderDealer:
         if isinstance(event, RoundOpened):
             self.reader.press_button()
 
+    def __post_init__(self) -> None:
+        self.lines_before = self.reader.counts.lines
+        """What the reader wrote before this link was open: never this link's to read."""
+
     def step(self) -> None:
         """Draw the next card once the table wants one and has every line so far."""
         assert self.link is not None and self.session is not None
         counters = self.link.counters()
-        if counters["lines"] < self.reader.counts.lines:
+        if counters["lines"] < self.reader.counts.lines - self.lines_before:
             return
         if counters["acked_seq"] < counters["delivered_seq"]:
             return
@@ -228,3 +232,47 @@ def test_a_burst_of_bad_lines_holds_the_table_and_is_journaled_once(tmp_path: Pa
         record for record in journaled(path, "alarm") if record.payload["kind"] == "device_fault"
     ]
     assert "1 bad line (bad checksum)" in violation.payload["detail"]
+
+
+def test_a_line_reader_restarted_mid_shoe_holds_until_the_lost_card_is_entered(
+    tmp_path: Path,
+) -> None:
+    """The reader wrote a card while the controller was down: nobody read the line."""
+    config = table_config("punto-banco", decks=1)
+    options = find_family("line").parse_options(example_line_table(), EXAMPLE_PROFILE.parent)
+    reader = LineReader(format=format_for(options), seed=6, decks=1)
+    path = tmp_path / "journal.sqlite"
+    with serve_pty(reader) as pty:
+        with (
+            Journal.open(path, table_id=config.table_id, create=True) as journal,
+            open_device(str(pty.link), protocol="line", options=options) as link,
+        ):
+            dealer = ReaderDealer(reader, link)
+            session = dealer.session = TableSession(config, journal, link, [dealer])
+
+            def deal_into_round_two() -> None:
+                current = session.model.round
+                if session.model.round_no == 2 and current is not None and len(current.cards) == 2:
+                    session.stop()
+                else:
+                    dealer.step()
+
+            assert session.run_shoe(on_step=deal_into_round_two, poll_s=0.01) is None
+        assert reader.pull_card()  # round 2's third card, drawn while no controller listens
+        lost = str(CardId(reader.shoe.dealt[-1].rank, int(reader.shoe.dealt[-1].suit)))
+        with (
+            Journal.open(path, table_id=config.table_id) as journal,
+            open_device(str(pty.link), protocol="line", options=options) as link,
+        ):
+            dealer = ReaderDealer(reader, link)
+            session = dealer.session = TableSession(config, journal, link, [dealer])
+            assert session.model.holds == [HoldReason.DEVICE_CANNOT_REPLAY]
+            with session.acting_as({"uid": 1000, "user": "sup", "role": "supervisor"}):
+                session.enter_card(lost)
+            assert session.model.holds == []
+            ended = session.run_shoe(on_step=dealer.step, poll_s=0.01)
+    assert ended is not None and ended.reconciled
+    assert ended.dealt + ended.burned == len(reader.shoe.dealt)
+    rounds_as_the_rules_engine_plays_them(path, config)
+    (entered,) = journaled(path, "card.corrected")
+    assert (entered.round_no, entered.payload["card"]) == (2, lost)
