@@ -155,17 +155,6 @@ _TRANSLATIONS: Mapping[type, Callable[[Any], neutral.Event]] = {
     ),
     wire.SelfTestResult: _self_test,
     wire.OperationDone: _operation_done,
-    wire_driver.LinkLost: lambda lost: neutral.LinkLost(lost.reason),
-    wire_driver.SequenceGap: lambda gap: neutral.SequenceGap(gap.expected, gap.got),
-    wire_driver.SequenceRegression: lambda back: neutral.SequenceRegression(
-        back.host_seq,
-        back.device_next_seq,
-        back.device_acked_seq,
-        back.host_epoch,
-        back.device_epoch,
-    ),
-    wire_driver.ProtocolViolation: lambda bad: neutral.ProtocolViolation(bad.reason, bad.seq),
-    wire_driver.AuthFailure: lambda bad: neutral.AuthFailure(bad.reason, bad.seq),
 }
 
 
@@ -210,6 +199,8 @@ class CardshoeLink(DeviceLink):
     def neutral_event(self, event: wire_driver.DeviceEvent) -> neutral.Event:
         if isinstance(event, wire_driver.LinkRestored):
             return neutral.LinkRestored(identity_of(event.hello, self._device.protocol_minor))
+        if isinstance(event, neutral.DriverEvent):
+            return event  # the link raises the neutral driver events itself
         return _TRANSLATIONS[type(event)](event)
 
     @property

@@ -49,11 +49,11 @@ from cardshoe.drivers.errors import (
     AuthenticationFailed,
     CommandRefused,
     DeviceGone,
-    DeviceTimeout,
     DriverError,
     LinkProtocolError,
-    ProtocolDowngrade,
 )
+from cardshoe.drivers.link_auth import Admit, admission, key_to_challenge_with, vouching_error
+from cardshoe.drivers.link_commands import PendingCommand, exchange, next_request_id
 from cardshoe.drivers.link_events import (
     AuthFailure,
     DeviceEvent,
@@ -64,13 +64,13 @@ from cardshoe.drivers.link_events import (
     SequenceRegression,
     feed_violation,
 )
+from cardshoe.drivers.link_supervision import Backoff, Observed, Watch, watch
 from cardshoe.drivers.protocol.auth import (
     AuthError,
     Direction,
     KeyLookup,
     LinkAuth,
     LinkKey,
-    is_sealed,
     new_nonce,
     unsealed,
 )
@@ -102,13 +102,11 @@ from cardshoe.drivers.protocol.messages import (
     Reply,
     decode_message,
     encode_message,
-    hello_digest,
 )
 from cardshoe.drivers.transports.base import Transport
 
 log = logging.getLogger(__name__)
 
-_LAST_REQUEST_ID = 0xFFFF
 _RECENT_EVENTS = 256
 
 
@@ -153,30 +151,6 @@ class LinkCounters:
     """Frames dropped unread because they failed authentication (protocol 1.1)."""
 
 
-class _PendingCommand:
-    """The one command waiting for its answer; the reader thread completes it."""
-
-    def __init__(self, command: Command) -> None:
-        self.command = command
-        self._done = threading.Event()
-        self._answer: Answer | None = None
-        self._error: DriverError | None = None
-
-    def complete(self, answer: Answer) -> None:
-        self._answer = answer
-        self._done.set()
-
-    def fail(self, error: DriverError) -> None:
-        self._error = error
-        self._done.set()
-
-    def wait(self, timeout: float) -> Answer | None:
-        self._done.wait(timeout)
-        if self._error is not None:
-            raise self._error
-        return self._answer
-
-
 class Link:
     """One device's session: transport, reader thread, supervisor thread, event queue."""
 
@@ -206,8 +180,8 @@ class Link:
         self._reader_stop = threading.Event()
         self._reader_error: str | None = None
         self._supervisor: threading.Thread | None = None
-        self._pending: _PendingCommand | None = None
-        self._request_id = secrets.randbelow(_LAST_REQUEST_ID)
+        self._pending: PendingCommand | None = None
+        self._request_id = secrets.randbelow(0xFFFF)
         self._hello: Hello | None = None
         self._lost = False
         self._rehandshake_wanted = False
@@ -469,30 +443,10 @@ class Link:
         if not self._key_looked_up:
             self._key = keys(hello.serial_number)
             self._key_looked_up = True
-        device = f"device {hello.serial_number!r} at {self.url}"
-        required = Capability.AUTH_REQUIRED in hello.capabilities
-        if self._key is None:
-            if required:
-                raise AuthenticationFailed(
-                    f"{device} is paired but this host holds no pairing key for it: "
-                    "pair it with `shoectl pair` or install its key file"
-                )
+        key = key_to_challenge_with(hello, self._key, self.url)
+        if key is None:
             return
-        key = self._key
-        if not required:
-            raise AuthenticationFailed(
-                f"{device} does not ask for authentication although this host holds its "
-                "pairing key: an unpaired replacement or a spoof; check the device, then "
-                "pair it again"
-            )
-        minor = min(PROTOCOL_MINOR, hello.protocol_minor)
-        if minor < key.min_minor:
-            raise ProtocolDowngrade(
-                f"{device} answers in protocol {PROTOCOL_MAJOR}.{minor}, below the "
-                f"{PROTOCOL_MAJOR}.{key.min_minor} it was paired at: a relay rewriting the "
-                "version on the wire, or its firmware rolled back; check the cable and the "
-                "firmware, and pair it again only if the older version is intended"
-            )
+        device = f"device {hello.serial_number!r} at {self.url}"
         host_nonce = new_nonce()
         with self._cond:
             self._challenge = (host_nonce, hello, key.secret)
@@ -616,26 +570,26 @@ class Link:
         """
         if self._keys is None:
             return payload
-        if is_sealed(payload):
-            if self._auth is not None:
-                try:
-                    return self._auth.open(payload)
-                except AuthError as exc:
-                    self._reject(payload, str(exc))
-                    return None
-            if self._challenge is not None:
-                return self._open_response(payload, *self._challenge)
-            self._drop_between_sessions("a sealed frame outside a session")
-            return None
-        message_type = payload[1] if len(payload) > 1 else None
-        if self._key is None or message_type == MessageType.HELLO:
+        decided = admission(
+            payload,
+            device_keyed=self._key is not None,
+            in_session=self._auth is not None,
+            challenging=self._challenge is not None,
+        )
+        if decided.action is Admit.PASS:
             return payload
-        if self._auth is not None:
-            self._reject(payload, "an unsealed frame on an authenticated link")
-            return None
-        if self._challenge is not None and message_type == MessageType.REPLY:
-            return payload
-        self._drop_between_sessions("an unsealed frame before authentication")
+        if decided.action is Admit.OPEN and self._auth is not None:
+            try:
+                return self._auth.open(payload)
+            except AuthError as exc:
+                self._reject(payload, str(exc))
+                return None
+        if decided.action is Admit.OPEN_RESPONSE and self._challenge is not None:
+            return self._open_response(payload, *self._challenge)
+        if decided.action is Admit.REJECT:
+            self._reject(payload, decided.reason)
+        else:
+            self._drop_between_sessions(decided.reason)
         return None
 
     def _open_response(
@@ -809,31 +763,9 @@ class Link:
     ) -> tuple[DriverError | None, int | None]:
         """Take the HELLO the device has just vouched for with its key (lock held)."""
         self._challenge = None
-        device = f"device {hello.serial_number!r} at {self.url}"
-        if response.firmware_hash != hello.firmware_hash:
-            return (
-                AuthenticationFailed(
-                    f"{device} reported firmware {hello.firmware_hash.hex()} in HELLO but "
-                    f"{response.firmware_hash.hex()} authenticated: altered on the wire"
-                ),
-                None,
-            )
-        if response.hello_digest is None and min(PROTOCOL_MINOR, hello.protocol_minor) >= 2:
-            return (
-                AuthenticationFailed(
-                    f"{device} speaks protocol 1.{hello.protocol_minor} but did not vouch for "
-                    "its HELLO: altered on the wire"
-                ),
-                None,
-            )
-        if response.hello_digest is not None and response.hello_digest != hello_digest(hello):
-            return (
-                AuthenticationFailed(
-                    f"{device}: the HELLO that arrived is not the one the device vouched for "
-                    "(stream position, capabilities or identity altered on the wire)"
-                ),
-                None,
-            )
+        error = vouching_error(response, hello, self.url)
+        if error is not None:
+            return error, None
         return self._adopt_hello(hello)
 
     def _on_undecodable(self, payload: bytes, exc: MessageError) -> None:
@@ -909,24 +841,27 @@ class Link:
             return self._exchange_locked(build, attempts)
 
     def _exchange_locked(self, build: Callable[[int], Command], attempts: int) -> Answer:
-        self._request_id = self._request_id % _LAST_REQUEST_ID + 1
+        self._request_id = next_request_id(self._request_id)
         command = build(self._request_id)
-        pending = _PendingCommand(command)
-        name = type(command).__name__
+        pending = PendingCommand(command)
         with self._cond:
             if self._reader_error is not None:
                 raise DeviceGone(self._down_message())
             self._pending = pending
+
+        def resending() -> None:
+            self.counters.command_retries += 1
+            log.info("%s: no answer to %s, sending it again", self.url, type(command).__name__)
+
         try:
-            for attempt in range(attempts):
-                if attempt:
-                    self.counters.command_retries += 1
-                    log.info("%s: no answer to %s, sending it again", self.url, name)
-                self._send(command)
-                answer = pending.wait(self._timing.reply_timeout_s)
-                if answer is not None:
-                    return answer
-            raise DeviceTimeout(f"{self.url} did not answer {name} ({attempts} tries)")
+            return exchange(
+                pending,
+                self._send,
+                attempts=attempts,
+                reply_timeout_s=self._timing.reply_timeout_s,
+                resending=resending,
+                url=self.url,
+            )
         finally:
             with self._cond:
                 if self._pending is pending:
@@ -940,34 +875,38 @@ class Link:
     # --- internals: the supervisor thread ---------------------------------------
 
     def _supervise(self) -> None:
-        backoff = self._timing.backoff_initial_s
-        next_attempt = 0.0
+        backoff = Backoff(self._timing.backoff_initial_s, self._timing.backoff_max_s)
         while not self._closing.wait(self._timing.supervise_tick_s):
             state = self._state
             if state is LinkState.UP:
                 self._watch()
-                backoff = self._timing.backoff_initial_s
-            elif state is LinkState.DOWN and time.monotonic() >= next_attempt:
+                backoff = backoff.reset()
+            elif state is LinkState.DOWN and backoff.due(time.monotonic()):
                 if not self._try_reconnect():
-                    next_attempt = time.monotonic() + backoff
-                    backoff = min(backoff * 2, self._timing.backoff_max_s)
+                    backoff = backoff.failed(time.monotonic())
             elif state is LinkState.GONE:
                 return
 
     def _watch(self) -> None:
         now = time.monotonic()
         with self._cond:
-            failure = self._reader_error
-            rehandshake = self._rehandshake_wanted
+            observed = Observed(
+                reader_error=self._reader_error,
+                silent_for_s=now - self._last_rx,
+                idle_for_s=now - min(self._last_rx, self._last_tx),
+                rehandshake_wanted=self._rehandshake_wanted,
+            )
             self._rehandshake_wanted = False
-        silent_for = now - self._last_rx
-        if failure is not None:
-            self._lose(failure)
-        elif silent_for > self._timing.link_down_after_s:
-            self._lose(f"no frame from the device for {silent_for:.1f} s")
-        elif rehandshake:
+        action, reason = watch(
+            observed,
+            link_down_after_s=self._timing.link_down_after_s,
+            poll_interval_s=self._timing.poll_interval_s,
+        )
+        if action is Watch.LOSE:
+            self._lose(reason)
+        elif action is Watch.REHANDSHAKE:
             self._try(self.handshake)
-        elif max(silent_for, now - self._last_tx) >= self._timing.poll_interval_s:
+        elif action is Watch.KEEPALIVE:
             self._keepalive()
 
     def _keepalive(self) -> None:

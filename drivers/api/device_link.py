@@ -97,6 +97,46 @@ def capability_names(capabilities: Capability) -> list[str]:
     return [str(member.name).lower() for member in Capability if member in capabilities]
 
 
+def events_until_quiet(
+    next_event: Callable[[float | None], Any], timeout: float | None
+) -> Iterator[Any]:
+    """Events until one wait of `timeout` brings none, or the device is gone."""
+    while True:
+        try:
+            event = next_event(timeout)
+        except DeviceGone:
+            return
+        if event is None:
+            return
+        yield event
+
+
+def deliver_on_thread(
+    next_event: Callable[[float | None], Any],
+    callback: Callable[[Any], None],
+    url: str,
+) -> threading.Thread:
+    """Hand every event to callback on a thread of its own until the device is gone; a
+    callback that raises is logged, and its event stays unacknowledged."""
+
+    def deliver() -> None:
+        while True:
+            try:
+                event = next_event(None)
+            except DeviceGone:
+                return
+            if event is None:
+                continue
+            try:
+                callback(event)
+            except Exception:
+                log.exception("%s: the event callback failed on %r", url, event)
+
+    thread = threading.Thread(target=deliver, name="cardshoe-device-events", daemon=True)
+    thread.start()
+    return thread
+
+
 class DeviceLink(ABC):
     """One open device of any protocol family (see the module docstring)."""
 
@@ -181,14 +221,7 @@ class DeviceLink(ABC):
 
     def events(self, timeout: float | None = None) -> Iterator[Event]:
         """Events until one wait of `timeout` brings none, or the device is gone."""
-        while True:
-            try:
-                event = self.next_event(timeout)
-            except DeviceGone:
-                return
-            if event is None:
-                return
-            yield event
+        return events_until_quiet(self.next_event, timeout)
 
     def on_event(self, callback: Callable[[Event], None]) -> None:
         """Deliver every event to callback on a driver thread, until close().
@@ -198,24 +231,7 @@ class DeviceLink(ABC):
         """
         if self._callback_thread is not None:
             raise RuntimeError("on_event is already set for this device")
-        thread = threading.Thread(
-            target=self._deliver, args=(callback,), name="cardshoe-device-events", daemon=True
-        )
-        self._callback_thread = thread
-        thread.start()
-
-    def _deliver(self, callback: Callable[[Event], None]) -> None:
-        while True:
-            try:
-                event = self.next_event(None)
-            except DeviceGone:
-                return
-            if event is None:
-                continue
-            try:
-                callback(event)
-            except Exception:
-                log.exception("%s: the event callback failed on %r", self.url, event)
+        self._callback_thread = deliver_on_thread(self.next_event, callback, self.url)
 
     # --- what the table can ask ---------------------------------------------------------
 
