@@ -98,7 +98,7 @@ def open_hid_reader(request: OpenRequest) -> LineLink:
 
 FAMILY = ProtocolFamily(
     name=FAMILY_NAME,
-    capabilities=Capability.CUT_CARD_DETECTION | Capability.DEALER_BUTTON,
+    capabilities=Capability.CUT_CARD_DETECTION | Capability.DEALER_BUTTON | Capability.PHYSICAL_IDS,
     open=open_hid_reader,
     parse_options=parse_options,
     summary="a barcode card reader in USB keyboard mode, read through pyusb (a [device.hid] "

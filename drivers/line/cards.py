@@ -9,6 +9,7 @@ from __future__ import annotations
 from cardshoe.drivers.api.events import CardId, CardIdError
 
 TEN_WORDS = ("10",)
+PHYSICAL_ID_MARK = "#"
 
 
 def card_from_parts(rank: str, suit: str) -> CardId:
@@ -22,6 +23,9 @@ def card_from_parts(rank: str, suit: str) -> CardId:
 
 
 def card_from_text(text: str) -> CardId:
-    """ "AS", "td", "10H": rank then suit."""
+    """A card from its text: "AS", "td", "10H" (rank then suit), or one physical card,
+    "AS#00BC614E/3" (deck set in hex, then deck), as a tagged pack's card table names it."""
     stripped = text.strip()
+    if PHYSICAL_ID_MARK in stripped:
+        return CardId.parse(stripped)
     return card_from_parts(stripped[:-1], stripped[-1:])

@@ -107,7 +107,7 @@ def open_line_reader(request: OpenRequest) -> LineLink:
 
 FAMILY = ProtocolFamily(
     name=FAMILY_NAME,
-    capabilities=Capability.CUT_CARD_DETECTION | Capability.DEALER_BUTTON,
+    capabilities=Capability.CUT_CARD_DETECTION | Capability.DEALER_BUTTON | Capability.PHYSICAL_IDS,
     open=open_line_reader,
     parse_options=parse_options,
     summary="a card reader writing one ASCII line per card on a serial port (a [device.line] "

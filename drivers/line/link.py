@@ -68,8 +68,12 @@ class LineSource(Protocol):
 
 
 def line_capabilities(profile: LineProfile) -> Capability:
-    """What a line reader with this profile can report: never a guarantee."""
+    """What a line reader with this profile can report: no guarantee of delivery, draw
+    control, authenticity or counts; physical ids only when its card table names a physical
+    card for every code."""
     capabilities = Capability(0)
+    if profile.cards is not None and all(card.tagged for card in profile.cards.values()):
+        capabilities |= Capability.PHYSICAL_IDS
     if profile.cut_card is not None:
         capabilities |= Capability.CUT_CARD_DETECTION
     if profile.button is not None:

@@ -214,3 +214,17 @@ def test_a_burst_is_reported_once_until_the_window_passes() -> None:
     for now in (30.0, 31.0, 32.0):
         counter.count(LineKind.UNMATCHED, "x", now)
     assert counter.burst_started(32.0) is True
+
+
+def test_a_card_table_of_physical_cards_gives_physical_ids(tmp_path: Path) -> None:
+    from cardshoe.drivers.api.device_link import Capability
+    from cardshoe.drivers.line.link import line_capabilities
+
+    (tmp_path / "tagged.csv").write_text("1001,AS#00BC614E/1\n1002,AS#00BC614E/2\n")
+    (tmp_path / "mixed.csv").write_text("1001,AS#00BC614E/1\n1003,KD\n")
+    table = {"card": r"^(?P<code>\d+)$"}
+    tagged = parse_line_profile(table | {"cards_file": "tagged.csv"}, tmp_path)
+    mixed = parse_line_profile(table | {"cards_file": "mixed.csv"}, tmp_path)
+    assert match_line(b"1002", tagged).card == CardId(1, CardSuit.SPADES, 0x00BC614E, 2)
+    assert Capability.PHYSICAL_IDS in line_capabilities(tagged)
+    assert Capability.PHYSICAL_IDS not in line_capabilities(mixed)
