@@ -17,15 +17,20 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import click
 
 from cardshoe.controller.errors import EXIT_BAD_INPUT, UserError
+from cardshoe.drivers.hid.family import KeyboardLineSource
+from cardshoe.drivers.hid.usb_keyboard import KeyboardReports
 from cardshoe.drivers.line.checksum import Checksum
-from cardshoe.drivers.line.family import SerialLines, open_serial_lines, profile_splitter
+from cardshoe.drivers.line.family import open_serial_lines, profile_splitter
+from cardshoe.drivers.line.link import LineSource
 from cardshoe.drivers.line.matching import LineKind, LineMatch, match_line, printable
 from cardshoe.drivers.line.profile import LineProfile, LineProfileError, load_profile_file
 from cardshoe.drivers.line.splitting import LineSplitter, Overlong
+from cardshoe.drivers.transports.base import USB_URL_SCHEME
 
 UNKNOWN_TERMINATOR = b"\n"
 """Without a profile, lines are cut at LF and shown with whatever came before it (a CR)."""
@@ -39,14 +44,26 @@ def load_profile(path: Path) -> LineProfile:
         raise UserError(str(exc), EXIT_BAD_INPUT) from None
 
 
+def open_reader_lines(
+    url: str, baud: int, splitter: LineSplitter, usb_backend: Any = None
+) -> LineSource:
+    """A serial reader's lines, or a keyboard reader's at a usb:// URL (Enter ends a line)."""
+    if url.startswith(USB_URL_SCHEME):
+        reports = KeyboardReports.open(url, backend=usb_backend)
+        return KeyboardLineSource(reports, splitter.max_length)
+    return open_serial_lines(url, baud, splitter)
+
+
 @contextmanager
-def opened_lines(url: str, baud: int, splitter: LineSplitter) -> Iterator[SerialLines]:
+def opened_lines(
+    url: str, baud: int, splitter: LineSplitter, usb_backend: Any = None
+) -> Iterator[LineSource]:
     from cardshoe.controller.service.device_access import device_user_error, quiet_device_logs
     from cardshoe.drivers.errors import DriverError
 
     with quiet_device_logs():
         try:
-            lines = open_serial_lines(url, baud, splitter)
+            lines = open_reader_lines(url, baud, splitter, usb_backend)
         except DriverError as exc:
             raise device_user_error(exc) from exc
         try:
@@ -55,7 +72,7 @@ def opened_lines(url: str, baud: int, splitter: LineSplitter) -> Iterator[Serial
             lines.close()
 
 
-def _read(lines: SerialLines) -> list[bytes | Overlong]:
+def _read(lines: LineSource) -> list[bytes | Overlong]:
     from cardshoe.controller.service.device_access import device_user_error
     from cardshoe.drivers.errors import DriverError
 
@@ -72,7 +89,12 @@ def _matched(line: bytes | Overlong, profile: LineProfile) -> LineMatch:
 
 
 def monitor_raw(
-    url: str, profile_path: Path | None, baud: int, count: int | None, as_json: bool
+    url: str,
+    profile_path: Path | None,
+    baud: int,
+    count: int | None,
+    as_json: bool,
+    usb_backend: Any = None,
 ) -> None:
     """Print each line and what it matched (with a profile) until count lines or Ctrl-C."""
     profile = load_profile(profile_path) if profile_path is not None else None
@@ -81,7 +103,7 @@ def monitor_raw(
     else:
         splitter = LineSplitter(UNKNOWN_TERMINATOR, UNKNOWN_MAX_LENGTH)
     shown = 0
-    with opened_lines(url, baud, splitter) as lines:
+    with opened_lines(url, baud, splitter, usb_backend) as lines:
         while count is None or shown < count:
             for line in _read(lines):
                 click.echo(_raw_record(line, profile, as_json))
@@ -116,13 +138,18 @@ class LineCheck:
 
 
 def listen_checks(
-    url: str, profile: LineProfile, listen_s: float, clock: Callable[[], float] = time.monotonic
+    url: str,
+    profile: LineProfile,
+    listen_s: float,
+    clock: Callable[[], float] = time.monotonic,
+    usb_backend: Any = None,
 ) -> list[LineCheck]:
     """Open the reader, listen for listen_s seconds, and judge what came."""
     kinds: Counter[LineKind] = Counter()
     examples: dict[LineKind, str] = {}
-    with opened_lines(url, profile.baud, profile_splitter(profile)) as lines:
-        checks = [LineCheck("port", True, f"{url} opened at {profile.baud} baud")]
+    with opened_lines(url, profile.baud, profile_splitter(profile), usb_backend) as lines:
+        how = "as a USB keyboard" if url.startswith(USB_URL_SCHEME) else f"at {profile.baud} baud"
+        checks = [LineCheck("port", True, f"{url} opened {how}")]
         deadline = clock() + listen_s
         while clock() < deadline:
             for line in _read(lines):

@@ -45,9 +45,9 @@ def parse_options(table: Mapping[str, Any], base_dir: Path) -> LineProfile:
 class KeyboardLineSource:
     """Lines typed by a keyboard reader, ended by Enter, bounded as a serial line's are."""
 
-    def __init__(self, reports: KeyboardReports, profile: LineProfile) -> None:
+    def __init__(self, reports: KeyboardReports, max_length: int) -> None:
         self.reports = reports
-        self._limit = profile.max_length + CHECKSUM_ROOM
+        self._limit = max_length + CHECKSUM_ROOM
         self._keys = KeyboardLines()
 
     def read(self) -> list[bytes | Overlong]:
@@ -86,7 +86,7 @@ def open_hid_reader(request: OpenRequest) -> LineLink:
 
     def open_source() -> KeyboardLineSource:
         return KeyboardLineSource(
-            KeyboardReports.open(request.url, backend=request.usb_backend), profile
+            KeyboardReports.open(request.url, backend=request.usb_backend), profile.max_length
         )
 
     first = open_source()

@@ -202,8 +202,9 @@ def parse_line_profile(data: Mapping[str, Any], base_dir: Path) -> LineProfile:
     )
 
 
-def load_profile_file(path: Path, table: str = "line") -> LineProfile:
-    """The [device.<table>] profile of a TOML file (a table's config, or a profile alone).
+def load_profile_file(path: Path, tables: tuple[str, ...] = ("line", "hid")) -> LineProfile:
+    """The reader profile of a TOML file (a table's config, or a profile alone): its first
+    [device.<table>] of `tables`, [device.line] or a keyboard reader's [device.hid].
 
     For tools that read a reader without a whole table around it: `shoectl sim
     --protocol line --profile FILE`, `monitor --raw`, `selftest --profile`.
@@ -215,9 +216,9 @@ def load_profile_file(path: Path, table: str = "line") -> LineProfile:
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise LineProfileError(f"the profile {path} is not TOML: {exc}") from None
     device = data.get("device")
-    found = device.get(table) if isinstance(device, dict) else None
-    if not isinstance(found, dict):
-        raise LineProfileError(
-            f"{path} has no [device.{table}] table: see docs/examples/line-shoe.toml"
-        )
-    return parse_line_profile(found, path.parent)
+    for table in tables:
+        found = device.get(table) if isinstance(device, dict) else None
+        if isinstance(found, dict):
+            return parse_line_profile(found, path.parent)
+    names = " or ".join(f"[device.{table}]" for table in tables)
+    raise LineProfileError(f"{path} has no {names} table: see docs/examples/line-shoe.toml")

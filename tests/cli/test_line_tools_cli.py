@@ -99,3 +99,38 @@ def test_a_profile_the_simulator_cannot_write_is_refused(
     assert "writes a card as 'CAS', which this profile reads as unmatched" in one_error_line(
         result.stderr
     )
+
+
+def test_a_keyboard_reader_is_watched_and_self_tested_at_its_usb_url(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """In this process, since the simulated USB reader lives on an in-process pyusb backend."""
+    from cardshoe.controller.cli.line_tools import listen_checks, load_profile, monitor_raw
+    from cardshoe.firmware_sim.hid_reader import HID_READER_PID, HidReader
+    from cardshoe.firmware_sim.line_reader import format_for
+    from cardshoe.firmware_sim.usb_backend import SimUsbBackend
+
+    keyboard_profile = tmp_path / "reader.toml"
+    keyboard_profile.write_text(
+        EXAMPLE.read_text()
+        .replace("[device.line]", "[device.hid]")
+        .replace("baud = 9600\n", "")
+        .replace('terminator = "\\r\\n"\n', "")
+    )
+    profile = load_profile(keyboard_profile)
+    reader = HidReader(format=format_for(profile), seed=2, pull_interval_s=0.02)
+    url = f"usb://1209:{HID_READER_PID:04x}/{reader.serial_number}"
+    with SimUsbBackend(reader) as backend:
+        checks = listen_checks(url, profile, 0.5, usb_backend=backend)
+        monitor_raw(url, keyboard_profile, 9600, 3, False, usb_backend=backend)
+    assert [(check.name, check.passed) for check in checks] == [
+        ("port", True),
+        ("lines", True),
+        ("profile", True),
+        ("checksum", True),
+    ]
+    assert checks[0].detail == f"{url} opened as a USB keyboard"
+    shown = capsys.readouterr().out.splitlines()
+    assert len(shown) == 3 and all(
+        re.fullmatch(r"'C\w\w\*[0-9A-F]{2}' +card \w\w", line) for line in shown
+    )
