@@ -54,7 +54,7 @@ POLL_S = 0.2
     "profile_path",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="With --raw: a TOML file with the reader's [device.line] table.",
+    help="With --raw: a TOML file with the reader's [device.line] or [device.hid] table.",
 )
 @click.option(
     "--baud",

@@ -47,7 +47,7 @@ class Check:
     "profile_path",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="URL is a line reader: a TOML file with its [device.line] table.",
+    help="URL is a line reader: a TOML file with its [device.line] or [device.hid] table.",
 )
 @click.option(
     "--listen",
