@@ -16,18 +16,17 @@ dropped-line and unplug, placed at a card or a round as for every device.
 
 from __future__ import annotations
 
-import functools
 import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import ParamSpec, TypeVar
 
 from cardshoe.drivers.line.checksum import Checksum, with_checksum
 from cardshoe.drivers.line.matching import LineKind, match_line
 from cardshoe.drivers.line.profile import LineProfile
 from cardshoe.drivers.protocol.cardid import CardId, CardSuit
+from cardshoe.firmware_sim.core import locked
 from cardshoe.firmware_sim.errors import SimConfigError
 from cardshoe.firmware_sim.faults import (
     DEFAULT_DURATION_S,
@@ -47,20 +46,8 @@ from cardshoe.firmware_sim.timing import INSTANT, Timing
 
 log = logging.getLogger(__name__)
 
-P = ParamSpec("P")
-R = TypeVar("R")
-RANK_LETTERS = "A23456789TJQK"
 GARBLE = {ord("C"): ord("G"), ord("U"): ord("V")}
 """How garbled-line damages a character: the first letter it can, else the first byte flips."""
-
-
-def locked(method: Callable[P, R]) -> Callable[P, R]:
-    @functools.wraps(method)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        with args[0]._lock:  # type: ignore[attr-defined]
-            return method(*args, **kwargs)
-
-    return wrapper
 
 
 @dataclass(frozen=True)
@@ -84,7 +71,8 @@ class LineFormat:
     def card_body(self, card: CardId) -> str:
         if self.codes is not None:
             return self.code_card.format(code=self.codes[(card.rank, int(card.suit))])
-        return self.card.format(rank=RANK_LETTERS[card.rank - 1], suit=card.suit.letter)
+        face = str(CardId(card.rank, card.suit))
+        return self.card.format(rank=face[:-1], suit=face[-1])
 
     def line(self, body: str) -> bytes:
         """The body with its checksum; the terminator is the attachment's to add."""

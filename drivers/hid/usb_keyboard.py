@@ -16,10 +16,14 @@ from typing import Any
 import usb.core
 import usb.util
 
-from cardshoe.drivers.errors import DeviceGone, DeviceNotFound
+from cardshoe.drivers.errors import DeviceGone
 from cardshoe.drivers.hid.boot_keyboard import REPORT_SIZE
 from cardshoe.drivers.transports.base import READ_POLL_S
-from cardshoe.drivers.transports.usb_bulk import find_usb_device, read_string, usb_failure
+from cardshoe.drivers.transports.usb_bulk import (
+    active_configuration,
+    claim_usb_device,
+    read_string,
+)
 
 HID_CLASS, BOOT_SUBCLASS, KEYBOARD_PROTOCOL = 0x03, 0x01, 0x01
 
@@ -36,18 +40,13 @@ class KeyboardReports:
 
     @classmethod
     def open(cls, url: str, *, backend: Any = None) -> KeyboardReports:
-        device = find_usb_device(url, backend)
-        try:
-            found = _claim_keyboard(device)
-        except usb.core.USBError as exc:
-            usb.util.dispose_resources(device)
-            raise usb_failure(url, exc) from exc
-        if found is None:
-            usb.util.dispose_resources(device)
-            raise DeviceNotFound(
-                f"{url} has no boot keyboard interface: set the reader to USB keyboard mode"
-            )
-        return cls(device, *found, url)
+        device, (interface, endpoint) = claim_usb_device(
+            url,
+            backend,
+            _claim_keyboard,
+            f"{url} has no boot keyboard interface: set the reader to USB keyboard mode",
+        )
+        return cls(device, interface, endpoint, url)
 
     @property
     def product(self) -> str:
@@ -80,13 +79,7 @@ class KeyboardReports:
 
 def _claim_keyboard(device: usb.core.Device) -> tuple[int, int] | None:
     """Claim the boot keyboard interface: (its number, its interrupt IN endpoint), or None."""
-    try:
-        configuration = device.get_active_configuration()
-    except usb.core.USBError:
-        configuration = None
-    if configuration is None:
-        device.set_configuration()
-        configuration = device.get_active_configuration()
+    configuration = active_configuration(device)
     interface = usb.util.find_descriptor(
         configuration,
         bInterfaceClass=HID_CLASS,
