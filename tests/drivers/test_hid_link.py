@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import usb.core
 import usb.util
+from support.driver_testing import next_events
 
 from cardshoe.drivers.api.events import (
     ButtonPressed,
@@ -24,7 +25,6 @@ from cardshoe.drivers.api.events import (
 )
 from cardshoe.drivers.api.protocols import BadProtocolOptions, find_family, open_device
 from cardshoe.drivers.line.checksum import Checksum
-from cardshoe.drivers.line.link import LineLink
 from cardshoe.drivers.line.profile import LineProfile
 from cardshoe.firmware_sim.faults import parse_injection
 from cardshoe.firmware_sim.hid_reader import HID_READER_PID, HidReader
@@ -46,15 +46,6 @@ def hid_profile() -> LineProfile:
     return find_family("hid").parse_options(hid_table(), EXAMPLE.parent)
 
 
-def events(link: LineLink, count: int) -> list[object]:
-    found = []
-    while len(found) < count:
-        event = link.next_event(WAIT_S)
-        assert event is not None, f"only {found} came"
-        found.append(event)
-    return found
-
-
 def dealt(reader: HidReader, index: int) -> CardId:
     card = reader.shoe.dealt[index]
     return CardId(card.rank, int(card.suit))
@@ -74,7 +65,7 @@ def test_a_typed_shoe_reads_as_cards_through_pyusb() -> None:
         reader.press_button()
         for _ in range(3):
             reader.pull_card()
-        button, *cards, cut = events(link, 5)
+        button, *cards, cut = next_events(link, 5)
     assert isinstance(button, ButtonPressed) and button.seq == 1
     assert [card.card for card in cards if isinstance(card, CardSeen)] == [
         dealt(reader, index) for index in range(3)
@@ -102,13 +93,13 @@ def test_an_unplugged_reader_comes_back_with_its_driver_detached_again() -> None
         open_device(URL, protocol="hid", options=hid_profile(), usb_backend=backend) as link,
     ):
         reader.pull_card()
-        (first,) = events(link, 1)
+        (first,) = next_events(link, 1)
         reader.pull_card()
-        lost, restored = events(link, 2)
+        lost, restored = next_events(link, 2)
         assert isinstance(lost, LinkLost) and isinstance(restored, LinkRestored)
         assert not backend.devices[0].kernel_driver_bound
         reader.pull_card()
-        (third,) = events(link, 1)
+        (third,) = next_events(link, 1)
     assert isinstance(first, CardSeen) and first.card == dealt(reader, 0)
     assert isinstance(third, CardSeen) and third.card == dealt(reader, 2) and third.seq == 2
 

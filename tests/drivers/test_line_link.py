@@ -13,6 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from support.driver_testing import next_events
 
 from cardshoe.controller.config import ConfigError, TableConfig, load_config
 from cardshoe.drivers.api.device_link import Capability
@@ -31,7 +32,6 @@ from cardshoe.drivers.api.events import (
 )
 from cardshoe.drivers.api.protocols import open_device
 from cardshoe.drivers.line.checksum import Checksum
-from cardshoe.drivers.line.link import LineLink
 from cardshoe.drivers.line.profile import BadLinePolicy, LineProfile, parse_line_profile
 from cardshoe.firmware_sim.attach_pty import serve_pty
 from cardshoe.firmware_sim.faults import parse_injection
@@ -50,15 +50,6 @@ def example_profile(**changes: object) -> LineProfile:
 def wire_card(reader: LineReader, index: int) -> CardId:
     card = reader.shoe.dealt[index]
     return CardId(card.rank, int(card.suit))
-
-
-def events_until(link: LineLink, count: int) -> list[object]:
-    found = []
-    while len(found) < count:
-        event = link.next_event(WAIT_S)
-        assert event is not None, f"only {found} came"
-        found.append(event)
-    return found
 
 
 def test_the_example_config_names_the_line_family() -> None:
@@ -91,7 +82,7 @@ def test_cards_come_numbered_from_the_journal_and_acks_go_back() -> None:
         reader.press_button()
         reader.pull_card()
         reader.pull_card()  # 50 left: the cut card shows
-        button, first, second, cut = events_until(link, 4)
+        button, first, second, cut = next_events(link, 4)
         assert button == ButtonPressed(42, button.device_time_ms)
         assert isinstance(first, CardSeen) and first.seq == 43
         assert first.card == wire_card(reader, 0) and first.code.startswith("C")
@@ -123,7 +114,7 @@ def test_an_unknown_code_is_a_misread_card(tmp_path: Path) -> None:
     ):
         reader.pull_card()
         reader.pull_card()
-        known, unknown = events_until(link, 2)
+        known, unknown = next_events(link, 2)
     assert isinstance(known, CardSeen) and known.card == wire_card(reader, 0)
     assert isinstance(unknown, CardSeen) and unknown.card is None
     assert unknown.flags == ReadFlag.MISREAD and unknown.code == unknown_code
@@ -140,7 +131,7 @@ def test_bad_lines_are_reported_once_per_kind_and_a_burst_holds() -> None:
     ):
         for _ in range(5):
             reader.pull_card()
-        report, burst, card = events_until(link, 3)
+        report, burst, card = next_events(link, 3)
         assert isinstance(report, ProtocolViolation)
         assert report.reason.startswith("1 bad line (bad checksum), the last: 'C")
         assert isinstance(burst, FaultRaised) and burst.kind is FaultKind.MISREAD
@@ -160,7 +151,7 @@ def test_a_quiet_window_clears_the_burst() -> None:
     ):
         reader.pull_card()
         reader.pull_card()
-        kinds = [type(event) for event in events_until(link, 4)]
+        kinds = [type(event) for event in next_events(link, 4)]
     assert kinds == [ProtocolViolation, ProtocolViolation, FaultRaised, FaultCleared]
 
 
@@ -173,14 +164,14 @@ def test_an_unplugged_reader_is_lost_and_found_again_through_its_link() -> None:
         open_device(str(attachment.link), protocol="line", options=example_profile()) as link,
     ):
         reader.pull_card()
-        (first,) = events_until(link, 1)
+        (first,) = next_events(link, 1)
         assert isinstance(first, CardSeen) and first.seq == 1
         reader.pull_card()
-        lost, restored = events_until(link, 2)
+        lost, restored = next_events(link, 2)
         assert isinstance(lost, LinkLost)
         assert isinstance(restored, LinkRestored)
         reader.pull_card()
-        (third,) = events_until(link, 1)
+        (third,) = next_events(link, 1)
     # The second card left while the cable was out: the host never heard of it.
     assert isinstance(third, CardSeen) and third.seq == 2
     assert third.card == wire_card(reader, 2)

@@ -343,6 +343,16 @@ FAMILY_CASES: dict[str, Callable[[], contextlib.AbstractContextManager[FamilyDev
 entry: a context manager yielding a FamilyDevice on its simulator."""
 
 
+def next_events(device: DeviceLink, count: int, timeout: float = WAIT_S) -> list[object]:
+    """The next count events of any kind, in order; each wait may take up to timeout."""
+    found: list[object] = []
+    while len(found) < count:
+        event = device.next_event(timeout)
+        assert event is not None, f"only {found} came"
+        found.append(event)
+    return found
+
+
 def next_neutral(device: DeviceLink, kind: type[T], timeout: float = WAIT_S) -> T:
     """The next event of this type, acking it and every device event before it."""
     deadline = time.monotonic() + timeout
