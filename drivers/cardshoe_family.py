@@ -158,6 +158,11 @@ _TRANSLATIONS: Mapping[type, Callable[[Any], neutral.Event]] = {
 }
 
 
+def neutral_device_event(event: wire.Event) -> neutral.Event:
+    """A device event off the wire in the neutral vocabulary (a card decoded, its code kept)."""
+    return _TRANSLATIONS[type(event)](event)
+
+
 def neutral_status(status: wire.Status) -> neutral.DeviceStatus:
     flags = status.flags
     return neutral.DeviceStatus(
@@ -183,10 +188,9 @@ def read_version_1_record(kind: str, payload: Mapping[str, Any]) -> neutral.Even
     message = wire.message_from_json(
         {"type": kind.removeprefix("device.").upper(), "fields": dict(payload)}
     )
-    translate = _TRANSLATIONS.get(type(message))
-    if translate is None or not isinstance(message, wire.Event):
+    if type(message) not in _TRANSLATIONS or not isinstance(message, wire.Event):
         raise ValueError(f"journal record kind {kind!r} is no device event of protocol 1")
-    return translate(message)
+    return neutral_device_event(message)
 
 
 class CardshoeLink(DeviceLink):
@@ -201,7 +205,7 @@ class CardshoeLink(DeviceLink):
             return neutral.LinkRestored(identity_of(event.hello, self._device.protocol_minor))
         if isinstance(event, neutral.DriverEvent):
             return event  # the link raises the neutral driver events itself
-        return _TRANSLATIONS[type(event)](event)
+        return neutral_device_event(event)
 
     @property
     def url(self) -> str:

@@ -222,8 +222,9 @@ def continue_from_journal(core: FirmwareCore, journal: Journal, config: TableCon
     if config.device.kind is DeviceMode.AUTO:
         return False
     stock = core.shoe
-    stock.dealt.extend(card for card in stock.cards if card in shoe.seen)
-    stock.cards = [card for card in stock.cards if card not in shoe.seen]
+    taken = {card for card in stock.cards if neutral_card(card) in shoe.seen}
+    stock.dealt.extend(card for card in stock.cards if card in taken)
+    stock.cards = [card for card in stock.cards if card not in taken]
     depth = stock.cut_card_depth
     stock.cut_card_seen = depth is not None and stock.remaining <= depth
     return True
