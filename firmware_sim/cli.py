@@ -239,8 +239,9 @@ def _serve_until_stopped(
         record = {**where, **_identity(device)}
         click.echo(json.dumps(record) if as_json else record["open"])
         click.echo(
-            f"simulated {record['model']} {record['serial_number']} firmware "
-            f"{record['firmware_version']} at {record['open']}; Ctrl-C stops it",
+            f"simulated {record['model']} {record['serial_number']}"
+            + (f" firmware {record['firmware_version']}" if record["firmware_version"] else "")
+            + f" at {record['open']}; Ctrl-C stops it",
             err=True,
         )
         while not stop.wait(0.5):
