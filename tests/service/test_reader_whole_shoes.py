@@ -9,6 +9,7 @@ must reconcile. A card line when no card is due must be judged as a manual shoe'
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -276,3 +277,27 @@ def test_a_line_reader_restarted_mid_shoe_holds_until_the_lost_card_is_entered(
     rounds_as_the_rules_engine_plays_them(path, config)
     (entered,) = journaled(path, "card.corrected")
     assert (entered.round_no, entered.payload["card"]) == (2, lost)
+
+
+def test_the_ack_reply_follows_each_journaled_line(tmp_path: Path) -> None:
+    config = table_config("punto-banco", decks=1)
+    table = example_line_table() | {"ack": "OK\r\n"}
+    options = find_family("line").parse_options(table, EXAMPLE_PROFILE.parent)
+    reader = LineReader(format=format_for(options), seed=3, decks=1, ack=b"OK\r\n")
+    path = tmp_path / "journal.sqlite"
+    with (
+        serve_pty(reader) as pty,
+        open_device(str(pty.link), protocol="line", options=options) as link,
+    ):
+        dealer = ReaderDealer(reader, link)
+        with Journal.open(path, table_id=config.table_id, create=True) as journal:
+            session = dealer.session = TableSession(config, journal, link, [dealer])
+            ended = session.run_shoe(on_step=dealer.step, poll_s=0.01)
+        assert ended is not None and ended.reconciled
+        written = link.counters()["acks_written"]
+        wait_until_acks = time.monotonic() + 5
+        while reader.counts.acks < written and time.monotonic() < wait_until_acks:
+            time.sleep(0.01)
+    with Journal.open_readonly(path) as journal:
+        journaled_lines = [r for r in journal.records() if r.kind.startswith("device.")]
+    assert written == len(journaled_lines) == reader.counts.lines == reader.counts.acks
