@@ -95,7 +95,10 @@ def _pattern(key: str, value: object) -> re.Pattern[str] | None:
         raise LineProfileError(f"{SECTION}.{key} is not a regular expression: {exc}") from None
 
 
-def _card_pattern(data: Mapping[str, Any], base_dir: Path) -> tuple[re.Pattern[str], Any]:
+def _card_pattern(
+    data: Mapping[str, Any], base_dir: Path
+) -> tuple[re.Pattern[str], Mapping[str, CardId] | None]:
+    """The card pattern, and the card table its `code` group is looked up in (if it has one)."""
     if "card" not in data:
         raise LineProfileError(
             f"{SECTION}.card is missing: give the pattern of a card line, "
