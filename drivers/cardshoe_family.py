@@ -19,7 +19,6 @@ from cardshoe.drivers.api.protocols import OpenRequest, ProtocolFamily
 from cardshoe.drivers.device import DealerDevice, ShoeDevice, open_device
 from cardshoe.drivers.errors import CommandRefused, Refusal
 from cardshoe.drivers.protocol import messages as wire
-from cardshoe.drivers.protocol.cardid import CardId as WireCardId
 from cardshoe.drivers.protocol.error_codes import ErrorCode
 from cardshoe.drivers.protocol.link_constants import PROTOCOL_MAJOR
 
@@ -63,10 +62,6 @@ FAMILY_CAPABILITIES = (
 )
 
 
-def neutral_card(card: WireCardId) -> neutral.CardId:
-    return neutral.CardId(card.rank, neutral.CardSuit(card.suit), card.deck_set, card.deck)
-
-
 def neutral_fault(kind: wire.FaultKind) -> neutral.FaultKind:
     return neutral.FaultKind[kind.name]
 
@@ -85,7 +80,7 @@ def _card(read: wire.CardRead) -> neutral.CardSeen:
     return neutral.CardSeen(
         seq=read.seq,
         device_time_ms=read.device_time_ms,
-        card=None if read.card is None else neutral_card(read.card),
+        card=read.card,
         flags=_read_flags(read),
         orientation=neutral.Orientation[read.orientation.name],
         feed_group=read.feed_group,

@@ -44,7 +44,6 @@ from cardshoe.controller.service.recovery import recover
 from cardshoe.controller.service.session import TableSession
 from cardshoe.drivers.api.events import FaultKind
 from cardshoe.drivers.api.protocols import open_device
-from cardshoe.drivers.cardshoe_family import neutral_card
 from cardshoe.drivers.protocol.cardid import CardId
 from cardshoe.drivers.transports.usb_bulk import UsbAddress
 from cardshoe.firmware_sim.attach_pty import serve_pty
@@ -222,9 +221,8 @@ def continue_from_journal(core: FirmwareCore, journal: Journal, config: TableCon
     if config.device.kind is DeviceMode.AUTO:
         return False
     stock = core.shoe
-    taken = {card for card in stock.cards if neutral_card(card) in shoe.seen}
-    stock.dealt.extend(card for card in stock.cards if card in taken)
-    stock.cards = [card for card in stock.cards if card not in taken]
+    stock.dealt.extend(card for card in stock.cards if card in shoe.seen)
+    stock.cards = [card for card in stock.cards if card not in shoe.seen]
     depth = stock.cut_card_depth
     stock.cut_card_seen = depth is not None and stock.remaining <= depth
     return True
@@ -329,7 +327,7 @@ class DemoDealer:
         if unread is not None and now - self._misread_since >= SUPERVISOR_AFTER_S:
             self._misread_since = None
             with self.session.acting_as(DEMO_SUPERVISOR):
-                self.session.enter_card(str(card_of(neutral_card(unread))))
+                self.session.enter_card(str(card_of(unread)))
 
     def _press_button_after_pause(self, round_no: int | None, now: float) -> None:
         if self._round_seen is None or self._round_seen[0] != round_no:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from enum import Enum, Flag, IntEnum, auto
-from typing import Any
+from typing import Any, ClassVar, Self
 
 _RANK_SYMBOLS = "A23456789TJQK"
 _TEXT_PATTERN = re.compile(r"^([A2-9TJQK])([SHDC])(?:#([0-9A-F]{8})/(\d{1,3}))?$")
@@ -44,15 +44,19 @@ class CardSuit(IntEnum):
         return "SHDC"[self.value]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class CardId:
     """One physical card: rank (1 = ace ... 13 = king), suit and, where the device reads
     one, its physical id: the deck set's serial and the deck within it.
 
     A reader that sees only rank and suit gives deck_set 0 and deck 0 (untagged);
     a tagged card has both non-zero. The drivers know no games: the controller
-    maps rank and suit to its own card type.
+    maps rank and suit to its own card type. A family's codec may subclass it to add
+    its wire form (protocol/cardid.py); equal cards compare equal whichever class.
     """
+
+    invalid: ClassVar[type[Exception]] = CardIdError
+    """What a card that cannot exist raises: a codec's subclass names its own error."""
 
     rank: int
     suit: CardSuit
@@ -60,21 +64,33 @@ class CardId:
     deck: int = 0
 
     def __post_init__(self) -> None:
+        invalid = self.invalid
         if not 1 <= self.rank <= 13:
-            raise CardIdError(f"rank {self.rank} is outside 1..13")
+            raise invalid(f"rank {self.rank} is outside 1..13")
         try:
             object.__setattr__(self, "suit", CardSuit(self.suit))
         except ValueError:
-            raise CardIdError(f"suit {self.suit} is outside 0..3") from None
+            raise invalid(f"suit {self.suit} is outside 0..3") from None
         if not 0 <= self.deck_set <= 0xFFFFFFFF:
-            raise CardIdError(f"deck-set serial {self.deck_set} does not fit 32 bits")
+            raise invalid(f"deck-set serial {self.deck_set} does not fit 32 bits")
         if not 0 <= self.deck <= 0xFF:
-            raise CardIdError(f"deck number {self.deck} is outside 0..255")
+            raise invalid(f"deck number {self.deck} is outside 0..255")
         if (self.deck_set == 0) != (self.deck == 0):
-            raise CardIdError(
+            raise invalid(
                 f"deck set {self.deck_set} and deck {self.deck}: "
                 "a card is either untagged (both 0) or tagged (both non-zero)"
             )
+
+    def _fields(self) -> tuple[int, CardSuit, int, int]:
+        return (self.rank, self.suit, self.deck_set, self.deck)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CardId):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
 
     @property
     def tagged(self) -> bool:
@@ -88,12 +104,12 @@ class CardId:
         return text
 
     @classmethod
-    def parse(cls, text: str) -> CardId:
+    def parse(cls, text: str) -> Self:
         """Read the log form back (profiles, card tables, journals, test fixtures)."""
         match = _TEXT_PATTERN.match(text.strip().upper())
         if match is None:
-            raise CardIdError(
-                f"bad card {text!r}: write rank and suit, then optionally "
+            raise cls.invalid(
+                f"bad card ID {text!r}: write rank and suit, then optionally "
                 "#<deck set, 8 hex digits>/<deck>, for example AS or AS#00BC614E/3"
             )
         rank_text, suit_text, deck_set_text, deck_text = match.groups()

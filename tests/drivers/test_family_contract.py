@@ -12,7 +12,7 @@ import json
 from collections.abc import Iterator
 
 import pytest
-from support.driver_testing import FAMILY_CASES, WAIT_S, FamilyDevice, next_neutral
+from support.driver_testing import FAMILY_CASES, WAIT_S, FamilyDevice, next_of
 
 from cardshoe.drivers.api.device_link import Capability, DeviceLink
 from cardshoe.drivers.api.events import CardSeen, DeviceKind
@@ -30,7 +30,7 @@ def deal(attached: FamilyDevice, device: DeviceLink, count: int) -> list[CardSee
     cards = []
     for _ in range(count):
         attached.let_one_out(device)
-        cards.append(next_neutral(device, CardSeen))
+        cards.append(next_of(device, CardSeen))
     return cards
 
 

@@ -218,7 +218,7 @@ def attach_simulator(transport: str, core: FirmwareCore) -> Iterator[Attached]:
         raise ValueError(f"no transport {transport!r}; choose from {TRANSPORTS}")
 
 
-def next_of(device: Device, kind: type[T], timeout: float = WAIT_S) -> T:
+def next_of(device: Device | DeviceLink, kind: type[T], timeout: float = WAIT_S) -> T:
     """The next event of this type, acking it and every event before it, as a journaling
     controller would."""
     deadline = time.monotonic() + timeout
@@ -226,7 +226,7 @@ def next_of(device: Device, kind: type[T], timeout: float = WAIT_S) -> T:
         event = device.next_event(max(0.0, deadline - time.monotonic()))
         if event is None:
             raise AssertionError(f"no {kind.__name__} within {timeout} s")
-        if isinstance(event, Event):
+        if isinstance(event, Event | NeutralDeviceEvent):
             device.ack(event.seq)
         if isinstance(event, kind):
             return event
@@ -351,16 +351,3 @@ def next_events(device: DeviceLink, count: int, timeout: float = WAIT_S) -> list
         assert event is not None, f"only {found} came"
         found.append(event)
     return found
-
-
-def next_neutral(device: DeviceLink, kind: type[T], timeout: float = WAIT_S) -> T:
-    """The next event of this type, acking it and every device event before it."""
-    deadline = time.monotonic() + timeout
-    while True:
-        event = device.next_event(max(0.0, deadline - time.monotonic()))
-        if event is None:
-            raise AssertionError(f"no {kind.__name__} within {timeout} s")
-        if isinstance(event, NeutralDeviceEvent):
-            device.ack(event.seq)
-        if isinstance(event, kind):
-            return event
