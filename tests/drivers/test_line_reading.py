@@ -122,7 +122,7 @@ def test_a_code_group_reads_the_cards_file(tmp_path: Path) -> None:
     ("text", "message"),
     [
         ("code,card\n1,AS\n1,KS\n", "x.csv line 3: code '1' is listed twice"),
-        ("1,AS\n2,ZZ\n", "x.csv line 2: bad card 'ZZ'"),
+        ("1,AS\n2,ZZ\n", "x.csv line 2: bad card ID 'ZZ'"),
         ("1,AS,extra\n", "x.csv line 1: expected `code,card`"),
         ("code,card\n", "x.csv lists no card"),
     ],
