@@ -82,6 +82,8 @@ def line_capabilities(profile: LineProfile) -> Capability:
 
 
 class LineLink(DeviceLink):
+    """A reader's lines as neutral events; `source` is open, `reopen` finds it after a loss."""
+
     def __init__(
         self,
         url: str,
