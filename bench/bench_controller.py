@@ -3,7 +3,8 @@
 Whole 8-deck Punto Banco shoes on a manual shoe go through TableModel.apply
 exactly as the session would feed them after decoding: the start of the
 shoe, the burn, a dealer button to close each round's bets, every card as a
-tagged CardRead, the cut card at its depth. Only apply() is timed, so the
+tagged CARD read off the wire and said in the neutral vocabulary by the
+cardshoe family, the cut card at its depth. Only apply() is timed, so the
 figures are the controller's own overhead, without framing, link or journal.
 Target (issue 7): under 100 µs per card. A measurement, not a test.
 
@@ -24,14 +25,10 @@ from cardshoe.controller.procedure.facts import RoundResult
 from cardshoe.controller.procedure.inputs import CutDone, DeviceCount, ShoeLoaded, StartShoe
 from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.procedure.table import DEALER_BUTTON, TableModel
+from cardshoe.drivers.api.events import ButtonPressed, CutCardSeen
+from cardshoe.drivers.cardshoe_family import neutral_device_event
 from cardshoe.drivers.protocol.cardid import CardId, CardSuit
-from cardshoe.drivers.protocol.messages import (
-    ButtonPressed,
-    CardRead,
-    CutCard,
-    Orientation,
-    SensorFlag,
-)
+from cardshoe.drivers.protocol.messages import CardRead, Orientation, SensorFlag
 
 DECKS = 8
 DECK_SET = 0x00BC614E
@@ -83,7 +80,8 @@ def play_shoe(codes: list[bytes], shoe_id: str) -> ShoeRun:
         if model.state == State.BETTING:
             apply(ButtonPressed(seq, seq, DEALER_BUTTON))
             continue
-        card = CardRead(seq, seq, next(cards), Orientation.FACE_DOWN, SensorFlag(0), 0, 1)
+        read = CardRead(seq, seq, next(cards), Orientation.FACE_DOWN, SensorFlag(0), 0, 1)
+        card = neutral_device_event(read)
         started = time.perf_counter()
         facts = apply(card)
         seconds = time.perf_counter() - started
@@ -93,7 +91,7 @@ def play_shoe(codes: list[bytes], shoe_id: str) -> ShoeRun:
         remaining -= 1
         if remaining == CONFIG.shoe.cut_card_depth:
             seq += 1
-            apply(CutCard(seq, seq))
+            apply(CutCardSeen(seq, seq))
     apply(DeviceCount(len(codes) - remaining, None))
     return run
 

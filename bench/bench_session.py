@@ -32,7 +32,7 @@ from results import Measurement, Target, percentile, print_measurements
 from cardshoe.controller.config import GameConfig, TableConfig
 from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.service.session import TableSession
-from cardshoe.drivers.device import open_device
+from cardshoe.drivers.api.protocols import open_device
 from cardshoe.drivers.protocol.errors import ProtocolError
 from cardshoe.drivers.protocol.framing import FrameDecoder
 from cardshoe.drivers.protocol.messages import Ack, CardRead, decode_message

@@ -39,6 +39,8 @@ from cardshoe.controller.rules.games import (
 )
 from cardshoe.controller.rules.settlement import Rounding
 from cardshoe.controller.rules.ties import TieOption
+from cardshoe.drivers.api.protocols import DEFAULT_PROTOCOL, find_family
+from cardshoe.drivers.errors import DriverError
 from cardshoe.drivers.transports.registry import configurable_schemes
 
 FINGERPRINT_FORMAT = "cardshoe-table-options/5"
@@ -273,6 +275,10 @@ class DeviceConfig:
     house_public_key: Path | None = None
     """The house's firmware signing public key (PEM): `shoectl pair` gives it to the device,
     and a firmware update is sent only when the house key signed it."""
+    protocol: str = DEFAULT_PROTOCOL
+    """The device's protocol family by registry name (drivers/api/protocols.py)."""
+    protocol_options: Any = field(default=None, metadata={"derived": True})
+    """What the family made of the [device.<protocol>] table (None: its defaults)."""
 
     def __post_init__(self) -> None:
         if self.url is not None:
@@ -571,10 +577,17 @@ class TableConfig:
         _check_shoe_keys_fit_the_device(
             _section(data, DeviceConfig.SECTION), _section(data, ShoeProcedure.SECTION)
         )
+        device_data, protocol_table = _split_protocol_table(_section(data, DeviceConfig.SECTION))
         arguments: dict[str, Any] = {
-            section.SECTION: _build_section(section, _section(data, section.SECTION))
+            section.SECTION: _build_section(
+                section,
+                device_data if section is DeviceConfig else _section(data, section.SECTION),
+            )
             for section in sections
         }
+        arguments["device"] = _with_protocol_options(
+            arguments["device"], protocol_table, base_dir or Path.cwd()
+        )
         service: ServiceConfig = arguments["service"]
         if base_dir is not None:
             arguments["service"] = replace(
@@ -595,6 +608,32 @@ class TableConfig:
         if table_id is not None:
             arguments["table_id"] = table_id
         return cls(**arguments)
+
+
+def _split_protocol_table(
+    device_data: Mapping[str, Any],
+) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
+    """[device] without its protocol's own [device.<protocol>] table, and that table."""
+    protocol = device_data.get("protocol", DEFAULT_PROTOCOL)
+    if not isinstance(protocol, str) or protocol not in device_data:
+        return device_data, {}
+    table = device_data[protocol]
+    if not isinstance(table, Mapping):
+        raise ConfigError(
+            f"device.{protocol} must be a [device.{protocol}] table of the protocol's options"
+        )
+    return {key: value for key, value in device_data.items() if key != protocol}, table
+
+
+def _with_protocol_options(
+    device: DeviceConfig, table: Mapping[str, Any], base_dir: Path
+) -> DeviceConfig:
+    """The device section with its protocol family's options read by the family itself."""
+    try:
+        options = find_family(device.protocol).parse_options(table, base_dir)
+    except DriverError as exc:
+        raise ConfigError(f"device.protocol = {_show(device.protocol)}: {exc}") from None
+    return replace(device, protocol_options=options)
 
 
 def _check_shoe_keys_fit_the_device(
@@ -671,6 +710,7 @@ _FIELD_READERS: dict[tuple[str, str], tuple[type, str]] = {
     ("device", "allowed_firmware_hashes"): (tuple, "a list of SHA-256 hex strings"),
     ("device", "maker"): (str, "the maker's name"),
     ("device", "house_public_key"): (Path, "a file path"),
+    ("device", "protocol"): (str, 'a protocol name such as "cardshoe"'),
     ("service", "journal_path"): (Path, "a file path"),
     ("service", "control_socket"): (Path, "a file path"),
     ("service", "key_dir"): (Path, "a folder path"),
@@ -703,7 +743,7 @@ def _section(data: Mapping[str, Any], name: str) -> Mapping[str, Any]:
 
 
 def _build_section(section: Any, data: Mapping[str, Any]) -> Any:
-    names = [item.name for item in fields(section)]
+    names = [item.name for item in fields(section) if not item.metadata.get("derived")]
     _reject_unknown_keys(section.SECTION + ".", data, names)
     values = {}
     for name in names:

@@ -21,7 +21,8 @@ from functools import partial
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
-from cardshoe.drivers.errors import CommandRefused, DeviceGone, DeviceTimeout, LinkProtocolError
+from cardshoe.drivers.api.device_link import deliver_on_thread, events_until_quiet
+from cardshoe.drivers.errors import CommandRefused, DeviceTimeout, LinkProtocolError
 from cardshoe.drivers.link import Link, LinkState, LinkTiming
 from cardshoe.drivers.link_events import DeviceEvent
 from cardshoe.drivers.protocol.auth import KeyLookup
@@ -183,14 +184,7 @@ class Device:
 
     def events(self, timeout: float | None = None) -> Iterator[DeviceEvent]:
         """Events until one wait of `timeout` brings none, or the device is gone."""
-        while True:
-            try:
-                event = self.next_event(timeout)
-            except DeviceGone:
-                return
-            if event is None:
-                return
-            yield event
+        return events_until_quiet(self.next_event, timeout)
 
     def on_event(self, callback: Callable[[DeviceEvent], None]) -> None:
         """Deliver every event to callback on a driver thread, until close().
@@ -200,24 +194,7 @@ class Device:
         """
         if self._callback_thread is not None:
             raise RuntimeError("on_event is already set for this device")
-        thread = threading.Thread(
-            target=self._deliver, args=(callback,), name="cardshoe-device-events", daemon=True
-        )
-        self._callback_thread = thread
-        thread.start()
-
-    def _deliver(self, callback: Callable[[DeviceEvent], None]) -> None:
-        while True:
-            try:
-                event = self._link.next_event(None)
-            except DeviceGone:
-                return
-            if event is None:
-                continue
-            try:
-                callback(event)
-            except Exception:
-                log.exception("%s: the event callback failed on %r", self._link.url, event)
+        self._callback_thread = deliver_on_thread(self._link.next_event, callback, self._link.url)
 
     def ack(self, seq: int) -> None:
         """Acknowledge every event up to seq; only after the journal has committed it."""

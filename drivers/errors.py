@@ -9,7 +9,7 @@ access.
 
 from __future__ import annotations
 
-from cardshoe.drivers.protocol.error_codes import ErrorCode
+from enum import Enum
 
 UDEV_GROUP = "cardshoe"
 UDEV_RULES_FILE = "udev/70-cardshoe.rules"
@@ -65,10 +65,18 @@ class ProtocolDowngrade(AuthenticationFailed):
     paired: a relay rewriting the version on the wire, or its firmware rolled back."""
 
 
-class CommandRefused(DriverError):
-    """The device answered a command with an error code instead of OK."""
+class Refusal(Enum):
+    """Why the host refused a command itself, before any device saw it."""
 
-    def __init__(self, command: str, code: ErrorCode) -> None:
+    UNSUPPORTED = "unsupported"
+    """The device's capabilities do not include it (DeviceLink's defaults)."""
+
+
+class CommandRefused(DriverError):
+    """The device answered a command with an error code instead of OK (code: its family's
+    error code enum), or the host refused it for the device (a Refusal)."""
+
+    def __init__(self, command: str, code: Enum) -> None:
         super().__init__(f"the device refused {command}: {code.name}")
         self.command = command
         self.code = code

@@ -39,7 +39,6 @@ import math
 import secrets
 import threading
 import time
-from collections import deque
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from enum import Enum
@@ -49,11 +48,11 @@ from cardshoe.drivers.errors import (
     AuthenticationFailed,
     CommandRefused,
     DeviceGone,
-    DeviceTimeout,
     DriverError,
     LinkProtocolError,
-    ProtocolDowngrade,
 )
+from cardshoe.drivers.link_auth import Admit, admission, key_to_challenge_with, vouching_error
+from cardshoe.drivers.link_commands import PendingCommand, exchange, next_request_id
 from cardshoe.drivers.link_events import (
     AuthFailure,
     DeviceEvent,
@@ -61,16 +60,15 @@ from cardshoe.drivers.link_events import (
     LinkRestored,
     ProtocolViolation,
     SequenceGap,
-    SequenceRegression,
-    feed_violation,
 )
+from cardshoe.drivers.link_stream import EventStream, LinkCounters
+from cardshoe.drivers.link_supervision import Backoff, Observed, Watch, watch
 from cardshoe.drivers.protocol.auth import (
     AuthError,
     Direction,
     KeyLookup,
     LinkAuth,
     LinkKey,
-    is_sealed,
     new_nonce,
     unsealed,
 )
@@ -91,7 +89,6 @@ from cardshoe.drivers.protocol.messages import (
     AuthChallenge,
     AuthResponse,
     Capability,
-    CardRead,
     Command,
     ErrorCode,
     Event,
@@ -102,14 +99,10 @@ from cardshoe.drivers.protocol.messages import (
     Reply,
     decode_message,
     encode_message,
-    hello_digest,
 )
 from cardshoe.drivers.transports.base import Transport
 
 log = logging.getLogger(__name__)
-
-_LAST_REQUEST_ID = 0xFFFF
-_RECENT_EVENTS = 256
 
 
 class LinkState(Enum):
@@ -134,49 +127,6 @@ class LinkTiming:
     supervise_tick_s: float = 0.05
 
 
-@dataclass
-class LinkCounters:
-    """What the link has seen beyond the frame decoder's counters."""
-
-    undecodable: int = 0
-    """Frames with a good CRC whose payload is not a valid message."""
-    duplicates: int = 0
-    """Events at or below the acknowledged seq, acknowledged again and dropped."""
-    retransmissions: int = 0
-    """Resends of an event the controller holds but has not acknowledged yet."""
-    sequence_gaps: int = 0
-    unmatched_answers: int = 0
-    """Answers to no waiting command (late, or to an earlier session)."""
-    command_retries: int = 0
-    reconnects: int = 0
-    auth_failures: int = 0
-    """Frames dropped unread because they failed authentication (protocol 1.1)."""
-
-
-class _PendingCommand:
-    """The one command waiting for its answer; the reader thread completes it."""
-
-    def __init__(self, command: Command) -> None:
-        self.command = command
-        self._done = threading.Event()
-        self._answer: Answer | None = None
-        self._error: DriverError | None = None
-
-    def complete(self, answer: Answer) -> None:
-        self._answer = answer
-        self._done.set()
-
-    def fail(self, error: DriverError) -> None:
-        self._error = error
-        self._done.set()
-
-    def wait(self, timeout: float) -> Answer | None:
-        self._done.wait(timeout)
-        if self._error is not None:
-            raise self._error
-        return self._answer
-
-
 class Link:
     """One device's session: transport, reader thread, supervisor thread, event queue."""
 
@@ -191,6 +141,7 @@ class Link:
     ) -> None:
         self.url = url
         self.counters = LinkCounters()
+        self._stream = EventStream(url, self.counters)
         self._connect_transport = connect
         self._timing = timing
         self._reconnect = reconnect
@@ -206,27 +157,14 @@ class Link:
         self._reader_stop = threading.Event()
         self._reader_error: str | None = None
         self._supervisor: threading.Thread | None = None
-        self._pending: _PendingCommand | None = None
-        self._request_id = secrets.randbelow(_LAST_REQUEST_ID)
+        self._pending: PendingCommand | None = None
+        self._request_id = secrets.randbelow(0xFFFF)
         self._hello: Hello | None = None
         self._lost = False
         self._rehandshake_wanted = False
-        self._position = sequencing.StreamPosition()
-        self._reported_gap: tuple[int, int] | None = None
-        self._reported_regression: SequenceRegression | None = None
-        self._reported_beyond: int | None = None
-        self._unverified_beyond: int | None = None
-        """A seq beyond the announced stream, dropped until a new HELLO says whether the
-        device has reached it (a gap) or not (a frame that is not the device's)."""
-        self._reported_conflicts: deque[int] = deque(maxlen=_RECENT_EVENTS)
-        self._epoch: int | None = None
-        """The stream epoch the position counts in: the journal's, else the first HELLO's."""
         self._reported_failures: set[str] = set()
         """Reasons a reconnect failed for in this outage: each is told once, not per attempt."""
         self._last_bad_payload: bytes | None = None
-        self._buffer: deque[DeviceEvent] = deque()
-        self._accepted = 0
-        self._recent: deque[tuple[int, Event]] = deque(maxlen=_RECENT_EVENTS)
         self._last_rx = self._last_tx = time.monotonic()
         self._keys = keys
         self._key: LinkKey | None = None
@@ -296,9 +234,9 @@ class Link:
         """Stream position, frame and link counters together, for `shoectl info` and monitoring."""
         with self._cond:
             position = {
-                "last_acked_seq": self._position.device_acked,
-                "next_seq": self._position.device_next_seq,
-                "delivered_seq": self._position.queued_upto,
+                "last_acked_seq": self._stream.position.device_acked,
+                "next_seq": self._stream.position.device_next_seq,
+                "delivered_seq": self._stream.position.queued_upto,
             }
         frames = self._decoder.counters
         values = {item.name: getattr(frames, item.name) for item in fields(frames)}
@@ -310,19 +248,19 @@ class Link:
         """The next event in order, or None after timeout; DeviceGone once nothing can come."""
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._cond:
-            while not self._buffer:
+            while not self._stream.queue:
                 if self._state is LinkState.GONE:
                     raise DeviceGone(self._gone_reason)
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:
                     return None
                 self._cond.wait(remaining)
-            return self._buffer.popleft()
+            return self._stream.queue.popleft()
 
     def event_mark(self) -> int:
         """A point in the accepted-event history; wait_for_event looks only after it."""
         with self._cond:
-            return self._accepted
+            return self._stream.accepted
 
     def wait_for_event(
         self, wanted: Callable[[Event], bool], *, after: int, timeout: float
@@ -336,7 +274,7 @@ class Link:
         deadline = time.monotonic() + timeout
         with self._cond:
             while True:
-                for index, event in self._recent:
+                for index, event in self._stream.recent:
                     if index > after and wanted(event):
                         return event
                 if self._state is LinkState.GONE:
@@ -349,16 +287,16 @@ class Link:
     def ack(self, seq: int) -> None:
         """Acknowledge every event up to seq: call only after the journal commit."""
         with self._cond:
-            position = sequencing.acknowledged(self._position, seq)
+            position = sequencing.acknowledged(self._stream.position, seq)
             if position is None:
                 return
-            self._position = position
+            self._stream.position = position
         self._send_ack(seq)
 
     @property
     def stream_epoch(self) -> int | None:
         """The epoch (protocol 1.2) the acknowledged seqs count in; None when none is known."""
-        return self._epoch
+        return self._stream.epoch
 
     def set_journaled_seq(self, seq: int | None, epoch: int | None = None) -> None:
         """Declare the highest seq the controller has durably recorded for this device.
@@ -369,19 +307,19 @@ class Link:
         stream position is checked against seq (gap, regression).
         """
         with self._cond:
-            self._position = sequencing.journaled(self._position, seq)
+            self._stream.position = sequencing.journaled(self._stream.position, seq)
             if epoch is not None:
-                self._epoch = epoch
-            self._reported_gap = None
-            held = list(self._buffer)
-            self._buffer.clear()
+                self._stream.epoch = epoch
+            self._stream.reported_gap = None
+            held = list(self._stream.queue)
+            self._stream.queue.clear()
             self._check_position()
             for item in held:
                 if isinstance(item, Event):
-                    self._classify(item)
+                    self._stream.classify(item)
                 elif not _regenerated(item):
-                    self._buffer.append(item)
-            resend = sequencing.ack_to_repeat(self._position)
+                    self._stream.queue.append(item)
+            resend = sequencing.ack_to_repeat(self._stream.position)
             self._cond.notify_all()
         if resend is not None:
             self._send_ack(resend)
@@ -394,10 +332,10 @@ class Link:
         are then taken as new.
         """
         with self._cond:
-            self._position = sequencing.resynchronised(self._position, after)
-            self._epoch = None if self._hello is None else self._hello.epoch
-            self._reported_regression = None
-            self._reported_gap = None
+            self._stream.position = sequencing.resynchronised(self._stream.position, after)
+            self._stream.epoch = None if self._hello is None else self._hello.epoch
+            self._stream.reported_regression = None
+            self._stream.reported_gap = None
             self._cond.notify_all()
 
     # --- commands ------------------------------------------------------------
@@ -469,30 +407,10 @@ class Link:
         if not self._key_looked_up:
             self._key = keys(hello.serial_number)
             self._key_looked_up = True
-        device = f"device {hello.serial_number!r} at {self.url}"
-        required = Capability.AUTH_REQUIRED in hello.capabilities
-        if self._key is None:
-            if required:
-                raise AuthenticationFailed(
-                    f"{device} is paired but this host holds no pairing key for it: "
-                    "pair it with `shoectl pair` or install its key file"
-                )
+        key = key_to_challenge_with(hello, self._key, self.url)
+        if key is None:
             return
-        key = self._key
-        if not required:
-            raise AuthenticationFailed(
-                f"{device} does not ask for authentication although this host holds its "
-                "pairing key: an unpaired replacement or a spoof; check the device, then "
-                "pair it again"
-            )
-        minor = min(PROTOCOL_MINOR, hello.protocol_minor)
-        if minor < key.min_minor:
-            raise ProtocolDowngrade(
-                f"{device} answers in protocol {PROTOCOL_MAJOR}.{minor}, below the "
-                f"{PROTOCOL_MAJOR}.{key.min_minor} it was paired at: a relay rewriting the "
-                "version on the wire, or its firmware rolled back; check the cable and the "
-                "firmware, and pair it again only if the older version is intended"
-            )
+        device = f"device {hello.serial_number!r} at {self.url}"
         host_nonce = new_nonce()
         with self._cond:
             self._challenge = (host_nonce, hello, key.secret)
@@ -524,47 +442,27 @@ class Link:
                 None,
             )
         self._hello = hello
-        if previous is None and self._epoch is None:
-            self._epoch = hello.epoch
-        self._position = sequencing.from_hello(
-            self._position, hello.last_acked_seq, hello.next_seq, first=previous is None
+        if previous is None and self._stream.epoch is None:
+            self._stream.epoch = hello.epoch
+        self._stream.position = sequencing.from_hello(
+            self._stream.position, hello.last_acked_seq, hello.next_seq, first=previous is None
         )
-        self._verify_beyond()
+        self._stream.verify_beyond()
         if self._lost:
             self._lost = False
             self.counters.reconnects += 1
-            self._buffer.append(LinkRestored(hello))
+            self._stream.queue.append(LinkRestored(hello))
         self._check_position()
         if self._state is not LinkState.GONE:
             self._state = LinkState.UP
         self._reported_failures.clear()
         self._cond.notify_all()
-        return None, sequencing.ack_to_repeat(self._position)
+        return None, sequencing.ack_to_repeat(self._stream.position)
 
     def _check_position(self) -> None:
         """Queue a gap or regression if the device's stream and ours disagree (lock held)."""
-        device_epoch = None if self._hello is None else self._hello.epoch
-        findings = sequencing.stream_findings(
-            self._position, host_epoch=self._epoch, device_epoch=device_epoch
-        )
-        for finding in findings:
-            if isinstance(finding, SequenceGap):
-                self._report_gap(finding.expected, finding.got)
-                continue
-            self._position = sequencing.regressed(self._position)
-            if finding == self._reported_regression:
-                continue
-            self._reported_regression = finding
-            log.error(
-                "%s: the device's stream went back: next seq %d (epoch %s) against the "
-                "recorded %d (epoch %s)",
-                self.url,
-                finding.device_next_seq,
-                finding.device_epoch,
-                finding.host_seq,
-                finding.host_epoch,
-            )
-            self._buffer.append(finding)
+        self._stream.check_position(None if self._hello is None else self._hello.epoch)
+        self._cond.notify_all()
 
     # --- internals: the reader thread ------------------------------------------
 
@@ -594,8 +492,9 @@ class Link:
         resend: int | None = None
         with self._cond:
             if isinstance(message, Event):
-                if self._state is LinkState.UP and self._classify(message):
-                    resend = self._position.acked
+                if self._state is LinkState.UP and self._stream.classify(message):
+                    resend = self._stream.position.acked
+                self._cond.notify_all()
             elif isinstance(message, Answer):
                 resend = self._on_answer(message)
             else:
@@ -616,26 +515,26 @@ class Link:
         """
         if self._keys is None:
             return payload
-        if is_sealed(payload):
-            if self._auth is not None:
-                try:
-                    return self._auth.open(payload)
-                except AuthError as exc:
-                    self._reject(payload, str(exc))
-                    return None
-            if self._challenge is not None:
-                return self._open_response(payload, *self._challenge)
-            self._drop_between_sessions("a sealed frame outside a session")
-            return None
-        message_type = payload[1] if len(payload) > 1 else None
-        if self._key is None or message_type == MessageType.HELLO:
+        decided = admission(
+            payload,
+            device_keyed=self._key is not None,
+            in_session=self._auth is not None,
+            challenging=self._challenge is not None,
+        )
+        if decided.action is Admit.PASS:
             return payload
-        if self._auth is not None:
-            self._reject(payload, "an unsealed frame on an authenticated link")
-            return None
-        if self._challenge is not None and message_type == MessageType.REPLY:
-            return payload
-        self._drop_between_sessions("an unsealed frame before authentication")
+        if decided.action is Admit.OPEN and self._auth is not None:
+            try:
+                return self._auth.open(payload)
+            except AuthError as exc:
+                self._reject(payload, str(exc))
+                return None
+        if decided.action is Admit.OPEN_RESPONSE and self._challenge is not None:
+            return self._open_response(payload, *self._challenge)
+        if decided.action is Admit.REJECT:
+            self._reject(payload, decided.reason)
+        else:
+            self._drop_between_sessions(decided.reason)
         return None
 
     def _open_response(
@@ -680,96 +579,13 @@ class Link:
         if payload == self._last_rejected:
             return None
         self._last_rejected = payload
-        self._buffer.append(AuthFailure(f"a frame failed authentication: {reason}"))
+        self._stream.queue.append(AuthFailure(f"a frame failed authentication: {reason}"))
         self._cond.notify_all()
         return None
 
     def _drop_between_sessions(self, reason: str) -> None:
         self.counters.auth_failures += 1
         log.info("%s: dropped %s", self.url, reason)
-
-    def _classify(self, event: Event) -> bool:
-        """Apply the host's seq rules to one event (lock held); True: acknowledge again."""
-        seq = event.seq
-        arrival = sequencing.classify(self._position, seq)
-        if arrival is sequencing.Arrival.HELD:
-            return False
-        if arrival is sequencing.Arrival.BEYOND_STREAM:
-            self._report_beyond(seq)
-            return False
-        if arrival in (sequencing.Arrival.DUPLICATE, sequencing.Arrival.RETRANSMISSION):
-            self._compare_with_delivered(event)
-        if arrival is sequencing.Arrival.DUPLICATE:
-            self.counters.duplicates += 1
-            return True
-        if arrival is sequencing.Arrival.RETRANSMISSION:
-            self.counters.retransmissions += 1
-            return False
-        if arrival is sequencing.Arrival.GAP:
-            self._report_gap(self._position.queued_upto + 1, seq)
-            return False
-        if isinstance(event, CardRead) and (reason := feed_violation(event)):
-            log.error("%s: %s", self.url, reason)
-            self._buffer.append(ProtocolViolation(reason, seq))
-        self._buffer.append(event)  # type: ignore[arg-type]
-        self._position = sequencing.delivered(self._position, seq)
-        self._accepted += 1
-        self._recent.append((self._accepted, event))
-        self._cond.notify_all()
-        return False
-
-    def _compare_with_delivered(self, event: Event) -> None:
-        """A resend must be the event delivered under its seq, unchanged (lock held).
-
-        Another event under a delivered seq means one of the two is not the
-        device's (a forged frame on an unauthenticated link): raise the alarm once.
-        """
-        kept = next((item for _, item in reversed(self._recent) if item.seq == event.seq), None)
-        if kept is None or kept == event or event.seq in self._reported_conflicts:
-            return
-        self._reported_conflicts.append(event.seq)
-        reason = (
-            f"event seq {event.seq} came again with other contents: {event!r} after the "
-            f"delivered {kept!r}; one of them is not the device's"
-        )
-        log.error("%s: %s", self.url, reason)
-        self._buffer.append(ProtocolViolation(reason, event.seq))
-        self._cond.notify_all()
-
-    def _report_beyond(self, seq: int) -> None:
-        """Ask the device where its stream stands (GET_INFO) before deciding what seq is.
-
-        An event lost on the way (dropped, then acknowledged by a forger) makes the
-        device's next genuine event look beyond the stream too; only the device's
-        own HELLO tells that gap from a forged frame.
-        """
-        if self._unverified_beyond is None:
-            self._unverified_beyond = seq
-            self._rehandshake_wanted = True
-            log.info("%s: event seq %d is beyond the announced stream; asking", self.url, seq)
-
-    def _verify_beyond(self) -> None:
-        """After a HELLO: a seq the device has not reached is not the device's (lock held)."""
-        seq, self._unverified_beyond = self._unverified_beyond, None
-        if seq is None or seq < self._position.device_next_seq or self._reported_beyond == seq:
-            return
-        self._reported_beyond = seq
-        reason = (
-            f"event seq {seq} is beyond the device's stream (its next seq is "
-            f"{self._position.device_next_seq}): not from the device; dropped"
-        )
-        log.error("%s: %s", self.url, reason)
-        self._buffer.append(ProtocolViolation(reason, seq))
-        self._cond.notify_all()
-
-    def _report_gap(self, expected: int, got: int) -> None:
-        if self._reported_gap == (expected, got):
-            return
-        self._reported_gap = (expected, got)
-        self.counters.sequence_gaps += 1
-        log.error("%s: sequence gap, expected event %d, got %d", self.url, expected, got)
-        self._buffer.append(SequenceGap(expected, got))
-        self._cond.notify_all()
 
     def _on_answer(self, answer: Answer) -> int | None:
         pending = self._pending
@@ -809,31 +625,9 @@ class Link:
     ) -> tuple[DriverError | None, int | None]:
         """Take the HELLO the device has just vouched for with its key (lock held)."""
         self._challenge = None
-        device = f"device {hello.serial_number!r} at {self.url}"
-        if response.firmware_hash != hello.firmware_hash:
-            return (
-                AuthenticationFailed(
-                    f"{device} reported firmware {hello.firmware_hash.hex()} in HELLO but "
-                    f"{response.firmware_hash.hex()} authenticated: altered on the wire"
-                ),
-                None,
-            )
-        if response.hello_digest is None and min(PROTOCOL_MINOR, hello.protocol_minor) >= 2:
-            return (
-                AuthenticationFailed(
-                    f"{device} speaks protocol 1.{hello.protocol_minor} but did not vouch for "
-                    "its HELLO: altered on the wire"
-                ),
-                None,
-            )
-        if response.hello_digest is not None and response.hello_digest != hello_digest(hello):
-            return (
-                AuthenticationFailed(
-                    f"{device}: the HELLO that arrived is not the one the device vouched for "
-                    "(stream position, capabilities or identity altered on the wire)"
-                ),
-                None,
-            )
+        error = vouching_error(response, hello, self.url)
+        if error is not None:
+            return error, None
         return self._adopt_hello(hello)
 
     def _on_undecodable(self, payload: bytes, exc: MessageError) -> None:
@@ -856,7 +650,9 @@ class Link:
             if payload == self._last_bad_payload:
                 return
             self._last_bad_payload = payload
-            self._buffer.append(ProtocolViolation(f"undecodable message: {exc}", _event_tag(exc)))
+            self._stream.queue.append(
+                ProtocolViolation(f"undecodable message: {exc}", _event_tag(exc))
+            )
             self._cond.notify_all()
 
     def _mark_failed(self, reason: str) -> None:
@@ -902,31 +698,34 @@ class Link:
             log.info("%s: ACK %d not sent, the link is down", self.url, seq)
             return
         with self._cond:
-            self._position = sequencing.ack_sent(self._position, seq)
+            self._stream.position = sequencing.ack_sent(self._stream.position, seq)
 
     def _exchange(self, build: Callable[[int], Command], attempts: int) -> Answer:
         with self._command_lock:
             return self._exchange_locked(build, attempts)
 
     def _exchange_locked(self, build: Callable[[int], Command], attempts: int) -> Answer:
-        self._request_id = self._request_id % _LAST_REQUEST_ID + 1
+        self._request_id = next_request_id(self._request_id)
         command = build(self._request_id)
-        pending = _PendingCommand(command)
-        name = type(command).__name__
+        pending = PendingCommand(command)
         with self._cond:
             if self._reader_error is not None:
                 raise DeviceGone(self._down_message())
             self._pending = pending
+
+        def resending() -> None:
+            self.counters.command_retries += 1
+            log.info("%s: no answer to %s, sending it again", self.url, type(command).__name__)
+
         try:
-            for attempt in range(attempts):
-                if attempt:
-                    self.counters.command_retries += 1
-                    log.info("%s: no answer to %s, sending it again", self.url, name)
-                self._send(command)
-                answer = pending.wait(self._timing.reply_timeout_s)
-                if answer is not None:
-                    return answer
-            raise DeviceTimeout(f"{self.url} did not answer {name} ({attempts} tries)")
+            return exchange(
+                pending,
+                self._send,
+                attempts=attempts,
+                reply_timeout_s=self._timing.reply_timeout_s,
+                resending=resending,
+                url=self.url,
+            )
         finally:
             with self._cond:
                 if self._pending is pending:
@@ -940,34 +739,38 @@ class Link:
     # --- internals: the supervisor thread ---------------------------------------
 
     def _supervise(self) -> None:
-        backoff = self._timing.backoff_initial_s
-        next_attempt = 0.0
+        backoff = Backoff(self._timing.backoff_initial_s, self._timing.backoff_max_s)
         while not self._closing.wait(self._timing.supervise_tick_s):
             state = self._state
             if state is LinkState.UP:
                 self._watch()
-                backoff = self._timing.backoff_initial_s
-            elif state is LinkState.DOWN and time.monotonic() >= next_attempt:
+                backoff = backoff.reset()
+            elif state is LinkState.DOWN and backoff.due(time.monotonic()):
                 if not self._try_reconnect():
-                    next_attempt = time.monotonic() + backoff
-                    backoff = min(backoff * 2, self._timing.backoff_max_s)
+                    backoff = backoff.failed(time.monotonic())
             elif state is LinkState.GONE:
                 return
 
     def _watch(self) -> None:
         now = time.monotonic()
         with self._cond:
-            failure = self._reader_error
-            rehandshake = self._rehandshake_wanted
-            self._rehandshake_wanted = False
-        silent_for = now - self._last_rx
-        if failure is not None:
-            self._lose(failure)
-        elif silent_for > self._timing.link_down_after_s:
-            self._lose(f"no frame from the device for {silent_for:.1f} s")
-        elif rehandshake:
+            observed = Observed(
+                reader_error=self._reader_error,
+                silent_for_s=now - self._last_rx,
+                idle_for_s=now - min(self._last_rx, self._last_tx),
+                rehandshake_wanted=self._rehandshake_wanted or self._stream.hello_wanted,
+            )
+            self._rehandshake_wanted = self._stream.hello_wanted = False
+        action, reason = watch(
+            observed,
+            link_down_after_s=self._timing.link_down_after_s,
+            poll_interval_s=self._timing.poll_interval_s,
+        )
+        if action is Watch.LOSE:
+            self._lose(reason)
+        elif action is Watch.REHANDSHAKE:
             self._try(self.handshake)
-        elif max(silent_for, now - self._last_tx) >= self._timing.poll_interval_s:
+        elif action is Watch.KEEPALIVE:
             self._keepalive()
 
     def _keepalive(self) -> None:
@@ -995,7 +798,7 @@ class Link:
                 self._state = LinkState.GONE
                 self._gone_reason = f"the link to {self.url} went down: {reason}"
             self._lost = True
-            self._buffer.append(LinkLost(reason))
+            self._stream.queue.append(LinkLost(reason))
             pending = self._pending
             self._cond.notify_all()
         log.warning("%s: link lost: %s", self.url, reason)
@@ -1019,9 +822,9 @@ class Link:
                 return
             self._reported_failures.add(reason)
             if isinstance(exc, AuthenticationFailed):
-                self._buffer.append(AuthFailure(reason))
+                self._stream.queue.append(AuthFailure(reason))
             elif isinstance(exc, LinkProtocolError):
-                self._buffer.append(ProtocolViolation(reason))
+                self._stream.queue.append(ProtocolViolation(reason))
             self._cond.notify_all()
         log.warning("%s: reconnect failed: %s", self.url, reason)
 

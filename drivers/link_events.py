@@ -2,15 +2,24 @@
 
 An unplug, a hole in the sequence numbers or a device that breaks the
 protocol must reach the controller in order with the cards around it, so
-the table can go on hold at the right moment; these dataclasses travel in
-the same queue as the codec's device events. They carry no seq and are
-never acknowledged.
+the table can go on hold at the right moment; these travel in the same queue
+as the codec's device events. They carry no seq and are never acknowledged.
+They are the device-neutral driver events of api/events.py, which every family
+raises alike; only LinkRestored is the wire's own here, carrying the HELLO.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cardshoe.drivers.api.events import (
+    AuthFailure,
+    DriverEvent,
+    LinkLost,
+    ProtocolViolation,
+    SequenceGap,
+    SequenceRegression,
+)
 from cardshoe.drivers.protocol.messages import (
     ButtonPressed,
     CardRead,
@@ -25,70 +34,15 @@ from cardshoe.drivers.protocol.messages import (
 )
 
 
-class DriverEvent:
-    """Raised by the host driver, not sent by the device: no seq, no acknowledgement."""
-
-
-@dataclass(frozen=True)
-class LinkLost(DriverEvent):
-    """The link went down; with reconnect on, the driver is already trying again."""
-
-    reason: str
-
-
 @dataclass(frozen=True)
 class LinkRestored(DriverEvent):
-    """The same device answered again; it now replays its unacknowledged events."""
+    """The same device answered again; it now replays its unacknowledged events.
+
+    The wire's own form, with the device's HELLO; the cardshoe family says it as the
+    neutral LinkRestored (api/events.py) with the identity the HELLO gives.
+    """
 
     hello: Hello
-
-
-@dataclass(frozen=True)
-class SequenceGap(DriverEvent):
-    """Events expected .. got-1 are missing: acknowledged elsewhere or lost.
-
-    The driver holds back event `got` until the controller resolves the gap:
-    set_journaled_seq(got - 1) accepts the loss and resumes delivery.
-    """
-
-    expected: int
-    got: int
-
-
-@dataclass(frozen=True)
-class SequenceRegression(DriverEvent):
-    """The device's counter is behind what the host recorded, or its stream epoch changed:
-    lost memory, a wipe or a clone.
-
-    The driver takes nothing from the device until the controller re-synchronises
-    (resync(device_acked_seq)), an explicit step the controller journals.
-    """
-
-    host_seq: int
-    device_next_seq: int
-    device_acked_seq: int = 0
-    """The device's own last acknowledged seq: a re-synchronisation resumes after it."""
-    host_epoch: int | None = None
-    """The epoch the host's seqs count in (protocol 1.2); None when unknown."""
-    device_epoch: int | None = None
-    """The epoch the device's HELLO gave; None from a 1.0/1.1 device."""
-
-
-@dataclass(frozen=True)
-class ProtocolViolation(DriverEvent):
-    """The device sent something the protocol forbids; seq names the event it concerns."""
-
-    reason: str
-    seq: int | None = None
-
-
-@dataclass(frozen=True)
-class AuthFailure(ProtocolViolation):
-    """A frame failed authentication and was dropped unread (forged, altered, replayed, or
-    unsealed on an authenticated link), or the device failed authentication at a reconnect.
-
-    A ProtocolViolation, so a controller that knows only those still raises an alarm.
-    """
 
 
 DeviceEvent = (

@@ -10,19 +10,21 @@ reads end-of-file) and connect() refuses until the device is plugged back.
 from __future__ import annotations
 
 import socket
+from typing import Generic, TypeVar
 
-from cardshoe.firmware_sim.core import FirmwareCore
-from cardshoe.firmware_sim.runner import DeviceThread, SocketEndpoint
+from cardshoe.firmware_sim.runner import DeviceThread, SimulatedDevice, SocketEndpoint
+
+DeviceT = TypeVar("DeviceT", bound=SimulatedDevice)
 
 
 class DeviceUnplugged(ConnectionError):
     """The simulated device is unplugged, so there is nothing to open."""
 
 
-class LocalAttachment:
+class LocalAttachment(Generic[DeviceT]):
     """A device served on a background thread to hosts in the same process."""
 
-    def __init__(self, core: FirmwareCore) -> None:
+    def __init__(self, core: DeviceT) -> None:
         self.core = core
         self._endpoint = SocketEndpoint(core)
         self._thread = DeviceThread(core, self._endpoint, f"sim-local-{core.serial_number}")
@@ -40,13 +42,13 @@ class LocalAttachment:
     def close(self) -> None:
         self._thread.close()
 
-    def __enter__(self) -> LocalAttachment:
+    def __enter__(self) -> LocalAttachment[DeviceT]:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
 
-def attach_in_process(core: FirmwareCore) -> LocalAttachment:
+def attach_in_process(core: DeviceT) -> LocalAttachment[DeviceT]:
     """Run `core` on a background thread; call connect() for each host connection."""
     return LocalAttachment(core)

@@ -25,8 +25,7 @@ import tempfile
 import tty
 from pathlib import Path
 
-from cardshoe.firmware_sim.core import FirmwareCore
-from cardshoe.firmware_sim.runner import READ_SIZE, DeviceThread
+from cardshoe.firmware_sim.runner import READ_SIZE, DeviceThread, SimulatedDevice
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +97,7 @@ class PtyEndpoint:
 class PtyAttachment:
     """A device on a pty; `path` is today's /dev/pts/N, `link` survives re-plugs."""
 
-    def __init__(self, core: FirmwareCore, link: Path | None = None) -> None:
+    def __init__(self, core: SimulatedDevice, link: Path | None = None) -> None:
         self.core = core
         self._own_dir: Path | None = None
         if link is None:
@@ -126,7 +125,7 @@ class PtyAttachment:
         self.close()
 
 
-def serve_pty(core: FirmwareCore, link: Path | None = None) -> PtyAttachment:
+def serve_pty(core: SimulatedDevice, link: Path | None = None) -> PtyAttachment:
     """Put `core` on a new pty and run it on a background thread until close().
 
     `link` is where to keep the stable symlink; by default a fresh temporary

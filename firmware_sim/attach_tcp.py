@@ -10,14 +10,13 @@ from __future__ import annotations
 import logging
 import socket
 
-from cardshoe.firmware_sim.core import FirmwareCore
-from cardshoe.firmware_sim.runner import DeviceThread, SocketEndpoint
+from cardshoe.firmware_sim.runner import DeviceThread, SimulatedDevice, SocketEndpoint
 
 log = logging.getLogger(__name__)
 
 
 class TcpEndpoint(SocketEndpoint):
-    def __init__(self, core: FirmwareCore, host: str, port: int) -> None:
+    def __init__(self, core: SimulatedDevice, host: str, port: int) -> None:
         super().__init__(core)
         self.listener = socket.create_server((host, port))
         self.listener.setblocking(False)
@@ -49,7 +48,7 @@ class TcpEndpoint(SocketEndpoint):
 class TcpAttachment:
     """A device on a loopback TCP port; open `url` with pyserial's serial_for_url."""
 
-    def __init__(self, core: FirmwareCore, host: str, port: int) -> None:
+    def __init__(self, core: SimulatedDevice, host: str, port: int) -> None:
         self.core = core
         self._endpoint = TcpEndpoint(core, host, port)
         self.host, self.port = self._endpoint.listener.getsockname()[:2]
@@ -67,6 +66,6 @@ class TcpAttachment:
         self.close()
 
 
-def serve_tcp(core: FirmwareCore, host: str = "127.0.0.1", port: int = 0) -> TcpAttachment:
+def serve_tcp(core: SimulatedDevice, host: str = "127.0.0.1", port: int = 0) -> TcpAttachment:
     """Listen on host:port (0 picks a free port) and run `core` until close()."""
     return TcpAttachment(core, host, port)

@@ -22,6 +22,11 @@ if TYPE_CHECKING:
     from cardshoe.firmware_sim.attach_pty import PtyAttachment
     from cardshoe.firmware_sim.attach_tcp import TcpAttachment
     from cardshoe.firmware_sim.core import FirmwareCore
+    from cardshoe.firmware_sim.line_reader import LineReader
+
+PROTOCOLS = ("cardshoe", "line")
+DEFAULT_PACE_S = 0.5
+CARDSHOE_ONLY = ("--scenario", "--auto-dealer", "--pairing-mode")
 
 
 class PortUnavailable(click.ClickException):
@@ -46,7 +51,24 @@ class PortUnavailable(click.ClickException):
     help="With --pty: keep a stable symlink to the pty here (it follows re-plugs).",
 )
 @click.option(
-    "--profile", default=None, help="Device profile: cs-1 (default), cs-1-basic, cs-auto."
+    "--protocol",
+    type=click.Choice(PROTOCOLS),
+    default="cardshoe",
+    show_default=True,
+    help="What the device speaks: the cardshoe protocol, or one ASCII line per card (a reader).",
+)
+@click.option(
+    "--profile",
+    default=None,
+    help="cardshoe: the device profile, cs-1 (default), cs-1-basic or cs-auto. line: a TOML "
+    "file whose [device.line] table the reader's lines must match (docs/examples/line-shoe.toml).",
+)
+@click.option(
+    "--pace",
+    type=click.FloatRange(min=0.01),
+    default=DEFAULT_PACE_S,
+    show_default=True,
+    help="line: seconds between two cards the reader's dealer draws.",
 )
 @click.option("--serial", "serial_number", default=None, help="Serial number to report.")
 @click.option("--seed", type=int, default=None, help="Seed the shuffle (default: secure random).")
@@ -86,7 +108,9 @@ def sim(
     use_pty: bool,
     tcp_port: int | None,
     link: Path | None,
+    protocol: str,
     profile: str | None,
+    pace: float,
     serial_number: str | None,
     seed: int | None,
     decks: int | None,
@@ -105,6 +129,11 @@ def sim(
     duplicate-card, double-feed, reversed-card, face-down, jam, door-open,
     early-cut-card, out-of-cards, unplug, corrupt-bytes, drop-frame,
     duplicate-frame, delay-ack, bad-firmware-hash (docs/simulator.md).
+
+    With --protocol line it is a card reader without a gate that writes one
+    line per card as --profile FILE reads them, a card every --pace seconds
+    (`shoectl monitor PATH --raw` shows them). Its fault kinds: garbled-line,
+    bad-checksum, double-read, dropped-line, unplug.
     """
     from cardshoe.firmware_sim.devices import configure_device
     from cardshoe.firmware_sim.errors import SimConfigError
@@ -113,6 +142,17 @@ def sim(
         raise click.UsageError("choose one of --pty and --tcp")
     if link is not None and tcp_port is not None:
         raise click.UsageError("--link goes with --pty, not --tcp")
+    if protocol == "line":
+        given = dict(zip(CARDSHOE_ONLY, (scenario, auto_dealer, pairing_mode), strict=True))
+        for flag, value in given.items():
+            if value:
+                raise click.UsageError(f"{flag} is for --protocol cardshoe, not line")
+        try:
+            reader = _line_reader(profile, seed, decks, serial_number, inject, realistic, pace)
+        except SimConfigError as exc:
+            raise click.UsageError(str(exc)) from None
+        _serve_until_stopped(reader, tcp_port, link, as_json)
+        return
     try:
         device = configure_device(
             profile=profile,
@@ -131,8 +171,50 @@ def sim(
     _serve_until_stopped(device, tcp_port, link, as_json)
 
 
+def _line_reader(
+    profile: str | None,
+    seed: int | None,
+    decks: int | None,
+    serial_number: str | None,
+    inject: tuple[str, ...],
+    realistic: bool,
+    pace: float,
+) -> LineReader:
+    from dataclasses import replace
+
+    from cardshoe.drivers.line.profile import LineProfileError, load_profile_file
+    from cardshoe.firmware_sim.errors import SimConfigError
+    from cardshoe.firmware_sim.faults import parse_injection
+    from cardshoe.firmware_sim.line_reader import LineReader, ReaderIdentity, format_for
+    from cardshoe.firmware_sim.shoe import DEFAULT_DECKS
+    from cardshoe.firmware_sim.timing import INSTANT, Timing
+
+    if profile is None:
+        raise SimConfigError(
+            "--protocol line needs --profile FILE with a [device.line] table "
+            "(docs/examples/line-shoe.toml)"
+        )
+    try:
+        line_profile = load_profile_file(Path(profile))
+    except LineProfileError as exc:
+        raise SimConfigError(str(exc)) from None
+    identity = ReaderIdentity()
+    if serial_number is not None:
+        identity = replace(identity, serial_number=serial_number)
+    return LineReader(
+        format=format_for(line_profile),
+        identity=identity,
+        seed=seed,
+        decks=decks or DEFAULT_DECKS,
+        injections=[parse_injection(text) for text in inject],
+        pull_interval_s=pace,
+        timing=Timing(baudrate=line_profile.baud) if realistic else INSTANT,
+        ack=line_profile.ack,
+    )
+
+
 def _serve_until_stopped(
-    device: FirmwareCore, tcp_port: int | None, link: Path | None, as_json: bool
+    device: FirmwareCore | LineReader, tcp_port: int | None, link: Path | None, as_json: bool
 ) -> None:
     import signal
     import threading
@@ -157,8 +239,9 @@ def _serve_until_stopped(
         record = {**where, **_identity(device)}
         click.echo(json.dumps(record) if as_json else record["open"])
         click.echo(
-            f"simulated {record['model']} {record['serial_number']} firmware "
-            f"{record['firmware_version']} at {record['open']}; Ctrl-C stops it",
+            f"simulated {record['model']} {record['serial_number']}"
+            + (f" firmware {record['firmware_version']}" if record["firmware_version"] else "")
+            + f" at {record['open']}; Ctrl-C stops it",
             err=True,
         )
         while not stop.wait(0.5):
@@ -169,8 +252,19 @@ def _serve_until_stopped(
         attachment.close()
 
 
-def _identity(device: FirmwareCore) -> dict[str, str]:
+def _identity(device: FirmwareCore | LineReader) -> dict[str, str]:
     """What a host needs to recognise and trust the simulated device."""
+    from cardshoe.firmware_sim.line_reader import LineReader
+
+    if isinstance(device, LineReader):
+        return {
+            "profile": "line",
+            "model": device.identity.product,
+            "kind": "LINE_READER",
+            "serial_number": device.serial_number,
+            "firmware_version": "",
+            "firmware_hash": "",
+        }
     return {
         "profile": device.profile.name,
         "model": device.profile.model,

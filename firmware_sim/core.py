@@ -65,7 +65,13 @@ from cardshoe.drivers.protocol.messages import (
 )
 from cardshoe.firmware_sim.device_link import Clock, DeviceLink, first_epoch
 from cardshoe.firmware_sim.errors import SimConfigError
-from cardshoe.firmware_sim.faults import DEFAULT_DURATION_S, FaultPlan, Injection, InjectionKind
+from cardshoe.firmware_sim.faults import (
+    DEFAULT_DURATION_S,
+    LINE_ONLY_KINDS,
+    FaultPlan,
+    Injection,
+    InjectionKind,
+)
 from cardshoe.firmware_sim.firmware_slots import FACTORY_VERSION, FirmwareSlot, FirmwareSlots
 from cardshoe.firmware_sim.profiles import DeviceProfile
 from cardshoe.firmware_sim.shoe import (
@@ -235,7 +241,7 @@ class FirmwareCore(ABC):
         if not 1 <= deck_set <= 0xFFFFFFFF:
             raise SimConfigError(f"the deck-set serial must be 1..0xFFFFFFFF, not {deck_set}")
         for injection in injections:
-            if injection.kind in self.FORBIDDEN_INJECTIONS:
+            if injection.kind in self.FORBIDDEN_INJECTIONS | LINE_ONLY_KINDS:
                 raise SimConfigError(
                     f"{injection} cannot happen on a {profile.kind.name} (profile {profile.name})"
                 )

@@ -70,6 +70,14 @@ class InjectionKind(StrEnum):
     """The device acts on the ACK for this card's event only after the duration."""
     BAD_FIRMWARE_HASH = "bad-firmware-hash"
     """The firmware image no longer matches its recorded hash."""
+    GARBLED_LINE = "garbled-line"
+    """A line reader's line for this card arrives with a character damaged."""
+    BAD_CHECKSUM = "bad-checksum"
+    """A line reader's line for this card carries a wrong checksum."""
+    DOUBLE_READ = "double-read"
+    """A line reader reads this card twice: its line goes out twice."""
+    DROPPED_LINE = "dropped-line"
+    """A line reader's line for this card never arrives: the card leaves unreported."""
     FIRMWARE_POWER_CUT = "firmware-power-cut"
     """The power fails half-way through the next firmware transfer, and comes back after
     the duration: the device must start again on the firmware it ran before."""
@@ -84,6 +92,19 @@ DEFAULT_DURATION_S = {
     InjectionKind.FIRMWARE_POWER_CUT: 1.0,
 }
 """Kinds that last a while, and for how long unless `,for=` says otherwise."""
+
+LINE_READER_KINDS = frozenset(
+    {
+        InjectionKind.GARBLED_LINE,
+        InjectionKind.BAD_CHECKSUM,
+        InjectionKind.DOUBLE_READ,
+        InjectionKind.DROPPED_LINE,
+        InjectionKind.UNPLUG,
+    }
+)
+"""The faults a line or HID reader can have: it only reads cards and writes lines."""
+LINE_ONLY_KINDS = LINE_READER_KINDS - {InjectionKind.UNPLUG}
+"""Faults of a line reader's text, which no cardshoe-protocol device can have."""
 
 AT_POWER_UP_KINDS = frozenset({InjectionKind.BAD_FIRMWARE_HASH, InjectionKind.FIRMWARE_POWER_CUT})
 """Kinds that may be written without a position, meaning: from power-up."""

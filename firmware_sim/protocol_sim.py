@@ -24,7 +24,7 @@ from cardshoe.firmware_sim.sim_url import open_sim_url
 class Serial(SerialBase):
     """A serial port onto a simulated device; `device` is that device, for tests and demos."""
 
-    _attachment: LocalAttachment | None = None
+    _attachment: LocalAttachment[FirmwareCore] | None = None
     _owns_attachment = False
     _socket: socket.socket | None = None
 

@@ -1,7 +1,7 @@
 """The background thread that moves bytes between a device and its attachment.
 
 Every attach mode (pty, TCP, in-process socket pairs for sim:// and the USB
-backend) is a DeviceThread around one FirmwareCore and one Endpoint. The
+backend) is a DeviceThread around one SimulatedDevice and one Endpoint. The
 thread waits in select() on the endpoint's descriptors and on a wake-up
 pipe that the core pokes when it has output (an event queued from the test
 thread, a plug change), and ticks the core at least every POLL_INTERVAL_S
@@ -18,15 +18,38 @@ import select
 import socket
 import threading
 import time
+from collections.abc import Callable
 from typing import Protocol
 
-from cardshoe.firmware_sim.core import FirmwareCore
+from cardshoe.firmware_sim.timing import Timing
 
 log = logging.getLogger(__name__)
 
 POLL_INTERVAL_S = 0.01
 """The longest the thread sleeps between two ticks: well inside the 200 ms retransmit time."""
 READ_SIZE = 4096
+
+
+class SimulatedDevice(Protocol):
+    """What the thread drives: a FirmwareCore, or a reader personality (line_reader.py)."""
+
+    timing: Timing
+    plugged: bool
+
+    @property
+    def serial_number(self) -> str: ...
+
+    def feed(self, data: bytes) -> None: ...
+
+    def take_output(self) -> bytes: ...
+
+    def tick(self) -> None: ...
+
+    def link_opened(self) -> None: ...
+
+    def add_listener(self, listener: Callable[[], None]) -> None: ...
+
+    def remove_listener(self, listener: Callable[[], None]) -> None: ...
 
 
 class Endpoint(Protocol):
@@ -54,7 +77,7 @@ class Endpoint(Protocol):
 class DeviceThread:
     """Runs a core against an endpoint until close(); one per attachment."""
 
-    def __init__(self, core: FirmwareCore, endpoint: Endpoint, name: str) -> None:
+    def __init__(self, core: SimulatedDevice, endpoint: Endpoint, name: str) -> None:
         self.core = core
         self.endpoint = endpoint
         self._stop = threading.Event()
@@ -136,7 +159,7 @@ class SocketEndpoint:
     drops the previous connection, as a serial port has one user at a time.
     """
 
-    def __init__(self, core: FirmwareCore) -> None:
+    def __init__(self, core: SimulatedDevice) -> None:
         self.core = core
         self._lock = threading.Lock()
         self._host: socket.socket | None = None

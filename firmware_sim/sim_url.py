@@ -32,7 +32,7 @@ HANDLER_PACKAGE = "cardshoe.firmware_sim"
 """Holds protocol_sim.py, the module pyserial looks up for the sim:// scheme."""
 SINGLE_VALUED = frozenset({"seed", "decks", "serial", "scenario", "realistic", "name"})
 
-_named: dict[str, LocalAttachment] = {}
+_named: dict[str, LocalAttachment[FirmwareCore]] = {}
 _named_lock = threading.Lock()
 
 

@@ -13,6 +13,11 @@ The device has one vendor-specific interface with a bulk OUT and a bulk IN
 endpoint (docs/protocol.md, "Carriage"); the pipes carry the same byte
 stream as a serial line, through an in-process attachment per open.
 
+A simulated HID card reader (firmware_sim/hid_reader.py) is a boot
+keyboard instead: one HID interface with an interrupt IN endpoint carrying
+8-byte key reports, bound to the kernel's keyboard driver until the host
+detaches it (claiming it before then fails with EBUSY, as with libusb).
+
 Unplugging removes the device from enumerate_devices and makes every
 transfer on an open handle fail with ENODEV, as libusb does; after the
 re-plug the host finds and opens the device again.
@@ -41,6 +46,7 @@ from cardshoe.drivers.protocol.link_constants import (
 )
 from cardshoe.firmware_sim.attach_local import LocalAttachment, attach_in_process
 from cardshoe.firmware_sim.core import FirmwareCore
+from cardshoe.firmware_sim.hid_reader import REPORT_SIZE, HidReader
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +61,10 @@ LIBUSB_ERROR_NO_DEVICE = -4
 LIBUSB_ERROR_TIMEOUT = -7
 LIBUSB_ERROR_PIPE = -9
 LIBUSB_ERROR_NOT_FOUND = -5
+LIBUSB_ERROR_BUSY = -6
+HID_CLASS, BOOT_SUBCLASS, KEYBOARD_PROTOCOL = 0x03, 0x01, 0x01
+HID_IN_ENDPOINT = 0x81
+HID_POLL_INTERVAL_MS = 10
 
 
 @dataclass(frozen=True)
@@ -126,9 +136,17 @@ class EndpointDescriptor:
         )
 
 
-ENDPOINTS = (
+VENDOR_ENDPOINTS = (
     EndpointDescriptor(USB_BULK_OUT_ENDPOINT),
     EndpointDescriptor(USB_BULK_IN_ENDPOINT),
+)
+HID_ENDPOINTS = (
+    EndpointDescriptor(
+        HID_IN_ENDPOINT,
+        bmAttributes=usb.util.ENDPOINT_TYPE_INTR,
+        wMaxPacketSize=REPORT_SIZE,
+        bInterval=HID_POLL_INTERVAL_MS,
+    ),
 )
 
 
@@ -138,7 +156,7 @@ class InterfaceDescriptor:
     bDescriptorType: int = usb.util.DESC_TYPE_INTERFACE
     bInterfaceNumber: int = INTERFACE_NUMBER
     bAlternateSetting: int = 0
-    bNumEndpoints: int = len(ENDPOINTS)
+    bNumEndpoints: int = len(VENDOR_ENDPOINTS)
     bInterfaceClass: int = USB_INTERFACE_CLASS
     bInterfaceSubClass: int = 0x00
     bInterfaceProtocol: int = 0x00
@@ -161,10 +179,33 @@ class InterfaceDescriptor:
 
 
 @dataclass(frozen=True)
+class UsbFunction:
+    """What a device offers on its one interface: its descriptor and its endpoints."""
+
+    interface: InterfaceDescriptor
+    endpoints: tuple[EndpointDescriptor, ...]
+    kernel_driver: bool
+    """Whether the kernel binds a driver of its own (usbhid does, for a keyboard)."""
+
+
+VENDOR_FUNCTION = UsbFunction(InterfaceDescriptor(), VENDOR_ENDPOINTS, kernel_driver=False)
+HID_KEYBOARD_FUNCTION = UsbFunction(
+    InterfaceDescriptor(
+        bNumEndpoints=len(HID_ENDPOINTS),
+        bInterfaceClass=HID_CLASS,
+        bInterfaceSubClass=BOOT_SUBCLASS,
+        bInterfaceProtocol=KEYBOARD_PROTOCOL,
+    ),
+    HID_ENDPOINTS,
+    kernel_driver=True,
+)
+
+
+@dataclass(frozen=True)
 class ConfigurationDescriptor:
+    function: UsbFunction
     bLength: int = 9
     bDescriptorType: int = usb.util.DESC_TYPE_CONFIG
-    wTotalLength: int = 9 + 9 + 7 * len(ENDPOINTS)
     bNumInterfaces: int = 1
     bConfigurationValue: int = CONFIGURATION_VALUE
     iConfiguration: int = 0
@@ -173,6 +214,10 @@ class ConfigurationDescriptor:
     bMaxPower: int = 50
     """In 2 mA units: 100 mA."""
     extra_descriptors: bytes = b""
+
+    @property
+    def wTotalLength(self) -> int:
+        return 9 + 9 + 7 * len(self.function.endpoints)
 
     def pack(self) -> bytes:
         header = struct.pack(
@@ -186,11 +231,8 @@ class ConfigurationDescriptor:
             self.bmAttributes,
             self.bMaxPower,
         )
-        return header + INTERFACE.pack() + b"".join(endpoint.pack() for endpoint in ENDPOINTS)
-
-
-INTERFACE = InterfaceDescriptor()
-CONFIGURATION = ConfigurationDescriptor()
+        endpoints = b"".join(endpoint.pack() for endpoint in self.function.endpoints)
+        return header + self.function.interface.pack() + endpoints
 
 
 def string_descriptor(text: str) -> bytes:
@@ -204,24 +246,76 @@ def bcd_version(version: str) -> int:
     return int(f"{numbers[0] % 100:02d}{numbers[1] % 100:02d}", 16)
 
 
+SimulatedUsbDevice = FirmwareCore | HidReader
+
+
 @dataclass(eq=False)
 class SimUsbDevice:
     """One simulated device on the virtual bus (pyusb's opaque `dev`)."""
 
-    attachment: LocalAttachment
+    attachment: LocalAttachment[FirmwareCore] | LocalAttachment[HidReader]
     descriptor: DeviceDescriptor
+    function: UsbFunction
+    kernel_driver_bound: bool = False
+    """The kernel's own driver holds the interface (until the host detaches it)."""
+    _seen_plugged: bool = True
+
+    def __post_init__(self) -> None:
+        self.kernel_driver_bound = self.function.kernel_driver
+        self.configuration = ConfigurationDescriptor(self.function)
 
     @property
-    def core(self) -> FirmwareCore:
+    def core(self) -> SimulatedUsbDevice:
         return self.attachment.core
 
+    @property
+    def plugged(self) -> bool:
+        """Whether the cable is in; a re-plug binds the kernel's driver again."""
+        plugged = self.core.plugged
+        if plugged and not self._seen_plugged:
+            self.kernel_driver_bound = self.function.kernel_driver
+        self._seen_plugged = plugged
+        return plugged
+
     def strings(self) -> dict[int, str]:
-        profile = self.core.profile
+        core = self.core
+        if isinstance(core, HidReader):
+            identity = core.identity
+            return {
+                STRING_MANUFACTURER: identity.manufacturer,
+                STRING_PRODUCT: identity.product,
+                STRING_SERIAL_NUMBER: identity.serial_number,
+            }
+        profile = core.profile
         return {
             STRING_MANUFACTURER: profile.manufacturer,
             STRING_PRODUCT: profile.product,
             STRING_SERIAL_NUMBER: profile.serial_number,
         }
+
+
+def _bus_device(core: SimulatedUsbDevice, index: int) -> SimUsbDevice:
+    where = {
+        "bus": BUS_NUMBER,
+        "address": index + 2,
+        "port_number": index + 1,
+        "port_numbers": (index + 1,),
+    }
+    if isinstance(core, HidReader):
+        descriptor = DeviceDescriptor(
+            idVendor=core.identity.usb_vid,
+            idProduct=core.identity.usb_pid,
+            bcdDevice=bcd_version("1.0"),
+            **where,  # type: ignore[arg-type]
+        )
+        return SimUsbDevice(attach_in_process(core), descriptor, HID_KEYBOARD_FUNCTION)
+    descriptor = DeviceDescriptor(
+        idVendor=core.profile.usb_vid,
+        idProduct=core.profile.usb_pid,
+        bcdDevice=bcd_version(core.profile.firmware_version),
+        **where,  # type: ignore[arg-type]
+    )
+    return SimUsbDevice(attach_in_process(core), descriptor, VENDOR_FUNCTION)
 
 
 @dataclass(eq=False)
@@ -244,22 +338,8 @@ def _no_device(what: str) -> USBError:
 class SimUsbBackend(IBackend):
     """pyusb backend for simulated devices; close() (or `with`) stops their threads."""
 
-    def __init__(self, *devices: FirmwareCore) -> None:
-        self.devices = [
-            SimUsbDevice(
-                attach_in_process(core),
-                DeviceDescriptor(
-                    idVendor=core.profile.usb_vid,
-                    idProduct=core.profile.usb_pid,
-                    bcdDevice=bcd_version(core.profile.firmware_version),
-                    bus=BUS_NUMBER,
-                    address=index + 2,
-                    port_number=index + 1,
-                    port_numbers=(index + 1,),
-                ),
-            )
-            for index, core in enumerate(devices)
-        ]
+    def __init__(self, *devices: SimulatedUsbDevice) -> None:
+        self.devices = [_bus_device(core, index) for index, core in enumerate(devices)]
 
     def close(self) -> None:
         for device in self.devices:
@@ -274,7 +354,7 @@ class SimUsbBackend(IBackend):
     # --- enumeration and descriptors ------------------------------------------------
 
     def enumerate_devices(self) -> Iterator[SimUsbDevice]:
-        return iter([device for device in self.devices if device.core.plugged])
+        return iter([device for device in self.devices if device.plugged])
 
     def get_device_descriptor(self, dev: SimUsbDevice) -> DeviceDescriptor:
         return dev.descriptor
@@ -283,23 +363,24 @@ class SimUsbBackend(IBackend):
         self, dev: SimUsbDevice, config: int
     ) -> ConfigurationDescriptor:
         self._check_index("configuration", config)
-        return CONFIGURATION
+        return dev.configuration
 
     def get_interface_descriptor(
         self, dev: SimUsbDevice, intf: int, alt: int, config: int
     ) -> InterfaceDescriptor:
         for name, index in (("configuration", config), ("interface", intf), ("setting", alt)):
             self._check_index(name, index)
-        return INTERFACE
+        return dev.function.interface
 
     def get_endpoint_descriptor(
         self, dev: SimUsbDevice, ep: int, intf: int, alt: int, config: int
     ) -> EndpointDescriptor:
         for name, index in (("configuration", config), ("interface", intf), ("setting", alt)):
             self._check_index(name, index)
-        if not 0 <= ep < len(ENDPOINTS):
+        endpoints = dev.function.endpoints
+        if not 0 <= ep < len(endpoints):
             raise IndexError(f"endpoint index {ep} out of range")
-        return ENDPOINTS[ep]
+        return endpoints[ep]
 
     @staticmethod
     def _check_index(name: str, index: int) -> None:
@@ -309,7 +390,7 @@ class SimUsbBackend(IBackend):
     # --- opening and configuring ----------------------------------------------------
 
     def open_device(self, dev: SimUsbDevice) -> SimUsbHandle:
-        if not dev.core.plugged:
+        if not dev.plugged:
             raise _no_device("open")
         return SimUsbHandle(dev, dev.attachment.connect())
 
@@ -341,13 +422,26 @@ class SimUsbBackend(IBackend):
         self._check_alive(dev_handle, "claim interface")
         if intf != INTERFACE_NUMBER:
             raise USBError(f"no interface {intf}", LIBUSB_ERROR_NOT_FOUND, errno.ENOENT)
+        if dev_handle.device.kernel_driver_bound:
+            raise USBError("Resource busy", LIBUSB_ERROR_BUSY, errno.EBUSY)
 
     def release_interface(self, dev_handle: SimUsbHandle, intf: int) -> None:
         """Nothing to undo: claiming only checked the interface exists."""
 
     def is_kernel_driver_active(self, dev_handle: SimUsbHandle, intf: int) -> bool:
-        """No kernel driver binds a vendor-specific interface."""
-        return False
+        """No kernel driver binds a vendor-specific interface; usbhid binds a keyboard."""
+        self._check_alive(dev_handle, "kernel driver query")
+        return dev_handle.device.kernel_driver_bound
+
+    def detach_kernel_driver(self, dev_handle: SimUsbHandle, intf: int) -> None:
+        self._check_alive(dev_handle, "detach kernel driver")
+        if not dev_handle.device.kernel_driver_bound:
+            raise USBError("Entity not found", LIBUSB_ERROR_NOT_FOUND, errno.ENOENT)
+        dev_handle.device.kernel_driver_bound = False
+
+    def attach_kernel_driver(self, dev_handle: SimUsbHandle, intf: int) -> None:
+        self._check_alive(dev_handle, "attach kernel driver")
+        dev_handle.device.kernel_driver_bound = dev_handle.device.function.kernel_driver
 
     # --- transfers ------------------------------------------------------------------
 
@@ -381,6 +475,30 @@ class SimUsbBackend(IBackend):
         buff[: len(data)] = array("B", data)
         return len(data)
 
+    def intr_read(
+        self, dev_handle: SimUsbHandle, ep: int, intf: int, buff: array, timeout: int
+    ) -> int:
+        """The next key report (8 bytes); USBTimeoutError if the reader typed nothing."""
+        self._check_endpoint(ep, HID_IN_ENDPOINT)
+        self._check_alive(dev_handle, "interrupt read")
+        wait_s = None if timeout == 0 else timeout / 1000
+        readable, _, _ = select.select([dev_handle.stream], [], [], wait_s)
+        if not readable:
+            raise USBTimeoutError("Operation timed out", LIBUSB_ERROR_TIMEOUT, errno.ETIMEDOUT)
+        report = bytearray()
+        while len(report) < REPORT_SIZE:
+            # The reader writes whole reports, so the rest of one is already on its way.
+            try:
+                data = dev_handle.stream.recv(REPORT_SIZE - len(report))
+            except OSError:
+                data = b""
+            if not data:
+                raise _no_device("interrupt read")
+            report += data
+        size = min(len(buff), REPORT_SIZE)
+        buff[:size] = array("B", report[:size])
+        return size
+
     def ctrl_transfer(
         self,
         dev_handle: SimUsbHandle,
@@ -404,7 +522,7 @@ class SimUsbBackend(IBackend):
         if kind == usb.util.DESC_TYPE_DEVICE:
             return dev.descriptor.pack()
         if kind == usb.util.DESC_TYPE_CONFIG and index == 0:
-            return CONFIGURATION.pack()
+            return dev.configuration.pack()
         if kind == usb.util.DESC_TYPE_STRING:
             if index == 0:
                 return bytes([4, usb.util.DESC_TYPE_STRING]) + struct.pack("<H", LANGID_US_ENGLISH)
@@ -422,5 +540,5 @@ class SimUsbBackend(IBackend):
 
     @staticmethod
     def _check_alive(dev_handle: SimUsbHandle, what: str) -> None:
-        if not dev_handle.device.core.plugged or dev_handle.stream.fileno() < 0:
+        if not dev_handle.device.plugged or dev_handle.stream.fileno() < 0:
             raise _no_device(what)

@@ -53,7 +53,7 @@ def _holds(ctx: click.Context) -> Iterable[str]:
     """The names of the holds, the table's own and the devices', for clear-hold's --reason
     (abandon-shoe's --reason is free text: nothing is offered for it)."""
     from cardshoe.controller.procedure.holds import HoldReason, fault_hold
-    from cardshoe.drivers.protocol.messages import FaultKind
+    from cardshoe.drivers.api.events import FaultKind
 
     # While an option's value is being completed, click leaves the arguments before it unparsed.
     command = ctx.params.get("name") or next(iter(ctx.args), None)

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from cardshoe.controller.service.session import TableSession
 
 TRANSPORTS = ("pty", "tcp", "usb", "inproc")
+PROTOCOLS = ("cardshoe", "line", "hid")
 DEVICE_KINDS = ("shoe", "auto")
 TERMINAL_CARD_INTERVAL_S = 0.12
 """On a terminal a card leaves every 0.12 s (about five a second with the betting pauses),
@@ -50,9 +51,16 @@ so a person can follow it."""
 @click.option(
     "--transport",
     type=click.Choice(TRANSPORTS),
-    default="pty",
+    default=None,
+    help="How the controller reaches the simulated device [default: pty; usb for --protocol hid]",
+)
+@click.option(
+    "--protocol",
+    type=click.Choice(PROTOCOLS),
+    default="cardshoe",
     show_default=True,
-    help="How the controller reaches the simulated device.",
+    help="What the simulated device speaks: cardshoe, or a card reader without a gate writing "
+    "one line per card (line) or typing it as a USB keyboard (hid).",
 )
 @click.option(
     "--inject",
@@ -97,7 +105,8 @@ def demo(
     seed: int | None,
     rounds: int | None,
     device_kind: str | None,
-    transport: str,
+    transport: str | None,
+    protocol: str,
     inject: tuple[str, ...],
     journal_path: Path | None,
     config_path: Path | None,
@@ -108,11 +117,13 @@ def demo(
 ) -> None:
     """Deal a whole shoe: the firmware simulator, and the real driver, journal and procedure.
 
-    A virtual dealer pulls each card the controller lets go. On a terminal the
+    A virtual dealer pulls each card the controller lets go; at a card reader
+    (--protocol line or hid), which has no gate, each card the table shows is due. On a terminal the
     table is drawn live; elsewhere it prints one line per event, or with --json
     one JSON object per line. --web serves the scoreboard page from the demo's
     journal beside it, until the shoe ends.
     """
+    from cardshoe.controller.cli.demo_readers import DemoProtocol
     from cardshoe.controller.cli.demo_wiring import DemoSettings, DemoTransport
 
     config = table_config(config_path, game, decks, device_kind, rounds)
@@ -127,7 +138,8 @@ def demo(
         config=config,
         seed=seed,
         rounds=rounds,
-        transport=DemoTransport(transport),
+        transport=DemoTransport(transport or ("usb" if protocol == "hid" else "pty")),
+        protocol=DemoProtocol(protocol),
         inject=inject,
         journal_path=journal_path,
         card_interval_s=speed,
@@ -288,7 +300,7 @@ def _run_json(settings: DemoSettings, web: socket.socket | None) -> None:
         lines.write(json.dumps(line))
 
     def starting(session: TableSession) -> None:
-        info = session.device.info.to_json()
+        info = session.device.describe()
         del info["counters"]
         emit({"event": "device", "transport": str(settings.transport), **info})
         _report_surveillance(
@@ -314,10 +326,10 @@ def _run_plain(settings: DemoSettings, web: socket.socket | None) -> None:
     lines = _Lines()
 
     def starting(session: TableSession) -> None:
-        info = session.device.info
+        info = session.device.identity
         lines.write(
             f"{info.model} {info.serial_number} (firmware {info.firmware_version}) "
-            f"on {info.url} over {settings.transport}"
+            f"on {session.device.url} over {settings.transport}"
         )
         _report_surveillance(
             session, lambda alarm: lines.write(f"surveillance alarm {alarm.kind}: {alarm.detail}")

@@ -24,6 +24,14 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from cardshoe.controller.cli.demo_readers import (
+    DemoProtocol,
+    ReaderHand,
+    attached_reader,
+    check_reader_settings,
+    reader_profile,
+    simulated_reader,
+)
 from cardshoe.controller.config import DeviceMode, TableConfig
 from cardshoe.controller.errors import UserError
 from cardshoe.controller.journal.store import Journal
@@ -34,9 +42,9 @@ from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.protection.shoe_records import read_shoes
 from cardshoe.controller.service.recovery import recover
 from cardshoe.controller.service.session import TableSession
-from cardshoe.drivers.device import open_device
+from cardshoe.drivers.api.events import FaultKind
+from cardshoe.drivers.api.protocols import open_device
 from cardshoe.drivers.protocol.cardid import CardId
-from cardshoe.drivers.protocol.messages import FaultKind
 from cardshoe.drivers.transports.usb_bulk import UsbAddress
 from cardshoe.firmware_sim.attach_pty import serve_pty
 from cardshoe.firmware_sim.attach_tcp import serve_tcp
@@ -44,6 +52,7 @@ from cardshoe.firmware_sim.core import FirmwareCore
 from cardshoe.firmware_sim.devices import create_device
 from cardshoe.firmware_sim.errors import SimConfigError
 from cardshoe.firmware_sim.faults import parse_injection
+from cardshoe.firmware_sim.line_reader import LineReader
 from cardshoe.firmware_sim.shuffles import parse_shuffle
 from cardshoe.firmware_sim.sim_url import publish, register_sim_url_handler, release
 from cardshoe.firmware_sim.timing import Timing
@@ -111,6 +120,8 @@ class DemoSettings:
     """The least time between two cards, so a person can follow the table; 0: no pause."""
     shuffle: str = "fair"
     """How the simulator shuffles from the journal's last shoe: fair, riffle:N or carry:LEN."""
+    protocol: DemoProtocol = DemoProtocol.CARDSHOE
+    """A cardshoe device, or a card reader without a gate (demo_readers.py)."""
 
     @property
     def automatic(self) -> bool:
@@ -256,13 +267,15 @@ class DemoDealer:
 
     def __init__(
         self,
-        core: FirmwareCore,
+        core: FirmwareCore | LineReader,
         session: TableSession,
         pause_s: float,
         stop_requested: Callable[[], bool] = lambda: False,
         clock: Callable[[], float] = time.monotonic,
+        hand: ReaderHand | None = None,
     ) -> None:
         self.core = core
+        self.hand = hand
         self.session = session
         self.stop_requested = stop_requested
         self.presses_button = session.config.device.kind is DeviceMode.SHOE
@@ -291,13 +304,16 @@ class DemoDealer:
             if now - self._face_down_since >= self.pause_s:
                 self.session.confirm_face_up()
                 self._face_down_since = None
-        self._enter_unreadable_card(HoldReason.MISREAD_CARD in snapshot.holds, now)
+        if isinstance(self.core, FirmwareCore):
+            self._enter_unreadable_card(HoldReason.MISREAD_CARD in snapshot.holds, now)
         if HoldReason.INTRUDER_ON_TABLE in snapshot.holds:
             # The simulated dealer sets the intruder apart at once; the supervisor says so.
             with self.session.acting_as(DEMO_SUPERVISOR):
                 self.session.clear_hold(HoldReason.INTRUDER_ON_TABLE, note="set apart")
         if snapshot.state is State.BETTING and self.presses_button:
             self._press_button_after_pause(snapshot.round_no, now)
+        if self.hand is not None:
+            self.hand.draw_if_due()
 
     def _enter_unreadable_card(self, awaiting: bool, now: float) -> None:
         """The pit's supervisor enters a card whose re-read does not come (Art. 10)."""
@@ -306,6 +322,7 @@ class DemoDealer:
             return
         if self._misread_since is None:
             self._misread_since = now
+        assert isinstance(self.core, FirmwareCore)
         unread = self.core.unread_card
         if unread is not None and now - self._misread_since >= SUPERVISOR_AFTER_S:
             self._misread_since = None
@@ -335,6 +352,8 @@ def run_demo(
     settings the simulator refuses, and the drivers' DriverError when the
     device cannot be opened.
     """
+    if settings.protocol is not DemoProtocol.CARDSHOE:
+        return _run_reader_demo(settings, observers, on_session, stop_requested)
     end = _ShoeEnd()
     with ExitStack() as stack:
         journal = stack.enter_context(demo_journal(settings))
@@ -349,18 +368,56 @@ def run_demo(
         if not took_over:
             session.abandon_shoe("demo: the simulated machine that shuffled this shoe is gone")
         dealer = DemoDealer(core, session, settings.card_interval_s, stop_requested)
-        pause = settings.card_interval_s * BETTING_PAUSE_CARDS
-        session.run_shoe(
-            deck_set=core.deck_set,
-            rounds=settings.house_rounds,
-            betting_time_s=pause if settings.automatic else None,
-            on_step=dealer.on_step,
+        return _deal(settings, session, dealer, end, core.deck_set)
+
+
+def _run_reader_demo(
+    settings: DemoSettings,
+    observers: Iterable[Observer],
+    on_session: Callable[[TableSession], None] | None,
+    stop_requested: Callable[[], bool],
+) -> DemoResult:
+    """run_demo with a card reader: it cannot take over an open shoe, which keeps no count
+    and whose unread cards no reader remembers, so such a shoe is abandoned on the record."""
+    config, protocol = settings.config, settings.protocol
+    check_reader_settings(config, protocol, str(settings.transport), settings.shuffle)
+    profile = reader_profile(config, protocol)
+    end = _ShoeEnd()
+    with ExitStack() as stack:
+        journal = stack.enter_context(demo_journal(settings))
+        reader = simulated_reader(protocol, profile, config, settings.seed, settings.inject)
+        url, usb_backend = stack.enter_context(attached_reader(reader, str(settings.transport)))
+        device = open_device(url, protocol=protocol.value, options=profile, usb_backend=usb_backend)
+        stack.enter_context(device)
+        session = TableSession(config, journal, device, [*observers, end])
+        if on_session is not None:
+            on_session(session)
+        if recover(config, journal).model.shoe is not None:
+            session.abandon_shoe("demo: a card reader keeps no count to take an open shoe over")
+        hand = ReaderHand(reader, device, session, settings.card_interval_s)
+        dealer = DemoDealer(reader, session, settings.card_interval_s, stop_requested, hand=hand)
+        return _deal(settings, session, dealer, end, None)
+
+
+def _deal(
+    settings: DemoSettings,
+    session: TableSession,
+    dealer: DemoDealer,
+    end: _ShoeEnd,
+    deck_set: int | None,
+) -> DemoResult:
+    pause = settings.card_interval_s * BETTING_PAUSE_CARDS
+    session.run_shoe(
+        deck_set=deck_set,
+        rounds=settings.house_rounds,
+        betting_time_s=pause if settings.automatic else None,
+        on_step=dealer.on_step,
+    )
+    if dealer.held_for is not None and session.snapshot().shoe_id is not None:
+        session.abandon_shoe(
+            f"demo: the table is held ({dealer.held_for}); only a technician can clear it"
         )
-        if dealer.held_for is not None and session.snapshot().shoe_id is not None:
-            session.abandon_shoe(
-                f"demo: the table is held ({dealer.held_for}); only a technician can clear it"
-            )
-        return DemoResult(end.event, dealer.held_for, device.info.counters)
+    return DemoResult(end.event, dealer.held_for, session.device.counters())
 
 
 class _ShoeEnd:

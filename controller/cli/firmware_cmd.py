@@ -152,11 +152,12 @@ def _install(
     from cardshoe.controller.service import firmware_update
     from cardshoe.controller.service.device_access import opened_device
     from cardshoe.controller.service.pairing import KeyStore
+    from cardshoe.drivers.cardshoe_family import CardshoeLink
 
     keys = KeyStore(config.service.key_dir).lookup
     try:
         with opened_device(url, timeout=timeout, keys=keys) as device:
-            return firmware_update.install(device, signed, house_key, config.device)
+            return firmware_update.install(CardshoeLink(device), signed, house_key, config.device)
     except UserError as exc:
         return firmware_update.FirmwareAttempt(
             signed.sha256.hex(),

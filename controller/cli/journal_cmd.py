@@ -5,7 +5,7 @@ from __future__ import annotations
 import heapq
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -158,6 +158,13 @@ def show(
     help="Only the significant events a lab asks for (docs/journal.md), each with a "
     "'significance' column saying why.",
 )
+@click.option(
+    "--neutral",
+    is_flag=True,
+    help="Add the columns record_version and neutral: each device and link record's version "
+    "and the device-neutral form it is read as (version 1 records hold the cardshoe wire "
+    "form, as journals before the device seam wrote them).",
+)
 def export(
     path: Path,
     shoe_id: str | None,
@@ -165,6 +172,7 @@ def export(
     kinds: tuple[str, ...],
     output_format: str,
     significant: bool,
+    neutral: bool,
 ) -> None:
     """Write records to stdout with every column, for archive or audit."""
     import csv
@@ -172,21 +180,28 @@ def export(
 
     from cardshoe.controller.errors import UserError
     from cardshoe.controller.journal.store import RECORD_FIELDS, Journal
+    from cardshoe.controller.service.recovery import device_forms
     from cardshoe.controller.service.significant_events import SIGNIFICANT_KINDS
 
     if significant and kinds:
         raise UserError("--significant chooses the kinds itself: leave --kind out")
     fields = [*RECORD_FIELDS, SIGNIFICANCE] if significant else list(RECORD_FIELDS)
+    if neutral:
+        fields += NEUTRAL_COLUMNS
+
+    def row_of(record: Record) -> dict[str, Any]:
+        row = record.as_dict()
+        if significant:
+            row[SIGNIFICANCE] = SIGNIFICANT_KINDS[record.kind]
+        if neutral:
+            row.update(zip(NEUTRAL_COLUMNS, device_forms(record), strict=True))
+        return row
+
     with Journal.open_readonly(path) as opened:
         records = _matching(
             opened, shoe_id, round_no, tuple(SIGNIFICANT_KINDS) if significant else kinds
         )
-        rows = (
-            {**record.as_dict(), SIGNIFICANCE: SIGNIFICANT_KINDS[record.kind]}
-            if significant
-            else record.as_dict()
-            for record in records
-        )
+        rows = (row_of(record) for record in records)
         if output_format == "jsonl":
             for row in rows:
                 click.echo(json.dumps(row, ensure_ascii=False))
@@ -194,12 +209,16 @@ def export(
         writer = csv.DictWriter(sys.stdout, fieldnames=fields, lineterminator="\n")
         writer.writeheader()
         for row in rows:
-            row["payload"] = json.dumps(row["payload"], ensure_ascii=False, sort_keys=True)
+            for column in ("payload", "neutral"):
+                if row.get(column) is not None:
+                    row[column] = json.dumps(row[column], ensure_ascii=False, sort_keys=True)
             writer.writerow(row)
 
 
 SIGNIFICANCE = "significance"
 """The column `export --significant` adds: why a lab reads the record."""
+NEUTRAL_COLUMNS = ["record_version", "neutral"]
+"""The columns `export --neutral` adds to device and link records."""
 
 
 @journal.command()

@@ -44,6 +44,25 @@ POLL_S = 0.2
 )
 @DEVICE_TIMEOUT_OPTION
 @KEY_DIR_OPTION
+@click.option(
+    "--raw",
+    is_flag=True,
+    help="URL is a line reader: print each line as it came and what --profile made of it.",
+)
+@click.option(
+    "--profile",
+    "profile_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="With --raw: a TOML file with the reader's [device.line] or [device.hid] table.",
+)
+@click.option(
+    "--baud",
+    type=click.IntRange(min=1),
+    default=9600,
+    show_default=True,
+    help="With --raw and no --profile: the reader's baud rate.",
+)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per event.")
 def monitor(
     url: str | None,
@@ -54,6 +73,9 @@ def monitor(
     count: int | None,
     timeout: float,
     key_dir: Path | None,
+    raw: bool,
+    profile_path: Path | None,
+    baud: int,
     as_json: bool,
 ) -> None:
     """Print each event as it happens, one timestamped line each, until Ctrl-C.
@@ -65,16 +87,26 @@ def monitor(
     service's table events (cards, results, holds, alarms) without touching
     the device. --table draws the service's table as `shoectl demo` does
     (the whole open shoe, then live; plain lines when not on a terminal).
-    Ctrl-C ends with exit 0; exit 3 when the device or the service is absent
-    or goes away.
+    --raw reads URL as a line reader (docs/drivers.md): each line exactly as
+    it came, and what the --profile's patterns made of it; without a
+    profile, lines are cut at LF so the terminator shows. Ctrl-C ends with
+    exit 0; exit 3 when the device or the service is absent or goes away.
     """
     from cardshoe.controller.cli.service_access import pairing_keys
     from cardshoe.controller.errors import UserError
 
     if [url is not None, from_service, as_table].count(True) != 1:
         raise UserError("give one of URL, --service or --table (see 'shoectl monitor --help')")
+    if (profile_path is not None) and not raw:
+        raise UserError("--profile goes with --raw (a line reader's lines)")
     try:
-        if url is not None:
+        if raw:
+            from cardshoe.controller.cli.line_tools import monitor_raw
+
+            if url is None:
+                raise UserError("--raw reads a line reader: give its URL")
+            monitor_raw(url, profile_path, baud, count, as_json)
+        elif url is not None:
             _monitor_device(url, timeout, count, as_json, pairing_keys(config_path, key_dir))
         elif from_service:
             _monitor_service(socket_path, config_path, count, as_json)
@@ -90,11 +122,13 @@ def _monitor_device(
     from cardshoe.controller.errors import EXIT_DEVICE_UNAVAILABLE, UserError
     from cardshoe.controller.scoreboard.event_lines import device_event_record
     from cardshoe.controller.service.device_access import opened_device
+    from cardshoe.drivers.api.events import DeviceEvent
+    from cardshoe.drivers.cardshoe_family import CardshoeLink
     from cardshoe.drivers.errors import DeviceGone
-    from cardshoe.drivers.protocol.messages import Event
 
     shown = 0
-    with opened_device(url, timeout=timeout, keys=keys) as device:
+    with opened_device(url, timeout=timeout, keys=keys) as wire_device:
+        device = CardshoeLink(wire_device)
         while count is None or shown < count:
             try:
                 event = device.next_event(POLL_S)
@@ -104,7 +138,7 @@ def _monitor_device(
                 continue
             _show(device_event_record(event), as_json)
             shown += 1
-            if isinstance(event, Event):
+            if isinstance(event, DeviceEvent):
                 device.ack(event.seq)
 
 

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from cardshoe.drivers.device import DealerDevice, ShoeDevice
 
 SELF_TEST_TIMEOUT_S = 30.0
+LISTEN_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,20 @@ class Check:
 )
 @PAIRING_CONFIG_OPTION
 @KEY_DIR_OPTION
+@click.option(
+    "--profile",
+    "profile_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="URL is a line reader: a TOML file with its [device.line] or [device.hid] table.",
+)
+@click.option(
+    "--listen",
+    type=click.FloatRange(min=0.1),
+    default=LISTEN_S,
+    show_default=True,
+    help="With --profile: seconds to listen while cards are drawn past the reader.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def selftest(
     url: str,
@@ -48,6 +63,8 @@ def selftest(
     test_timeout: float,
     config_path: Path | None,
     key_dir: Path | None,
+    profile_path: Path | None,
+    listen: float,
     as_json: bool,
 ) -> None:
     """Run SELF_TEST on the device at URL and print each check with PASS or FAIL.
@@ -58,12 +75,25 @@ def selftest(
     are acknowledged (it sends the result only after them), so use it on a
     device that is not in service. Exit 1 if any check failed, 3 if the
     device is absent, busy or not permitted.
+
+    A line reader (--profile FILE) has no self-test to run: the command
+    listens for --listen seconds while a few cards are drawn past it, and
+    checks that lines came, that each matched the profile and passed its
+    checksum.
     """
     from cardshoe.controller.cli.service_access import pairing_keys
     from cardshoe.controller.errors import EXIT_CHECK_FAILED, UserError
     from cardshoe.controller.service.device_access import device_user_error, opened_device
     from cardshoe.drivers.errors import DriverError
 
+    if profile_path is not None:
+        from cardshoe.controller.cli.line_tools import listen_checks, load_profile, show_checks
+
+        line_checks = listen_checks(url, load_profile(profile_path), listen)
+        if not show_checks(line_checks, url, as_json):
+            failed = "; ".join(f"{c.name}: {c.detail}" for c in line_checks if not c.passed)
+            raise UserError(f"self-test of {url} failed: {failed}", EXIT_CHECK_FAILED)
+        return
     keys = pairing_keys(config_path, key_dir)
     with opened_device(url, timeout=timeout, keys=keys) as device:
         try:

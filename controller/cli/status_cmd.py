@@ -77,6 +77,8 @@ def status_text(record: dict[str, Any]) -> str:
             f"at {device['url']} ({connected})",
         ),
         ("firmware", f"{device['firmware_version']} (sha256 {device['firmware_hash']})"),
+        ("protocol", f"{device['protocol']} {device['protocol_version']}"),
+        ("capabilities", ", ".join(device["capabilities"]) or "none (the table only judges)"),
     ]
     return aligned(rows + alarm_rows(record))
 

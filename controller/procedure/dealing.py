@@ -52,11 +52,7 @@ from cardshoe.controller.procedure.shoe import (
 )
 from cardshoe.controller.rules.cards import Card
 from cardshoe.controller.rules.hands import Hand
-from cardshoe.drivers.protocol.cardid import CardId
-from cardshoe.drivers.protocol.messages import (
-    CardRead,
-    SensorFlag,
-)
+from cardshoe.drivers.api.events import CardId, CardSeen, ReadFlag
 
 DECK_SET_EVIDENCE = 3
 """With no deck set declared, cards of one set that make it the loaded set, when they also
@@ -123,7 +119,7 @@ class Dealing:
     # Actions: cards
 
     def take_card(self, event: EventData) -> None:
-        card_event: CardRead = event.kwargs["event"]
+        card_event: CardSeen = event.kwargs["event"]
         shoe = self.shoe
         if shoe is None:
             self._take_card_without_shoe(card_event)
@@ -139,8 +135,8 @@ class Dealing:
         continuing = feed is not None and card_event.feed_group == feed.group
         if feed is not None and not continuing:
             shoe.feed = feed = None
-        suspected = bool(card_event.flags & SensorFlag.DOUBLE_FEED_SUSPECTED)
-        in_order = suspected and bool(card_event.flags & SensorFlag.FEED_IN_ORDER)
+        suspected = bool(card_event.flags & ReadFlag.DOUBLE_FEED_SUSPECTED)
+        in_order = suspected and bool(card_event.flags & ReadFlag.FEED_IN_ORDER)
         starts_group = suspected and not continuing
         due = self._due_at(self.position, within_ordered_feed=True)
         if feed is not None and feed.in_order:
@@ -160,7 +156,7 @@ class Dealing:
         if feed is not None:
             self._take_group_card(shoe, feed, inspection)
         elif isinstance(due, Hand) and inspection.card_id is None and not inspection.voids:
-            if card_event.flags & SensorFlag.DOUBLE_FEED_SUSPECTED:
+            if card_event.flags & ReadFlag.DOUBLE_FEED_SUSPECTED:
                 # The group's next card is on its way: no place can be kept for this one.
                 self._set_aside(
                     inspection, Irregularity.MISREAD_CARD, findings, Consequence.VOID_ROUND
@@ -239,7 +235,7 @@ class Dealing:
         )
         self.trigger(Trigger.HOLD, reason=HoldReason.DECK_SET_MISMATCH)
 
-    def _take_card_without_shoe(self, card_event: CardRead) -> None:
+    def _take_card_without_shoe(self, card_event: CardSeen) -> None:
         card_id = card_event.card
         inspection = CardInspection(card_id, ())
         findings = [Irregularity.CARD_OUTSIDE_ROUND]
@@ -370,7 +366,7 @@ class Dealing:
         self.trigger(Trigger.HOLD, reason=HoldReason.MISREAD_CARD)
 
     def _inspect(
-        self, shoe: ShoeState, card_event: CardRead, *, starts_feed_group: bool
+        self, shoe: ShoeState, card_event: CardSeen, *, starts_feed_group: bool
     ) -> CardInspection:
         """inspect_card against this table and the shoe as it stands."""
         return inspect_card(
@@ -384,7 +380,7 @@ class Dealing:
         )
 
     def _take_reread(
-        self, shoe: ShoeState, current: Round, misread: MisreadCard, card_event: CardRead
+        self, shoe: ShoeState, current: Round, misread: MisreadCard, card_event: CardSeen
     ) -> None:
         """The misread card passed through the reader again: the same physical card.
 
@@ -446,7 +442,7 @@ class Dealing:
         self._record_findings(inspection, findings, Consequence.HOLD)
         self.trigger(Trigger.HOLD, reason=HoldReason.MISREAD_CARD)
 
-    def _take_first_card_reread(self, shoe: ShoeState, card_event: CardRead) -> None:
+    def _take_first_card_reread(self, shoe: ShoeState, card_event: CardSeen) -> None:
         """The unread first card passed through the reader again: counted nowhere again."""
         inspection = self._inspect(shoe, card_event, starts_feed_group=False)
         findings = list(inspection.findings)

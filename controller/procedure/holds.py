@@ -10,7 +10,7 @@ from __future__ import annotations
 from enum import StrEnum
 
 from cardshoe.controller.procedure.facts import AlarmKind
-from cardshoe.drivers.protocol.messages import FaultKind
+from cardshoe.drivers.api.events import FaultKind
 
 
 class HoldReason(StrEnum):
@@ -45,6 +45,11 @@ class HoldReason(StrEnum):
     FEED_INCOMPLETE = "feed_incomplete"
     """A double feed announced more cards than came (or than a round can hold): the host
     would otherwise wait behind a locked gate for cards that cannot come."""
+    DEVICE_CANNOT_REPLAY = "device_cannot_replay"
+    """The controller restarted in the middle of a shoe and the device does not resend what
+    it sent meanwhile (no acknowledged delivery): a card may have left unrecorded. A
+    supervisor confirms the layout: enter-card for a card on the table the journal lacks,
+    void-round, or clear-hold when nothing is missing."""
 
 
 EVENTS_LOST_HOLDS = frozenset(
@@ -58,6 +63,7 @@ EVENTS_LOST_HOLDS = frozenset(
 )
 """Holds that mean device events were lost: the round under way may be missing cards."""
 OPERATOR_CLEARED_HOLDS = EVENTS_LOST_HOLDS | {
+    HoldReason.DEVICE_CANNOT_REPLAY,
     HoldReason.DECK_SET_MISMATCH,
     HoldReason.PACK_COUNT_MISMATCH,
     HoldReason.JOURNAL_STORAGE,

@@ -1,36 +1,44 @@
 """Everything that drives the table procedure, and its form in the journal.
 
-The procedure is event-sourced: its only inputs are the device's events (as
-the codec decodes them), the driver's own events (link lost and restored,
-sequence gaps), and the operator's or host's commands below. Each input is
-journaled as one record together with the records it causes, in one
-transaction; replaying the inputs through a fresh procedure rebuilds the
-exact state (recovery.py).
+The procedure is event-sourced: its only inputs are the device's events (in
+the device-neutral vocabulary of drivers/api/events.py, whatever protocol the
+device speaks), the driver's own events (link lost and restored, sequence
+gaps), and the operator's or host's commands below. Each input is journaled as
+one record together with the records it causes, in one transaction; replaying
+the inputs through a fresh procedure rebuilds the exact state (recovery.py).
+
+Device and driver records carry a record version (RECORD_VERSION_KEY): 2 is the
+neutral form written today. A record without it is version 1, the cardshoe
+wire form journals written before the device seam hold; from_record reads
+those through the legacy reader its caller passes (the cardshoe family's).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from cardshoe.controller.procedure.facts import ShoeEnding
-from cardshoe.drivers.link_events import (
+from cardshoe.drivers.api.events import (
     AuthFailure,
+    ButtonPressed,
+    CardSeen,
+    CutCardSeen,
+    DeviceEvent,
     DriverEvent,
+    FaultCleared,
+    FaultRaised,
     LinkLost,
     LinkRestored,
+    OperationDone,
     ProtocolViolation,
+    SelfTestDone,
     SequenceGap,
     SequenceRegression,
+    ShoeEmptied,
 )
-from cardshoe.drivers.protocol.messages import (
-    Event,
-    Hello,
-    MessageType,
-    message_from_json,
-    message_to_json,
-)
+from cardshoe.drivers.api.json_form import from_json, to_json
 
 
 @dataclass(frozen=True)
@@ -130,7 +138,8 @@ class EnterCard:
 class DeviceCount:
     """The device's own card counts (from STATUS), for the end-of-shoe reconciliation."""
 
-    cards_dealt: int
+    cards_dealt: int | None
+    """None: the device counts nothing (no DEVICE_COUNTS); the journal's accounting stands."""
     cards_remaining: int | None
 
 
@@ -138,7 +147,8 @@ class DeviceCount:
 class PackCount:
     """A manual shoe's own count of its pack, read once when its shoe starts."""
 
-    cards_dealt: int
+    cards_dealt: int | None
+    """None: the device counts nothing."""
     cards_remaining: int | None
     """None: the device cannot tell. Its own two counts, from one STATUS: their sum is the
     pack it was loaded with, however many cards are in flight to the host."""
@@ -211,8 +221,17 @@ HOST_INPUTS: Mapping[str, type] = {
     "host.finding": HostFinding,
 }
 _HOST_KINDS = {cls: kind for kind, cls in HOST_INPUTS.items()}
-_DEVICE_PREFIX = "device."
 
+DEVICE_INPUTS: Mapping[str, type] = {
+    "device.card_seen": CardSeen,
+    "device.cut_card_seen": CutCardSeen,
+    "device.shoe_emptied": ShoeEmptied,
+    "device.button_pressed": ButtonPressed,
+    "device.fault_raised": FaultRaised,
+    "device.fault_cleared": FaultCleared,
+    "device.self_test_done": SelfTestDone,
+    "device.operation_done": OperationDone,
+}
 DRIVER_INPUTS: Mapping[str, type] = {
     "link.lost": LinkLost,
     "link.restored": LinkRestored,
@@ -221,7 +240,17 @@ DRIVER_INPUTS: Mapping[str, type] = {
     "link.protocol_violation": ProtocolViolation,
     "link.auth_failure": AuthFailure,
 }
-_DRIVER_KINDS = {cls: kind for kind, cls in DRIVER_INPUTS.items()}
+_EVENT_INPUTS = {**DEVICE_INPUTS, **DRIVER_INPUTS}
+_EVENT_KINDS = {cls: kind for kind, cls in _EVENT_INPUTS.items()}
+_DEVICE_PREFIX = "device."
+RECORD_VERSION_KEY = "record_version"
+RECORD_VERSION = 2
+"""The neutral form; version 1 (no key) is the cardshoe wire form of older journals."""
+_LEGACY_DRIVER_KINDS = frozenset({"link.restored"})
+"""The driver records whose version 1 form differs from version 2 (a wire HELLO)."""
+
+LegacyReader = Callable[[str, Mapping[str, Any]], Any]
+"""Reads a version 1 device record (kind, payload) into its neutral input."""
 
 
 @dataclass(frozen=True)
@@ -235,15 +264,12 @@ class InputRecord:
 
 def to_record(item: Any) -> InputRecord:
     """The journal form of one input."""
-    if isinstance(item, Event):
-        form = message_to_json(item)  # type: ignore[arg-type]
-        return InputRecord(_DEVICE_PREFIX + str(form["type"]).lower(), form["fields"], item.seq)
-    if isinstance(item, LinkRestored):
-        return InputRecord(
-            _DRIVER_KINDS[LinkRestored], {"hello": message_to_json(item.hello)}, None
-        )
+    kind = _EVENT_KINDS.get(type(item))
+    if kind is not None:
+        payload = {**to_json(item), RECORD_VERSION_KEY: RECORD_VERSION}
+        return InputRecord(kind, payload, item.seq if isinstance(item, DeviceEvent) else None)
     if isinstance(item, DriverEvent):
-        return InputRecord(_DRIVER_KINDS[type(item)], asdict(item), None)  # type: ignore[call-overload]
+        raise TypeError(f"{item!r} is a driver event the journal has no kind for")
     kind = _HOST_KINDS.get(type(item))
     if kind is None:
         raise TypeError(f"{item!r} is not an input of the table procedure")
@@ -263,17 +289,35 @@ def is_input_kind(kind: str) -> bool:
     return kind in HOST_INPUTS or kind in DRIVER_INPUTS or kind.startswith(_DEVICE_PREFIX)
 
 
-def from_record(kind: str, payload: Mapping[str, Any]) -> Any:
-    """The input a journal record holds (the inverse of to_record)."""
-    host_input = HOST_INPUTS.get(kind) or DRIVER_INPUTS.get(kind)
-    if host_input is LinkRestored:
-        hello = message_from_json(payload["hello"])
-        assert isinstance(hello, Hello)
-        return LinkRestored(hello)
+def record_version(kind: str, payload: Mapping[str, Any]) -> int | None:
+    """2 or 1 for a device or driver record (1: the wire form), None for a host input."""
+    if kind in HOST_INPUTS:
+        return None
+    return int(payload.get(RECORD_VERSION_KEY, 1))
+
+
+def from_record(kind: str, payload: Mapping[str, Any], legacy: LegacyReader | None = None) -> Any:
+    """The input a journal record holds (the inverse of to_record).
+
+    legacy reads a version 1 device record; without it such a record is refused.
+    """
+    host_input = HOST_INPUTS.get(kind)
     if host_input is not None:
         return host_input(**payload)
-    if kind.startswith(_DEVICE_PREFIX):
-        type_name = kind.removeprefix(_DEVICE_PREFIX).upper()
-        if type_name in MessageType.__members__:
-            return message_from_json({"type": type_name, "fields": dict(payload)})
-    raise ValueError(f"journal record kind {kind!r} is not an input of the table procedure")
+    version = record_version(kind, payload)
+    if version == RECORD_VERSION and kind in _EVENT_INPUTS:
+        fields = {key: value for key, value in payload.items() if key != RECORD_VERSION_KEY}
+        return from_json(_EVENT_INPUTS[kind], fields)
+    if version == 1 and kind in DRIVER_INPUTS and kind not in _LEGACY_DRIVER_KINDS:
+        return from_json(DRIVER_INPUTS[kind], payload)
+    if version == 1 and (kind.startswith(_DEVICE_PREFIX) or kind in _LEGACY_DRIVER_KINDS):
+        if legacy is None:
+            raise ValueError(
+                f"journal record kind {kind!r} is in record version 1 (the cardshoe wire form): "
+                "read it with the cardshoe family's legacy reader"
+            )
+        return legacy(kind, payload)
+    raise ValueError(
+        f"journal record kind {kind!r} (record version {version}) is not an input of the "
+        "table procedure"
+    )

@@ -17,8 +17,7 @@ from enum import StrEnum
 
 from cardshoe.controller.procedure.facts import AlarmKind
 from cardshoe.controller.rules.cards import Card, Suit
-from cardshoe.drivers.protocol.cardid import CardId, CardSuit
-from cardshoe.drivers.protocol.messages import CardRead, Orientation, SensorFlag
+from cardshoe.drivers.api.events import CardId, CardSeen, CardSuit, Orientation, ReadFlag
 
 
 class Irregularity(StrEnum):
@@ -202,7 +201,7 @@ class CardInspection:
 
 
 def inspect_card(
-    event: CardRead,
+    event: CardSeen,
     *,
     automatic: bool,
     deck_set: int | None,
@@ -232,7 +231,7 @@ def inspect_card(
             findings.append(Irregularity.EXCESS_COPIES)
     if starts_feed_group:
         findings.append(Irregularity.DOUBLE_FEED)
-    if event.flags & SensorFlag.DOUBLE_FEED_SUSPECTED and event.flags & SensorFlag.FEED_IN_ORDER:
+    if event.flags & ReadFlag.DOUBLE_FEED_SUSPECTED and event.flags & ReadFlag.FEED_IN_ORDER:
         findings.append(Irregularity.DOUBLE_FEED_IN_ORDER)
     if automatic and event.orientation is Orientation.FACE_DOWN:
         findings.append(Irregularity.FACE_DOWN_CARD)

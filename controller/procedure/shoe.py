@@ -15,7 +15,7 @@ from cardshoe.controller.procedure.facts import BurnReason, TableEvent
 from cardshoe.controller.rules.cards import Card
 from cardshoe.controller.rules.hands import Hand
 from cardshoe.controller.rules.rounds import RoundInProgress
-from cardshoe.drivers.protocol.cardid import CardId
+from cardshoe.drivers.api.events import CardId
 
 CARDS_PER_DECK = 52
 

@@ -30,6 +30,8 @@ from cardshoe.controller.procedure.facts import (
     BetsCarried,
     BetsClosed,
     BurnReason,
+    CardAssigned,
+    CardCorrected,
     CardSetAside,
     CardsReturned,
     CarriedBetsEnd,
@@ -99,27 +101,24 @@ from cardshoe.controller.procedure.refusals import (
     void_round_text,
 )
 from cardshoe.controller.procedure.shoe import CARDS_PER_DECK, Fact, Round, ShoeState
-from cardshoe.controller.rules.cards import parse_card
-from cardshoe.controller.rules.hands import Winner
+from cardshoe.controller.rules.cards import Card, parse_card
+from cardshoe.controller.rules.hands import Hand, Winner
 from cardshoe.controller.rules.ties import TIE_RULES
-from cardshoe.drivers.link_events import (
+from cardshoe.drivers.api.events import (
+    ButtonPressed,
+    CardSeen,
+    CutCardSeen,
+    FaultCleared,
+    FaultRaised,
     LinkLost,
     LinkRestored,
+    Operation,
+    OperationDone,
     ProtocolViolation,
+    SelfTestDone,
     SequenceGap,
     SequenceRegression,
-)
-from cardshoe.drivers.protocol.error_codes import ErrorCode
-from cardshoe.drivers.protocol.messages import (
-    ButtonPressed,
-    CardRead,
-    CutCard,
-    Fault,
-    FaultCleared,
-    MessageType,
-    OperationDone,
-    SelfTestResult,
-    ShoeEmpty,
+    ShoeEmptied,
 )
 
 _LOGGER = logging.getLogger(__name__)
@@ -154,6 +153,7 @@ class TableModel(Dealing):
         """Feed one input and run on; the facts established, in order."""
         self._dispatch(item)
         self._end_misread_hold_when_moot()
+        self._end_replay_hold_when_moot()
         for _ in range(MAX_AUTOMATIC_STEPS):
             step = self.machine.first_allowed(self, AUTOMATIC_FROM[cast(State, self.state)])
             if step is None:
@@ -172,7 +172,7 @@ class TableModel(Dealing):
                 return
         raise TypeError(f"{item!r} is not an input of the table procedure")
 
-    def _self_test(self, result: SelfTestResult) -> None:
+    def _self_test(self, result: SelfTestDone) -> None:
         self.trigger(
             Trigger.HOLD if result.failures else Trigger.RELEASE,
             reason=HoldReason.SELF_TEST_FAILED,
@@ -216,7 +216,7 @@ class TableModel(Dealing):
         return not self.automatic
 
     def operation_succeeded(self, event: EventData) -> bool:
-        return event.kwargs["done"].result is ErrorCode.OK
+        return bool(event.kwargs["done"].ok)
 
     def burn_is_finished(self, event: EventData) -> bool:
         return self.shoe is not None and self.shoe.burn_remaining == 0 and self.shoe.feed is None
@@ -305,8 +305,9 @@ class TableModel(Dealing):
         return copies is not None and copies < self.config.game.decks
 
     def _entered_copies_out(self, command: EnterCard) -> int | None:
-        """How many copies of the entered card are out; None when no misread card awaits."""
-        if not self._misread_awaits():
+        """How many copies of the entered card are out; None when no card may be entered (no
+        misread card awaits, and no card is due under device_cannot_replay)."""
+        if not self._misread_awaits() and self._missing_card_hand() is None:
             return None
         return self._open_shoe().copies[parse_card(command.card)]
 
@@ -368,9 +369,11 @@ class TableModel(Dealing):
         """
         count: PackCount = event.kwargs["count"]
         shoe = self.shoe
-        if shoe is None or shoe.pack_checked or count.cards_remaining is None:
+        if shoe is None or shoe.pack_checked:
             return
         shoe.pack_checked = True
+        if count.cards_remaining is None or count.cards_dealt is None:
+            return  # the device cannot count its pack: nothing to compare
         held = count.cards_remaining + count.cards_dealt
         if held == shoe.loaded:
             return
@@ -386,7 +389,7 @@ class TableModel(Dealing):
 
     def fail_shuffle(self, event: EventData) -> None:
         done: OperationDone = event.kwargs["done"]
-        self._emit(Alarm(AlarmKind.DEVICE_FAULT, f"shuffle failed: {done.result.name}"))
+        self._emit(Alarm(AlarmKind.DEVICE_FAULT, f"shuffle failed: {done.result.upper()}"))
         self._close_shoe(reconciled=False)
 
     # Actions: rounds
@@ -520,6 +523,9 @@ class TableModel(Dealing):
         or, the start-of-shoe burn's first card, fixes the burn's count (Art. 2.1)."""
         command: EnterCard = event.kwargs["command"]
         shoe, card, method = self._open_shoe(), parse_card(command.card), CorrectionMethod.ENTERED
+        if not self._misread_awaits():
+            self._enter_missing_card(card, command)
+            return
         shoe.copies[card] += 1
         if shoe.first_card_unread:
             self._fix_first_card(shoe, card, ENTERED_CARD_ID, method, command.operator)
@@ -537,6 +543,50 @@ class TableModel(Dealing):
             current is not None and current.misread is not None and current.void_reason is None
         )
         return in_round or (shoe is not None and shoe.first_card_unread)
+
+    def _missing_card_hand(self) -> Hand | None:
+        """Under device_cannot_replay: the hand the next card is due to, where a supervisor
+        enters a card the device sent while the controller was down."""
+        if HoldReason.DEVICE_CANNOT_REPLAY not in self.holds:
+            return None
+        due = self._due_at(self.position)
+        return due if isinstance(due, Hand) else None
+
+    def _enter_missing_card(self, card: Card, command: EnterCard) -> None:
+        """The card on the layout the journal lacks goes to the hand due; the hold ends, as
+        the supervisor has confirmed the layout."""
+        hand = self._missing_card_hand()
+        assert hand is not None
+        current, shoe = self._open_round(), self._open_shoe()
+        shoe.copies[card] += 1
+        shoe.dealt += 1
+        current.cards.append(card)
+        dealt_to = current.deal.deal(card)
+        assert dealt_to is hand, (dealt_to, hand)
+        self._emit(
+            CardAssigned(current.number, card, ENTERED_CARD_ID, hand, current.deal.next_recipient())
+        )
+        self._emit(
+            CardCorrected(
+                current.number,
+                HoldReason.DEVICE_CANNOT_REPLAY,
+                CorrectionMethod.ENTERED,
+                card,
+                ENTERED_CARD_ID,
+                hand,
+                command.operator,
+            )
+        )
+        self.trigger(Trigger.RELEASE, reason=HoldReason.DEVICE_CANNOT_REPLAY)
+
+    def _end_replay_hold_when_moot(self) -> None:
+        """device_cannot_replay lasts while the shoe it is about is open and nobody has
+        confirmed its layout (enter-card, void-round, clear-hold): a closed shoe leaves
+        nothing to confirm."""
+        if HoldReason.DEVICE_CANNOT_REPLAY not in self.holds:
+            return
+        if self.shoe is None:
+            self.trigger(Trigger.RELEASE, reason=HoldReason.DEVICE_CANNOT_REPLAY)
 
     def _end_misread_hold_when_moot(self) -> None:
         """The misread_card hold lasts exactly as long as a misread card awaits correction.
@@ -558,6 +608,8 @@ class TableModel(Dealing):
         reason = str(VoidReason(event.kwargs["reason"]))
         target, current = self._void_target(event.kwargs["round_no"]), self._open_round()
         assert target is not None
+        if HoldReason.DEVICE_CANNOT_REPLAY in self.holds:  # the supervisor judged the layout
+            self.trigger(Trigger.RELEASE, reason=HoldReason.DEVICE_CANNOT_REPLAY)
         if target is current:
             current.void_reason = reason
             return
@@ -578,11 +630,11 @@ class TableModel(Dealing):
         shoe = self._open_shoe()
         expected = shoe.cards_out
         self._emit(CardsReturned(expected, done.card_count))
-        if done.result is not ErrorCode.OK or done.card_count != expected:
+        if not done.ok or done.card_count != expected:
             self._emit(
                 Alarm(
                     AlarmKind.CARD_COUNT,
-                    f"return {done.result.name}: the machine took back {done.card_count} "
+                    f"return {done.result.upper()}: the machine took back {done.card_count} "
                     f"cards, {expected} were out",
                 )
             )
@@ -611,7 +663,7 @@ class TableModel(Dealing):
         shoe = self._open_shoe()
         taken = shoe.dealt + shoe.burned
         problems = []
-        if count.cards_dealt != taken:
+        if count.cards_dealt is not None and count.cards_dealt != taken:
             problems.append(
                 f"the device counted {count.cards_dealt} cards out, the journal {taken}"
             )
@@ -841,7 +893,7 @@ def _button(model: TableModel, item: ButtonPressed) -> None:
 
 
 def _operation_done(model: TableModel, done: OperationDone) -> None:
-    shuffled = done.operation is MessageType.SHUFFLE
+    shuffled = done.operation is Operation.SHUFFLE
     model.trigger(Trigger.SHUFFLED if shuffled else Trigger.RETURNED, done=done)
 
 
@@ -851,13 +903,13 @@ def _protocol_violation(model: TableModel, item: ProtocolViolation) -> None:
 
 INPUT_ROUTES: Mapping[type, Route] = {
     # Device events
-    CardRead: lambda model, item: model.trigger(Trigger.CARD, event=item),
-    CutCard: lambda model, item: model.trigger(Trigger.CUT_CARD),
-    ShoeEmpty: lambda model, item: model.trigger(Trigger.SHOE_EMPTY),
+    CardSeen: lambda model, item: model.trigger(Trigger.CARD, event=item),
+    CutCardSeen: lambda model, item: model.trigger(Trigger.CUT_CARD),
+    ShoeEmptied: lambda model, item: model.trigger(Trigger.SHOE_EMPTY),
     ButtonPressed: _button,
-    Fault: lambda model, item: model.trigger(Trigger.HOLD, reason=fault_hold(item.kind)),
+    FaultRaised: lambda model, item: model.trigger(Trigger.HOLD, reason=fault_hold(item.kind)),
     FaultCleared: lambda model, item: model.trigger(Trigger.RELEASE, reason=fault_hold(item.kind)),
-    SelfTestResult: lambda model, item: model._self_test(item),
+    SelfTestDone: lambda model, item: model._self_test(item),
     OperationDone: _operation_done,
     # Operator and host commands
     StartShoe: lambda model, item: model.trigger(Trigger.START_SHOE, command=item),

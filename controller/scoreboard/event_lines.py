@@ -12,24 +12,23 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from cardshoe.controller.procedure.inputs import to_record
+from cardshoe.controller.procedure.inputs import RECORD_VERSION_KEY, to_record
 from cardshoe.controller.timestamps import utc_timestamp
-from cardshoe.drivers.link_events import DeviceEvent
-from cardshoe.drivers.protocol.messages import CardRead
+from cardshoe.drivers.api.events import CardSeen, Event
 
 KIND_WIDTH = 22
 
 
-def device_event_record(event: DeviceEvent) -> dict[str, Any]:
+def device_event_record(event: Event) -> dict[str, Any]:
     """A device or driver event as {"time", "kind", "payload"}; a card also as its text."""
     record = to_record(event)
-    payload = dict(record.payload)
-    if isinstance(event, CardRead):
+    payload = {key: value for key, value in record.payload.items() if key != RECORD_VERSION_KEY}
+    if isinstance(event, CardSeen):
         payload = {"seq": payload.pop("seq"), "card": card_text(event), **payload}
     return {"time": utc_timestamp(), "kind": record.kind, "payload": payload}
 
 
-def card_text(event: CardRead) -> str:
+def card_text(event: CardSeen) -> str:
     """The card as the shoe read it (AS#00BC614E/3), or why it cannot be named."""
     if event.card is not None:
         return str(event.card)

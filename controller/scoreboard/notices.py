@@ -19,7 +19,7 @@ from cardshoe.controller.procedure.corrections import VoidReason
 from cardshoe.controller.procedure.facts import AlarmKind
 from cardshoe.controller.procedure.holds import HoldReason, fault_hold
 from cardshoe.controller.procedure.irregularities import Irregularity
-from cardshoe.drivers.protocol.messages import FaultKind
+from cardshoe.drivers.api.events import FaultKind
 
 
 @dataclass(frozen=True)
@@ -118,6 +118,17 @@ HOLDS: Mapping[str, Notice] = {
             "主管：請將該牌移離牌桌，勿放回洗牌機，然後解除暫停",
         ),
     ),
+    HoldReason.DEVICE_CANNOT_REPLAY: Notice(
+        Words(
+            "The table restarted: cards dealt meanwhile may be unrecorded",
+            "牌桌已重新啟動：期間發出的牌可能未有紀錄",
+        ),
+        Words(
+            "Supervisor: compare the cards on the table with the screen, enter a missing card "
+            "or void the round, or clear the hold",
+            "主管：請核對桌上的牌與螢幕，輸入遺漏的牌或取消本局，或解除暫停",
+        ),
+    ),
     HoldReason.FEED_INCOMPLETE: Notice(
         FEWER_CARDS,
         SUPERVISOR_ROUND,
@@ -158,6 +169,9 @@ HOLDS: Mapping[str, Notice] = {
             "Dealer: check the shoe's power, then call a technician if it stays off",
             "荷官：請檢查電源，仍未恢復請通知技術員",
         ),
+    ),
+    fault_hold(FaultKind.DEVICE_SPECIFIC): Notice(
+        Words("The shoe reports a fault of its own", "發牌靴報告其本身的故障"), TECHNICIAN
     ),
     fault_hold(FaultKind.TAMPER): Notice(
         Words("The shoe reports it was tampered with", "發牌靴偵測到被人動過"),

@@ -8,7 +8,12 @@ for the reconciliation. The session (session.py) owns the journal and the
 procedure; this module only decides what to ask the device, and remembers
 what it has asked, so no card is ever asked for twice.
 
-The device's side, as docs/protocol.md states it: RELEASE_ONE lets one card
+A device without DRAW_CONTROL (a reader that only reports what passes) is never
+asked for a card: the controller only judges each card that comes. Its counts
+are asked for only when it declares DEVICE_COUNTS; otherwise the shoe is
+reconciled on the journal's own accounting (DeviceCount with no counts).
+
+The cardshoe device's side, as docs/protocol.md states it: RELEASE_ONE lets one card
 go and the shoe locks itself again; any fault locks the gate; a restart
 (which always runs the power-up self-test) forgets accepted deals and
 operations. An accepted DEAL_NEXT delivers its card however late, so it is
@@ -26,18 +31,17 @@ import structlog
 from cardshoe.controller.procedure.inputs import DeviceCount, PackCount
 from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.procedure.table import TableModel
-from cardshoe.drivers.device import DealerDevice, ShoeDevice
-from cardshoe.drivers.errors import CommandRefused, DeviceGone, DeviceTimeout
-from cardshoe.drivers.link_events import LinkRestored
-from cardshoe.drivers.protocol.messages import (
-    Capability,
-    CardRead,
-    Fault,
+from cardshoe.drivers.api.device_link import Capability, DeviceLink
+from cardshoe.drivers.api.events import (
+    CardSeen,
+    DeviceKind,
     FaultCleared,
-    GateMode,
-    SelfTestResult,
-    StatusFlag,
+    FaultRaised,
+    GateState,
+    LinkRestored,
+    SelfTestDone,
 )
+from cardshoe.drivers.errors import CommandRefused, DeviceGone, DeviceTimeout
 
 log = structlog.get_logger(__name__)
 
@@ -54,7 +58,7 @@ class DrawControl:
 
     def __init__(
         self,
-        device: ShoeDevice | DealerDevice,
+        device: DeviceLink,
         model: Callable[[], TableModel],
         *,
         decks: int,
@@ -79,20 +83,24 @@ class DrawControl:
         """Failed commands in a row; the first is a warning, the rest summarised."""
         self._summarised_at = 0.0
         self._resync_wanted = True
-        self.replay_upto = device.info.counters["next_seq"] - 1
+        capabilities = device.capabilities
+        self._draws = Capability.DRAW_CONTROL in capabilities
+        self._counts = Capability.DEVICE_COUNTS in capabilities
+        self._shoe = device.kind is DeviceKind.SHOE
+        self.replay_upto = device.counters().get("next_seq", 1) - 1
         """The device's last event at the handshake: everything up to it comes before commands."""
 
     def note(self, event: object) -> None:
         """What an event says about the device's gate and the commands it still holds."""
-        if isinstance(event, CardRead | Fault | FaultCleared | SelfTestResult):
+        if isinstance(event, CardSeen | FaultRaised | FaultCleared | SelfTestDone):
             self._gate_locked = True
-        if isinstance(event, Fault | FaultCleared) and isinstance(self._device, ShoeDevice):
+        if isinstance(event, FaultRaised | FaultCleared) and self._shoe:
             self._issued_for = None
-        if isinstance(event, SelfTestResult):
+        if isinstance(event, SelfTestDone):
             self._issued_for = None
             self._operation_for = None
         if isinstance(event, LinkRestored):
-            self.restart(event.hello.next_seq - 1)
+            self.restart(event.identity.next_seq - 1)
 
     def restart(self, replay_upto: int) -> None:
         """The stream was re-synchronised: re-read the device, and wait for its events first."""
@@ -122,15 +130,15 @@ class DrawControl:
             if self._resync_wanted:
                 self._resync()
             if self._model().counts_wanted:
-                status = device.get_status()
-                self._record_count(DeviceCount(status.cards_dealt, status.cards_remaining))
+                self._record_count(DeviceCount(*self._counted()))
             elif self._model().pack_count_wanted:
-                status = device.get_status()
-                self._record_count(PackCount(status.cards_dealt, status.cards_remaining))
-            elif isinstance(device, DealerDevice):
-                self._drive_dealer(device)
-            elif Capability.GATE in device.info.capabilities:
+                self._record_count(PackCount(*self._counted()))
+            elif not self._draws:
+                return
+            elif self._shoe:
                 self._drive_gate(device)
+            else:
+                self._drive_dealer(device)
         except CommandRefused as refused:
             log.info("device command refused; asking again later", reason=str(refused))
             self._issued_for = None
@@ -156,18 +164,28 @@ class DrawControl:
         self._retry_after = now + self._retry_interval
         self._retry_interval = min(self._retry_interval * 2, RETRY_INTERVAL_MAX_S)
 
+    def _counted(self) -> tuple[int | None, int | None]:
+        """The device's own (dealt, remaining), or (None, None) from one that counts nothing."""
+        if not self._counts:
+            return None, None
+        status = self._device.get_status()
+        return status.cards_dealt, status.cards_remaining
+
     def _taken(self) -> int:
         shoe = self._model().shoe
         return 0 if shoe is None else shoe.dealt + shoe.burned
 
     def _resync(self) -> None:
         """Read the gate and any long operation under way (at start, after a reconnect)."""
+        if not self._draws:
+            self._resync_wanted = False
+            return
         status = self._device.get_status()
         model, taken = self._model(), self._taken()
-        self._gate_locked = status.gate is GateMode.LOCKED
-        if isinstance(self._device, ShoeDevice):
+        self._gate_locked = status.gate is GateState.LOCKED
+        if self._shoe:
             self._issued_for = None if self._gate_locked else taken
-        busy = StatusFlag.BUSY in status.flags
+        busy = status.busy
         self._operation_for = (model.shoe_id, State(model.state), taken) if busy else None
         self._resync_wanted = False
 
@@ -179,7 +197,7 @@ class DrawControl:
         self._issued_for = taken
         return True
 
-    def _drive_gate(self, shoe: ShoeDevice) -> None:
+    def _drive_gate(self, shoe: DeviceLink) -> None:
         if self._card_wanted():
             shoe.release_one()
             self._gate_locked = False
@@ -187,7 +205,7 @@ class DrawControl:
             shoe.set_gate(locked=True)
             self._gate_locked = True
 
-    def _drive_dealer(self, dealer: DealerDevice) -> None:
+    def _drive_dealer(self, dealer: DeviceLink) -> None:
         model = self._model()
         operation = (model.shoe_id, State(model.state), self._taken())
         if model.shuffle_wanted and self._operation_for != operation:

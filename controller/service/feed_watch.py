@@ -15,14 +15,14 @@ from cardshoe.controller.procedure.dealing import MAX_FEED_SIZE
 from cardshoe.controller.procedure.holds import HoldReason
 from cardshoe.controller.procedure.inputs import HostFinding
 from cardshoe.controller.procedure.table import TableModel
-from cardshoe.drivers.protocol.messages import CardRead
+from cardshoe.drivers.api.events import CardSeen
 
 FEED_WAIT_S = 1.0
 """The rest of a double feed comes within milliseconds; after this long it is not coming."""
 
 
 def stalled_feed(
-    model: TableModel, last_card: CardRead | None, idle_s: float
+    model: TableModel, last_card: CardSeen | None, idle_s: float
 ) -> HostFinding | None:
     """A finding when the procedure still waits for a feed's cards FEED_WAIT_S after the last."""
     shoe = model.shoe

@@ -26,7 +26,8 @@ from cardshoe.controller.config import DeviceConfig
 from cardshoe.controller.errors import EXIT_CHECK_FAILED, EXIT_DEVICE_UNAVAILABLE, UserError
 from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.service.recovery import SOFTWARE_KIND_PREFIX
-from cardshoe.drivers.device import DealerDevice, ShoeDevice
+from cardshoe.drivers.api.device_link import DeviceLink
+from cardshoe.drivers.device import Device
 from cardshoe.drivers.errors import CommandRefused, DriverError
 from cardshoe.drivers.protocol.firmware_image import (
     FirmwareImageError,
@@ -133,14 +134,15 @@ def host_refusal(
 
 
 def install(
-    device: ShoeDevice | DealerDevice,
+    device: DeviceLink,
     signed: SignedImage,
     house_key: Ed25519PublicKey,
     config: DeviceConfig,
 ) -> FirmwareAttempt:
     """Check the image, send it, and see the device come back on it; never raises for the
     device's refusal or its loss, which are outcomes to journal."""
-    info = device.info
+    info = device.identity
+    wire = device.family_extras()
     before = {"firmware_hash": info.firmware_hash.hex(), "firmware_version": info.firmware_version}
 
     def attempt(
@@ -159,14 +161,14 @@ def install(
     refusal = host_refusal(signed, house_key, config)
     if refusal is not None:
         return attempt(Outcome.REFUSED, f"by the host: {refusal}")
-    if not device.updatable:
+    if not isinstance(wire, Device) or not wire.updatable:
         return attempt(
             Outcome.REFUSED,
             f"device {info.serial_number} cannot be updated over the link (it speaks protocol "
             f"{info.protocol_version} without FIRMWARE_UPDATE): update it as its maker says",
         )
     try:
-        hello = device.update_firmware(signed)
+        hello = wire.update_firmware(signed)
     except CommandRefused as exc:
         return attempt(Outcome.REFUSED, f"by the device: {exc.code.name}")
     except DriverError as exc:

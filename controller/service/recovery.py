@@ -22,15 +22,23 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from cardshoe.controller.canonical import canonical_json
 from cardshoe.controller.config import TableConfig
 from cardshoe.controller.journal.store import CLOCK_STEPPED, Journal, Record, Transaction
 from cardshoe.controller.procedure.facts import ShoeStarted, TableIdle
-from cardshoe.controller.procedure.inputs import from_record, is_input_kind, to_record
+from cardshoe.controller.procedure.inputs import (
+    RECORD_VERSION_KEY,
+    from_record,
+    is_input_kind,
+    record_version,
+    to_record,
+)
 from cardshoe.controller.procedure.shoe import Fact
 from cardshoe.controller.procedure.table import TableModel
 from cardshoe.controller.protection.watcher import is_watcher_record
+from cardshoe.drivers.cardshoe_family import read_version_1_record
 
 SESSION_KIND_PREFIX = "session."
 """Records about the controller process itself (start, recovery); not part of any replay."""
@@ -77,6 +85,23 @@ class Recovered:
     """Where the replayed facts differ from the journaled ones; empty when they agree."""
 
 
+def read_input(record: Record) -> object:
+    """The procedure input a journal record holds, whichever record version it is in."""
+    return from_record(record.kind, record.payload, legacy=read_version_1_record)
+
+
+def device_forms(record: Record) -> tuple[int | None, dict[str, Any] | None]:
+    """A device or link record's record version and the neutral form it is read as; (None,
+    None) for any other record. A version 1 record holds the cardshoe wire form."""
+    if not is_input_kind(record.kind):
+        return None, None
+    version = record_version(record.kind, record.payload)
+    if version is None:
+        return None, None
+    neutral = to_record(read_input(record)).payload
+    return version, {key: value for key, value in neutral.items() if key != RECORD_VERSION_KEY}
+
+
 def replay_start(journal: Journal) -> int:
     """The id after which the inputs that matter begin: the latest table.idle, or 0."""
     latest = 0
@@ -85,15 +110,18 @@ def replay_start(journal: Journal) -> int:
     return latest
 
 
-def recover(config: TableConfig, journal: Journal) -> Recovered:
+def recover(config: TableConfig, journal: Journal, *, after_id: int | None = None) -> Recovered:
     """A model in the state the journal leaves the table in, and any disagreement found.
 
+    after_id: replay the inputs after this record (0: the whole journal, as an audit
+    does); None: from the latest table.idle, all a restart needs.
     Raises ConfigError when a shoe is open under other game options than the
     configuration now gives (Macau Art. 18: options do not change mid-shoe).
     """
     model = TableModel(config)
     replay = _Replay(model)
-    for record in journal.records(after_id=replay_start(journal)):
+    start = replay_start(journal) if after_id is None else after_id
+    for record in journal.records(after_id=start):
         if record.kind == ShoeStarted.KIND:
             config.ensure_unchanged_since(record.payload["fingerprint"], record.payload["shoe_id"])
         replay.take(record)
@@ -121,7 +149,7 @@ class _Replay:
         self.finish()
         self._input = record
         self.inputs += 1
-        self._expected = self.model.apply(from_record(record.kind, record.payload))
+        self._expected = self.model.apply(read_input(record))
 
     def finish(self) -> None:
         """Compare the facts of the input just replayed with the records that followed it."""

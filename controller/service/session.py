@@ -73,7 +73,7 @@ from cardshoe.controller.procedure.inputs import (
     VoidRound,
     to_record,
 )
-from cardshoe.controller.procedure.machine import State
+from cardshoe.controller.procedure.machine import SHOE_OPEN, State
 from cardshoe.controller.procedure.operator_input import (
     check_shoe_id,
     parse_deck_set,
@@ -108,15 +108,15 @@ from cardshoe.controller.service.software_identity import (
     authenticate,
     software_identity,
 )
-from cardshoe.drivers.device import DealerDevice, ShoeDevice
-from cardshoe.drivers.errors import CommandRefused, DeviceGone, DeviceTimeout
-from cardshoe.drivers.link_events import SequenceGap, SequenceRegression
-from cardshoe.drivers.protocol.messages import (
-    CardRead,
+from cardshoe.drivers.api.device_link import Capability, DeviceLink
+from cardshoe.drivers.api.events import (
+    CardSeen,
+    DeviceEvent,
     DeviceKind,
-    Event,
-    StatusFlag,
+    SequenceGap,
+    SequenceRegression,
 )
+from cardshoe.drivers.errors import CommandRefused, DeviceGone, DeviceTimeout
 
 log = structlog.get_logger(__name__)
 
@@ -159,9 +159,10 @@ ROUND_UNDER_WAY = frozenset({State.ROUND_BURN, State.DEALING})
 """Where the house's end-shoe lets the round finish and makes it the last (Art. 3.2)."""
 
 _DEVICE_KINDS = {
-    DeviceMode.SHOE: DeviceKind.MANUAL_SHOE,
-    DeviceMode.AUTO: DeviceKind.AUTO_DEALER,
+    DeviceMode.SHOE: DeviceKind.SHOE,
+    DeviceMode.AUTO: DeviceKind.DEALER,
 }
+_KIND_WORDS = {DeviceKind.SHOE: "manual shoe", DeviceKind.DEALER: "auto dealer"}
 
 
 class ProcedureRefused(UserError):
@@ -256,7 +257,7 @@ class TableSession:
         self,
         config: TableConfig,
         journal: Journal,
-        device: ShoeDevice | DealerDevice,
+        device: DeviceLink,
         observers: Iterable[Observer] = (),
         *,
         clock: Callable[[], float] = time.monotonic,
@@ -276,13 +277,13 @@ class TableSession:
         self._wall_clock = wall_clock
         self._lock = threading.RLock()
         self._stop = threading.Event()
-        info = device.info
-        self.device_serial = info.serial_number
+        identity = device.identity
+        self.device_serial = identity.serial_number
         expected_kind = _DEVICE_KINDS[config.device.kind]
-        if info.kind is not expected_kind:
+        if identity.kind is not expected_kind:
             raise UserError(
-                f"device.kind is {config.device.kind!s} but {info.url} is a "
-                f"{info.kind.name.lower().replace('_', ' ')}: correct device.kind or the device"
+                f"device.kind is {config.device.kind!s} but {device.url} is a "
+                f"{_KIND_WORDS[identity.kind]}: correct device.kind or the device"
             )
         self.recovered: Recovered = recover(config, journal)
         self.model: TableModel = self.recovered.model
@@ -305,7 +306,7 @@ class TableSession:
             record_count=lambda count: self._publish(self._apply(count)),
             clock=clock,
         )
-        self._last_card: CardRead | None = None
+        self._last_card: CardSeen | None = None
         self._pack_polled_at = -PACK_POLL_S
         self._count_watch = CountWatch()
         self._count_checked_at = clock()
@@ -322,6 +323,7 @@ class TableSession:
         self._record_start()
         self._refuse_unapproved_firmware()
         self._take_up_device_stream()
+        self._hold_when_the_device_cannot_replay()
 
     def subscribe(self, observer: Observer) -> None:
         """Add an observer (a display, a floor link) after the session has started."""
@@ -382,13 +384,15 @@ class TableSession:
                 self._record_session(PACK_CUSTODY_KIND, self._pack_custody())
             if self.model.shoe_id == shoe_id and self.device.connected:
                 with contextlib.suppress(CommandRefused, DeviceGone, DeviceTimeout):
-                    self._count_watch.opened(shoe_id, self.device.get_status().cards_dealt)
+                    dealt = self.device.get_status().cards_dealt
+                    if dealt is not None:  # a device that counts nothing is not watched
+                        self._count_watch.opened(shoe_id, dealt)
         return shoe_id
 
     def _pack_custody(self) -> dict[str, Any]:
         """Who loaded the pack and who witnessed it, on which device under which software:
         the chain of custody a pack receipt (scoreboard/pack_receipt.py) prints."""
-        info = self.device.info
+        info = self.device.identity
         return {
             "loaded_by": self.dealer,
             "witnessed_by": self.supervisor,
@@ -473,7 +477,7 @@ class TableSession:
                 DEVICE_RESYNC,
                 {
                     "from_epoch": gap.host_epoch,
-                    "to_epoch": self.device.info.epoch,
+                    "to_epoch": self.device.identity.epoch,
                     "host_seq": gap.host_seq,
                     "resumed_after": accepted,
                 },
@@ -483,7 +487,7 @@ class TableSession:
             self._command(ClearHold(reason, accepted, note), also=resync)
             if isinstance(gap, SequenceRegression) and accepted is not None:
                 self.device.resync(accepted)
-                self._draw.restart(self.device.info.counters["next_seq"] - 1)
+                self._draw.restart(self.device.counters()["next_seq"] - 1)
             elif accepted is not None:
                 self.device.set_journaled_seq(accepted)
             if accepted is not None:
@@ -676,7 +680,7 @@ class TableSession:
             status = self.device.get_status()
         except (CommandRefused, DeviceGone, DeviceTimeout):
             return False
-        return StatusFlag.SHOE_LOADED in status.flags and status.cards_dealt == 0
+        return bool(status.shoe_loaded) and status.cards_dealt == 0
 
     def _open_shoe(self, shoe_id: str | None, deck_set: int | None) -> None:
         self.start_shoe(shoe_id, deck_set)
@@ -719,7 +723,7 @@ class TableSession:
     # --- one input: journal, apply, commit, acknowledge, tell --------------------------
 
     def _handle(self, event: object) -> None:
-        seq = event.seq if isinstance(event, Event) else None
+        seq = event.seq if isinstance(event, DeviceEvent) else None
         if isinstance(event, SequenceGap | SequenceRegression):
             self._gap = event
         self._last_event_at = self._clock()
@@ -729,7 +733,7 @@ class TableSession:
             self.device.ack(seq)
             self._last_seq = seq
         self._publish(facts)
-        if isinstance(event, CardRead):
+        if isinstance(event, CardSeen):
             self._last_card, self._last_card_at = event, self._clock()
 
     def _check_count(self) -> None:
@@ -745,9 +749,10 @@ class TableSession:
             status = self.device.get_status()
         except (CommandRefused, DeviceGone, DeviceTimeout):
             return
-        if self.device.info.counters["delivered_seq"] > self._last_seq:
+        if self.device.counters().get("delivered_seq", 0) > self._last_seq:
             return  # an event came meanwhile: the next quiet moment compares
-        self._find(self._count_watch.check(self.model, status.cards_dealt))
+        if status.cards_dealt is not None:
+            self._find(self._count_watch.check(self.model, status.cards_dealt))
 
     def _find(self, finding: HostFinding | None) -> None:
         """Hold the table for a finding of the host's own watch (feed_watch.py)."""
@@ -919,13 +924,12 @@ class TableSession:
         return self._clock_ending(datetime.fromtimestamp(started.time_ns / 1e9, UTC))
 
     def _record_start(self) -> None:
-        info = self.device.info
         recovered = self.recovered
         with self.journal.transaction() as transaction:
             transaction.append(
                 SESSION_STARTED,
                 {
-                    "device": info.to_json(),
+                    "device": self.device.describe(),
                     "software": self.software,
                     "inputs_replayed": recovered.inputs_replayed,
                     "replay_mismatches": list(recovered.mismatches),
@@ -958,8 +962,8 @@ class TableSession:
         """
         journaled = self.journal.last_device_seq(self.device_serial) or 0
         epoch = journaled_stream_epoch(self.journal, self.device_serial)
-        device_acked = self.device.info.counters["last_acked_seq"]
-        same_stream = epoch is None or self.device.info.epoch in (None, epoch)
+        device_acked = self.device.counters().get("last_acked_seq", 0)
+        same_stream = epoch is None or self.device.identity.epoch in (None, epoch)
         if same_stream and device_acked > journaled:
             log.error(
                 "the device acknowledged events the journal does not hold",
@@ -971,13 +975,33 @@ class TableSession:
         self._last_seq = journaled
         self.device.set_journaled_seq(journaled, epoch)
 
+    def _hold_when_the_device_cannot_replay(self) -> None:
+        """Restarted in the middle of a shoe with a device that does not resend what it sent
+        meanwhile (no acknowledged delivery): a card may have left while nothing recorded it,
+        so the table holds until a supervisor confirms the layout (docs/drivers.md)."""
+        model = self.model
+        if Capability.ACKNOWLEDGED_DELIVERY in self.device.capabilities or model.shoe is None:
+            return
+        if model.state not in (*SHOE_OPEN, State.HELD) or (
+            HoldReason.DEVICE_CANNOT_REPLAY in model.holds
+        ):
+            return
+        identity = self.device.identity
+        self._find(
+            HostFinding(
+                HoldReason.DEVICE_CANNOT_REPLAY,
+                f"{identity.protocol} device {identity.serial_number} does not resend what it "
+                f"sent while the controller was down, in the middle of shoe {model.shoe_id}",
+            )
+        )
+
     def _refuse_unapproved_firmware(self) -> None:
         """Deal nothing with a firmware image the table's allow-list does not hold.
 
         The hash is the one the device reported at the handshake (authenticated
         when the link is). The refusal is journaled and alarmed before it is raised.
         """
-        info = self.device.info
+        info = self.device.identity
         if self.config.device.firmware_approved(info.firmware_hash):
             return
         alarm = Alarm(
@@ -1011,7 +1035,7 @@ class _Counted(Exception):
 def _repeat_kind(item: object) -> str | None:
     """The record kind an input is counted under when it changes nothing; None for a
     device event (journaled and acknowledged one by one) or an input vouching for a seq."""
-    if isinstance(item, Event):
+    if isinstance(item, DeviceEvent):
         return None
     record = to_record(item)
     return record.kind if record.device_seq is None else None

@@ -34,7 +34,7 @@ from cardshoe.controller.service.session import (
     SUPERVISOR_SIGNED_IN,
 )
 from cardshoe.controller.service.table_service import JOURNAL_REFUSED
-from cardshoe.drivers.link_events import AuthFailure, LinkLost, LinkRestored
+from cardshoe.drivers.api.events import AuthFailure, LinkLost, LinkRestored
 
 
 def _driver_kind(event_type: type) -> str:

@@ -92,7 +92,8 @@ from cardshoe.controller.service.session import (
 )
 from cardshoe.controller.service.software_identity import parse_seed
 from cardshoe.controller.timestamps import utc_timestamp
-from cardshoe.drivers.device import DealerDevice, ShoeDevice, open_device
+from cardshoe.drivers.api.device_link import DeviceLink
+from cardshoe.drivers.api.protocols import open_device
 from cardshoe.drivers.discovery import Candidate, discover
 from cardshoe.drivers.errors import (
     AuthenticationFailed,
@@ -298,7 +299,7 @@ class TableService:
 
     # --- start-up -------------------------------------------------------------------
 
-    def _open_device(self, journal: Journal) -> ShoeDevice | DealerDevice | None:
+    def _open_device(self, journal: Journal) -> DeviceLink | None:
         """The configured device after its handshake; None if asked to stop while waiting.
 
         A refusal is journaled (session.device_refused) before it is raised, so
@@ -315,7 +316,14 @@ class TableService:
                 if warned is None:  # once waiting, status keeps telling why
                     self._phase = (STARTING, f"opening {url}")
                 self._notify_status(f"opening {url}")
-                return open_device(url, timeout=HANDSHAKE_TIMEOUT_S, reconnect=True, keys=keys)
+                return open_device(
+                    url,
+                    protocol=self.config.device.protocol,
+                    options=self.config.device.protocol_options,
+                    timeout=HANDSHAKE_TIMEOUT_S,
+                    reconnect=True,
+                    keys=keys,
+                )
             except WAIT_ANOTHER_TIME as problem:
                 if self._clock() >= deadline:
                     raise self._refused(journal, problem) from problem
@@ -459,7 +467,7 @@ class TableService:
             **table,
             **snapshot_to_json(session.snapshot()),
             "reason": None,
-            "device": {**session.device.info.to_json(), "connected": session.device.connected},
+            "device": {**session.device.describe(), "connected": session.device.connected},
             "dealer": session.dealer,
         }
 

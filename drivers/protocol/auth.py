@@ -49,7 +49,6 @@ _FLAGS_OFFSET = 2
 _LAST_COUNTER = 0xFFFFFFFF
 
 
-
 @dataclass(frozen=True)
 class LinkKey:
     """What a host holds for one paired device: the pairing key, and the protocol minor

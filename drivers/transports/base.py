@@ -36,6 +36,9 @@ class Transport(ABC):
     def write(self, data: bytes) -> None:
         """Send all of data, or raise DeviceGone."""
 
+    def set_baudrate(self, baudrate: int) -> None:  # noqa: B027 (a hook few transports use)
+        """Serial lines only (a line reader's profile names its rate); others have none."""
+
     @abstractmethod
     def close(self) -> None:
         """Release the port or interface; never raises."""

@@ -82,6 +82,12 @@ class SerialTransport(Transport):
         except (serial.SerialException, OSError) as exc:
             raise DeviceGone(f"{self.url}: {exc}") from exc
 
+    def set_baudrate(self, baudrate: int) -> None:
+        try:
+            self._port.baudrate = baudrate
+        except (serial.SerialException, OSError, ValueError) as exc:
+            raise InvalidUrl(f"{self.url}: cannot set {baudrate} baud: {exc}") from exc
+
     def close(self) -> None:
         with contextlib.suppress(serial.SerialException, OSError):
             self._port.close()

@@ -12,8 +12,9 @@ from __future__ import annotations
 import contextlib
 import errno
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import usb.core
 import usb.util
@@ -29,6 +30,7 @@ from cardshoe.drivers.transports.base import READ_POLL_S, USB_URL_SCHEME, WRITE_
 
 _URL = re.compile(r"^usb://([0-9a-fA-F]{4}):([0-9a-fA-F]{4})(?:/(.+))?$")
 _DENIED = {errno.EACCES, errno.EPERM}
+Claimed = TypeVar("Claimed")
 NO_BACKEND_HINT = "no USB backend: install libusb-1.0-0 (apt-get install libusb-1.0-0)"
 
 
@@ -79,6 +81,64 @@ def read_serial_number(device: usb.core.Device) -> str | None:
     return read_string(device, device.iSerialNumber)
 
 
+def find_usb_device(url: str, backend: Any = None) -> usb.core.Device:
+    """The device a usb://VID:PID[/SERIAL] URL names; DeviceNotFound when none is plugged in."""
+    address = parse_usb_url(url)
+
+    def wanted(device: usb.core.Device) -> bool:
+        if address.serial_number in (None, read_serial_number(device)):
+            return True
+        usb.util.dispose_resources(device)
+        return False
+
+    try:
+        device = usb.core.find(
+            idVendor=address.vendor_id,
+            idProduct=address.product_id,
+            backend=backend,
+            custom_match=wanted,
+        )
+    except usb.core.NoBackendError as exc:
+        raise DeviceNotFound(f"cannot open {url}: {NO_BACKEND_HINT}") from exc
+    except usb.core.USBError as exc:
+        raise usb_failure(url, exc) from exc
+    if device is None:
+        raise DeviceNotFound(f"no USB device {url}: check the cable and the serial number")
+    return device
+
+
+def claim_usb_device(
+    url: str,
+    backend: Any,
+    claim: Callable[[usb.core.Device], Claimed | None],
+    missing: str,
+) -> tuple[usb.core.Device, Claimed]:
+    """Find the device and claim(device) its interface; DeviceNotFound(missing) when claim
+    finds none. Whatever fails, the device is released, never left half open."""
+    device = find_usb_device(url, backend)
+    try:
+        claimed = claim(device)
+    except usb.core.USBError as exc:
+        usb.util.dispose_resources(device)
+        raise usb_failure(url, exc) from exc
+    if claimed is None:
+        usb.util.dispose_resources(device)
+        raise DeviceNotFound(missing)
+    return device, claimed
+
+
+def active_configuration(device: usb.core.Device) -> Any:
+    """The device's configuration, setting the first one if it has none yet."""
+    try:
+        configuration = device.get_active_configuration()
+    except usb.core.USBError:
+        configuration = None
+    if configuration is None:
+        device.set_configuration()
+        configuration = device.get_active_configuration()
+    return configuration
+
+
 class UsbTransport(Transport):
     def __init__(self, device: usb.core.Device, interface_number: int, url: str) -> None:
         self._device = device
@@ -88,35 +148,12 @@ class UsbTransport(Transport):
 
     @classmethod
     def open(cls, url: str, *, backend: Any = None) -> UsbTransport:
-        address = parse_usb_url(url)
-
-        def wanted(device: usb.core.Device) -> bool:
-            if address.serial_number in (None, read_serial_number(device)):
-                return True
-            usb.util.dispose_resources(device)
-            return False
-
-        try:
-            device = usb.core.find(
-                idVendor=address.vendor_id,
-                idProduct=address.product_id,
-                backend=backend,
-                custom_match=wanted,
-            )
-        except usb.core.NoBackendError as exc:
-            raise DeviceNotFound(f"cannot open {url}: {NO_BACKEND_HINT}") from exc
-        except usb.core.USBError as exc:
-            raise usb_failure(url, exc) from exc
-        if device is None:
-            raise DeviceNotFound(f"no USB device {url}: check the cable and the serial number")
-        try:
-            interface_number = _claim_vendor_interface(device)
-        except usb.core.USBError as exc:
-            usb.util.dispose_resources(device)
-            raise usb_failure(url, exc) from exc
-        if interface_number is None:
-            usb.util.dispose_resources(device)
-            raise DeviceNotFound(f"{url} has no vendor-specific interface: not a cardshoe device")
+        device, interface_number = claim_usb_device(
+            url,
+            backend,
+            _claim_vendor_interface,
+            f"{url} has no vendor-specific interface: not a cardshoe device",
+        )
         return cls(device, interface_number, url)
 
     def read(self) -> bytes:
@@ -154,13 +191,7 @@ class UsbTransport(Transport):
 
 def _claim_vendor_interface(device: usb.core.Device) -> int | None:
     """Configure the device if needed and claim its vendor-specific interface, if it has one."""
-    try:
-        configuration = device.get_active_configuration()
-    except usb.core.USBError:
-        configuration = None
-    if configuration is None:
-        device.set_configuration()
-        configuration = device.get_active_configuration()
+    configuration = active_configuration(device)
     interface = usb.util.find_descriptor(configuration, bInterfaceClass=USB_INTERFACE_CLASS)
     if interface is None:
         return None

@@ -68,7 +68,7 @@ def test_selftest_info_monitor_and_dump_authenticate_with_the_pairing_key(
     paired.core.press_button()
     watched = shoectl("monitor", url, "--config", config, "--count", "1", "--json")
     assert watched.returncode == 0, watched.stderr
-    assert json.loads(watched.stdout.splitlines()[0])["kind"] == "device.button"
+    assert json.loads(watched.stdout.splitlines()[0])["kind"] == "device.button_pressed"
     assert (checked.stderr, shown.stderr, watched.stderr) == ("", "", "")
 
 
@@ -204,4 +204,4 @@ def test_monitor_reports_a_replayed_frame_on_stdout_and_nothing_on_stderr(
     assert watched.returncode == 0, watched.stderr
     assert watched.stderr == ""
     kinds = [line.split()[1] for line in watched.stdout.splitlines()]
-    assert kinds == ["device.button", "link.auth_failure"]
+    assert kinds == ["device.button_pressed", "link.auth_failure"]

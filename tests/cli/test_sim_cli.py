@@ -3,39 +3,17 @@
 from __future__ import annotations
 
 import json
-import select
-import signal
-import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import serial
 from support.shoectl import ShoectlRunner
-from support.sim_support import StreamHost
+from support.sim_support import StreamHost, running
 
 from cardshoe.drivers.protocol.messages import GetInfo, Hello
 from cardshoe.firmware_sim.profiles import get_profile
 
 SHOECTL = [sys.executable, "-m", "cardshoe.controller.cli"]
 MODULE = [sys.executable, "-m", "cardshoe.firmware_sim"]
-
-
-@contextmanager
-def running(command: list[str]) -> Iterator[tuple[subprocess.Popen[str], str]]:
-    """Start a simulator process and yield it with the first line it prints."""
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        ready, _, _ = select.select([process.stdout], [], [], 20)
-        assert ready, "the simulator printed nothing within 20 s"
-        yield process, process.stdout.readline().strip()  # type: ignore[union-attr]
-    finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=10)
-        finally:
-            process.kill()
-            process.communicate()
 
 
 def test_shoectl_sim_pty_prints_a_path_a_serial_tool_can_open() -> None:

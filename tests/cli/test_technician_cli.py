@@ -22,6 +22,7 @@ from support.shoectl import ShoectlRunner
 from cardshoe.controller.cli.main import main
 from cardshoe.controller.scoreboard.event_lines import card_text, device_event_record, event_line
 from cardshoe.controller.service.frame_tap import RX, TX, FrameTap, frame_record
+from cardshoe.drivers.cardshoe_family import neutral_device_event
 from cardshoe.drivers.device import open_device
 from cardshoe.drivers.protocol.cardid import CardId, CardSuit
 from cardshoe.drivers.protocol.framing import encode_frame
@@ -66,11 +67,11 @@ def test_monitor_shows_each_waiting_event_and_acknowledges_it(
     assert result.returncode == 0, result.stderr
     records = [json.loads(line) for line in result.stdout.splitlines()]
     assert [(r["kind"], r["payload"]["seq"]) for r in records] == [
-        ("device.self_test_result", 1),
-        ("device.button", 2),
-        ("device.fault", 3),
+        ("device.self_test_done", 1),
+        ("device.button_pressed", 2),
+        ("device.fault_raised", 3),
     ]
-    assert records[2]["payload"]["kind"] == "DOOR_OPEN"
+    assert records[2]["payload"]["kind"] == "door_open"
     assert core.link.last_acked_seq == 3
 
 
@@ -82,14 +83,14 @@ def test_monitor_text_is_one_timestamped_line_per_event(
     assert result.returncode == 0, result.stderr
     matches = [LINE.match(line) for line in result.stdout.splitlines()]
     assert all(matches), result.stdout
-    assert [m.group(1) for m in matches if m] == ["device.self_test_result", "device.button"]
+    assert [m.group(1) for m in matches if m] == ["device.self_test_done", "device.button_pressed"]
     assert "button=0" in result.stdout.splitlines()[1]
 
 
 def test_ctrl_c_ends_monitor_with_exit_0(shoe_on_pty: PtyAttachment) -> None:
     monitor = spawn("monitor", str(shoe_on_pty.link))
     assert monitor.stdout is not None
-    assert "device.self_test_result" in monitor.stdout.readline()
+    assert "device.self_test_done" in monitor.stdout.readline()
     monitor.send_signal(signal.SIGINT)
     _, stderr = monitor.communicate(timeout=30)
     assert monitor.returncode == 0, stderr
@@ -106,14 +107,17 @@ def test_monitor_takes_a_url_or_service(shoectl: ShoectlRunner, args: tuple[str,
 def test_event_lines_name_the_card_or_why_it_cannot_be(tmp_path: Path) -> None:
     card = CardId(1, CardSuit.SPADES, 0x00BC614E, 3)
     read = CardRead(7, 1200, card.encode(), Orientation.FACE_UP, SensorFlag(0), 0, 1)
-    record = device_event_record(read)
-    assert record["kind"] == "device.card"
+    record = device_event_record(neutral_device_event(read))  # as the monitor sees it
+    assert record["kind"] == "device.card_seen"
     assert list(record["payload"])[:2] == ["seq", "card"]
     assert record["payload"]["card"] == "AS#00BC614E/3"
     assert " seq=7 card=AS#00BC614E/3 " in event_line(record)
     misread = CardRead(8, 1300, b"\x01" * 8, Orientation.FACE_UP, SensorFlag(0), 0, 1)
     unreadable = CardRead(9, 1400, bytes(8), Orientation.FACE_UP, SensorFlag.ID_UNREADABLE, 0, 1)
-    assert (card_text(misread), card_text(unreadable)) == ("misread", "unreadable")
+    assert [card_text(neutral_device_event(read)) for read in (misread, unreadable)] == [
+        "misread",
+        "unreadable",
+    ]
 
 
 # --- monitor --service ------------------------------------------------------------------

@@ -29,7 +29,7 @@ from cardshoe.controller.procedure.irregularities import (
     Irregularity,
 )
 from cardshoe.controller.procedure.machine import State
-from cardshoe.drivers.protocol.messages import SensorFlag
+from cardshoe.drivers.api.events import ReadFlag
 
 
 def betting() -> Table:
@@ -86,7 +86,7 @@ def test_a_double_feed_the_reader_read_in_order_is_corrected_not_void() -> None:
     """7 Up 5.4 voids only when the order cannot be established."""
     table = betting()
     table.feed(CloseBets())
-    flags = SensorFlag.DOUBLE_FEED_SUSPECTED | SensorFlag.FEED_IN_ORDER
+    flags = ReadFlag.DOUBLE_FEED_SUSPECTED | ReadFlag.FEED_IN_ORDER
     group = [
         table.device.card(card, flags=flags, feed_group=3, feed_size=2) for card in ids("2S 7H")
     ]
@@ -105,7 +105,7 @@ def test_no_card_is_asked_for_and_no_round_ends_before_an_ordered_group_is_compl
     table = betting()
     table.feed(CloseBets())
     table.draw(ids("2S 7H 3S KH"))
-    flags = SensorFlag.DOUBLE_FEED_SUSPECTED | SensorFlag.FEED_IN_ORDER
+    flags = ReadFlag.DOUBLE_FEED_SUSPECTED | ReadFlag.FEED_IN_ORDER
     first, second = (
         table.device.card(card, flags=flags, feed_group=4, feed_size=2) for card in ids("9D 5C")
     )

@@ -33,8 +33,15 @@ from cardshoe.controller.procedure.irregularities import (
 )
 from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.rules.cards import parse_cards
-from cardshoe.drivers.link_events import LinkLost, LinkRestored, SequenceGap
-from cardshoe.drivers.protocol.messages import Capability, DeviceKind, FaultKind, Hello, Orientation
+from cardshoe.drivers.api.events import (
+    DeviceIdentity,
+    DeviceKind,
+    FaultKind,
+    LinkLost,
+    LinkRestored,
+    Orientation,
+    SequenceGap,
+)
 
 
 def codes(table: Table) -> list[tuple[str, str]]:
@@ -222,8 +229,8 @@ def test_a_lost_link_holds_and_its_restoration_resumes() -> None:
     table = dealing()
     table.feed(LinkLost("unplugged"))
     assert table.state == State.HELD and table.model.card_due() is None
-    hello = Hello(0, 0, DeviceKind.MANUAL_SHOE, Capability.GATE, 3, 4, bytes(32), "", "", "")
-    table.feed(LinkRestored(hello))
+    identity = DeviceIdentity(DeviceKind.SHOE, "", "", "", bytes(32), "cardshoe", "1.3", None, 4, 3)
+    table.feed(LinkRestored(identity))
     assert table.state == State.DEALING
 
 

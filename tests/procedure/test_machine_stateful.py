@@ -44,21 +44,22 @@ from cardshoe.controller.procedure.inputs import (
 from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.procedure.table import TableModel
 from cardshoe.controller.rules.games import GAME_NAMES
-from cardshoe.drivers.link_events import LinkLost, LinkRestored, SequenceGap
-from cardshoe.drivers.protocol.cardid import CardId
-from cardshoe.drivers.protocol.error_codes import ErrorCode
-from cardshoe.drivers.protocol.messages import (
-    Capability,
+from cardshoe.drivers.api.events import (
+    CardId,
+    CardSeen,
+    DeviceIdentity,
     DeviceKind,
     FaultKind,
-    Hello,
+    LinkLost,
+    LinkRestored,
     Orientation,
-    SelfTestResult,
+    SelfTestDone,
+    SequenceGap,
 )
 
 CARD_EVENTS = (Burned, CardAssigned, CardSetAside)
 FAULTS = (FaultKind.DOOR_OPEN, FaultKind.JAM, FaultKind.TAMPER)
-HELLO = Hello(0, 0, DeviceKind.MANUAL_SHOE, Capability.GATE, 0, 1, bytes(32), "", "", "")
+IDENTITY = DeviceIdentity(DeviceKind.SHOE, "", "", "", bytes(32), "cardshoe", "1.3", None, 1, 0)
 DECKS = {"punto-banco": 4, "seven-up": 4, "macau-1": 6, "macau-2": 6}
 
 
@@ -116,7 +117,7 @@ class ProcedureMachine(RuleBasedStateMachine):
         for item in items:
             shoe_open = self.table.model.shoe is not None
             facts = self.table.feed(item)
-            if hasattr(item, "card_code"):
+            if isinstance(item, CardSeen):
                 self.card_inputs += 1
                 self.shoe_cards += shoe_open
             if self.table.model.shoe is None:
@@ -193,7 +194,7 @@ class ProcedureMachine(RuleBasedStateMachine):
     def link(self, event: str) -> None:
         item = {
             "lost": LinkLost("unplugged"),
-            "restored": LinkRestored(HELLO),
+            "restored": LinkRestored(IDENTITY),
             "gap": SequenceGap(self.device.seq + 1, self.device.seq + 3),
         }[event]
         self._feed(item)
@@ -203,7 +204,7 @@ class ProcedureMachine(RuleBasedStateMachine):
     def self_test(self, passed: bool) -> None:
         failures = () if passed else (FaultKind.SENSOR_FAILURE,)
         self.device.seq += 1
-        self._feed(SelfTestResult(self.device.seq, 0, 9, failures, bytes(32)))
+        self._feed(SelfTestDone(self.device.seq, 0, 9, failures, bytes(32)))
 
     @precondition(lambda self: self.table is not None)
     @rule(ok=st.booleans(), count=st.sampled_from([0, 1, 4, 5, 6]))
@@ -214,7 +215,7 @@ class ProcedureMachine(RuleBasedStateMachine):
         elif ok:
             self._feed(self.device.returned(self.table.model.cards_to_return or count))
         else:
-            self._feed(self.device.returned(count, ErrorCode.SHOE_EMPTY))
+            self._feed(self.device.returned(count, "shoe_empty"))
 
     # Operator and host commands
 

@@ -41,8 +41,7 @@ from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.procedure.table import TableModel
 from cardshoe.controller.rules.cards import parse_card
 from cardshoe.controller.rules.hands import Hand
-from cardshoe.drivers.link_events import SequenceGap
-from cardshoe.drivers.protocol.messages import SensorFlag
+from cardshoe.drivers.api.events import ReadFlag, SequenceGap
 
 SUPERVISOR = {"uid": 0, "user": "root", "role": "supervisor"}
 ROUND = "2S 7H 3S KH 9D"
@@ -199,7 +198,7 @@ def test_abandoning_the_shoe_while_awaiting_a_re_read_leaves_no_hold_behind() ->
 
 def test_a_misread_card_of_a_double_feed_cannot_wait_and_voids_its_round() -> None:
     table = dealing()
-    in_order = SensorFlag.DOUBLE_FEED_SUSPECTED | SensorFlag.FEED_IN_ORDER
+    in_order = ReadFlag.DOUBLE_FEED_SUSPECTED | ReadFlag.FEED_IN_ORDER
     table.feed(table.device.card(None, flags=in_order, feed_group=1, feed_size=2))
     table.feed(table.device.card(ids("7H")[0], flags=in_order, feed_group=1, feed_size=2))
     assert table.events(RoundVoided)[0].reason == Irregularity.MISREAD_CARD

@@ -60,7 +60,7 @@ from cardshoe.controller.rules.cards import parse_cards
 from cardshoe.controller.rules.games import GAME_NAMES
 from cardshoe.controller.rules.hands import Hand
 from cardshoe.controller.rules.shoe_order import play_shoe_order
-from cardshoe.drivers.protocol.messages import FaultKind, Orientation
+from cardshoe.drivers.api.events import FaultKind, Orientation
 
 DECKS_FOR = {"punto-banco": 8, "seven-up": 6, "macau-1": 8, "macau-2": 8}
 

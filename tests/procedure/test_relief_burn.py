@@ -36,8 +36,7 @@ from cardshoe.controller.procedure.inputs import CloseBets, ShoeLoaded, SignIn, 
 from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.procedure.table import TableModel
 from cardshoe.controller.service.recovery import journaled_apply, recover
-from cardshoe.drivers.protocol.cardid import CardId
-from cardshoe.drivers.protocol.messages import FaultKind, Orientation
+from cardshoe.drivers.api.events import CardId, FaultKind, Orientation
 
 
 def manual(relief_burn: int = 1, round_burn: int = 0) -> TableConfig:

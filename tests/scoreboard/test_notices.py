@@ -12,7 +12,7 @@ from cardshoe.controller.procedure.facts import WATCHER_ALARMS, AlarmKind
 from cardshoe.controller.procedure.holds import HoldReason, fault_hold
 from cardshoe.controller.procedure.irregularities import IRREGULARITIES, Consequence, Irregularity
 from cardshoe.controller.scoreboard.notices import UNNAMED, Notice, NoticeKind, notice
-from cardshoe.drivers.protocol.messages import FaultKind
+from cardshoe.drivers.api.events import FaultKind
 
 HAN = re.compile(r"[\u4e00-\u9fff]")
 CODE_LIKE = re.compile(r"[a-z]+[._][a-z]+")

@@ -26,7 +26,8 @@ from support.session_support import (
 from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.service.recovery import recover
 from cardshoe.controller.service.session import TableSession
-from cardshoe.drivers.device import open_device
+from cardshoe.drivers.api.device_link import Capability
+from cardshoe.drivers.api.protocols import open_device
 from cardshoe.drivers.errors import AuthenticationFailed
 from cardshoe.drivers.protocol.auth import LinkKey, new_pairing_key
 from cardshoe.firmware_sim.core import FirmwareCore
@@ -61,7 +62,7 @@ def authenticated_session(core: FirmwareCore, journal_path: Path) -> Iterator[Ta
             Journal.open(journal_path, table_id=CONFIG.table_id, create=True) as journal,
             open_device(url, timing=FAST_LINK, keys=keys) as device,
         ):
-            assert device.info.authenticated
+            assert Capability.AUTHENTICATED in device.capabilities
             yield TableSession(CONFIG, journal, device, [DealerButton(core)])
     finally:
         release(name)

@@ -22,7 +22,15 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "table.tom
 SECTION_KEYS = {
     "game": ["name", "decks", "commission", "paytable", "demo_rounds", "round_burn", "relief_burn"],
     "shoe": ["burn", "burn_fixed", "cut_card_depth", "cut_card"],
-    "device": ["kind", "url", "usb_vid", "usb_pid", "usb_serial", "allowed_firmware_hashes"],
+    "device": [
+        "kind",
+        "url",
+        "usb_vid",
+        "usb_pid",
+        "usb_serial",
+        "allowed_firmware_hashes",
+        "protocol",
+    ],
     "service": ["journal_path", "control_socket"],
 }
 """The keys docs/configuration.md documents, so most drawn keys are real ones."""

@@ -38,6 +38,7 @@ def test_defaults_make_a_manual_punto_banco_shoe() -> None:
     assert config.game.demo_rounds == 0
     assert config.game.round_burn == 0
     assert config.device.kind is DeviceMode.SHOE
+    assert (config.device.protocol, config.device.protocol_options) == ("cardshoe", None)
     assert config.shoe.burn is BurnPolicy.DECKS
     assert config.shoe.cut_card_depth == 12
     assert config.shoe.cut_card is CutCardPolicy.LAST_ROUND
@@ -126,6 +127,11 @@ control_socket = "/run/cardshoe/control.sock"
         ({"device": {"usb_serial": ""}}, "device.usb_serial"),
         ({"device": {"allowed_firmware_hashes": ["abc"]}}, "64 hex digits"),
         ({"device": {"allowed_firmware_hashes": "ab"}}, "device.allowed_firmware_hashes"),
+        ({"device": {"protocol": "acme"}}, "no device protocol named 'acme': use one of cardshoe"),
+        ({"device": {"protocol": 3}}, "device.protocol = 3"),
+        ({"device": {"cardshoe": {"baud": 9600}}}, "this protocol takes no options"),
+        ({"device": {"cardshoe": 1}}, "[device.cardshoe] table"),
+        ({"device": {"line": {"baud": 9600}}}, "unknown key device.line"),
         ({"service": {"journal_path": 3}}, "service.journal_path"),
         ({"table_id": "table 12"}, "table_id"),
         ({"table_id": ""}, "table_id"),

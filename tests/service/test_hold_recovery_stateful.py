@@ -33,8 +33,8 @@ from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.procedure.holds import OPERATOR_CLEARED_HOLDS, HoldReason, fault_hold
 from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.service.session import TableSession
-from cardshoe.drivers.device import open_device
-from cardshoe.drivers.protocol.messages import FaultKind
+from cardshoe.drivers.api.events import FaultKind
+from cardshoe.drivers.api.protocols import open_device
 from cardshoe.firmware_sim.faults import parse_injection
 from cardshoe.firmware_sim.sim_url import publish, register_sim_url_handler, release
 

@@ -24,7 +24,7 @@ from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.procedure.table import HoldReason
 from cardshoe.controller.service.pairing import KeyStore, staged_key_file
 from cardshoe.controller.service.session import DEVICE_REFUSED, DEVICE_RESYNC, TableSession
-from cardshoe.drivers.device import open_device
+from cardshoe.drivers.api.protocols import open_device
 from cardshoe.drivers.errors import AuthenticationFailed
 from cardshoe.drivers.protocol.auth import LinkKey, new_pairing_key
 from cardshoe.drivers.protocol.framing import encode_frame
@@ -156,8 +156,9 @@ def test_case_8_a_hello_altered_on_a_paired_link_is_refused(altered: dict[str, o
             open_device(str(pty.link), timeout=2, keys=keys)
         core.link.wire_faults.altered_hello.clear()
         with open_device(str(pty.link), timeout=2, keys=keys) as device:
-            assert device.info.authenticated
-            assert Capability.GATE in device.info.capabilities
+            described = device.describe()
+            assert described["authenticated"]
+            assert "GATE" in described["device_capabilities"]
 
 
 @pytest.mark.parametrize("overcount", [1, 253], ids=["over-counted-by-one", "claims-255"])

@@ -27,7 +27,7 @@ from cardshoe.controller.procedure.inputs import (
 )
 from cardshoe.controller.procedure.table import TableModel
 from cardshoe.controller.service.recovery import journaled_apply, recover, replay_start
-from cardshoe.drivers.protocol.messages import FaultKind, Orientation
+from cardshoe.drivers.api.events import FaultKind, Orientation
 
 SERIAL = "SN0001"
 MANUAL = TableConfig(

@@ -8,6 +8,7 @@ again, losing no card and counting none twice, also after SIGKILL.
 from __future__ import annotations
 
 import json
+import re
 import signal
 import time
 from pathlib import Path
@@ -26,7 +27,7 @@ from support.shoectl import ShoectlRunner
 
 from cardshoe.controller.errors import UserError
 from cardshoe.controller.service.control_socket import request
-from cardshoe.drivers.device import open_device
+from cardshoe.drivers.api.protocols import open_device
 from cardshoe.firmware_sim.attach_pty import serve_pty
 from cardshoe.firmware_sim.devices import create_device
 
@@ -55,6 +56,13 @@ def test_run_journals_rounds_answers_status_stops_on_sigterm_and_resumes_the_sho
         assert (record["state"], record["shoe_id"], record["table_id"]) == ("idle", None, "T1")
         assert record["device"]["serial_number"] == table.core.serial_number
         assert record["device"]["connected"] is True
+        assert record["device"]["protocol"] == "cardshoe"
+        assert {"acknowledged_delivery", "draw_control", "device_counts"} <= set(
+            record["device"]["capabilities"]
+        )
+        shown = shoectl("status", "--config", str(table.config_path)).stdout
+        assert re.search(r"^protocol +cardshoe 1\.\d+$", shown, re.MULTILINE)
+        assert re.search(r"^capabilities +acknowledged_delivery, draw_control", shown, re.M)
 
         open_manual_shoe(table, "SHOE-A")
         wait_until(lambda: rounds_finished(table) >= 3, "three rounds")

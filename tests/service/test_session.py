@@ -34,7 +34,7 @@ from cardshoe.controller.procedure.facts import (
 from cardshoe.controller.procedure.holds import HoldReason
 from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.service.session import ProcedureRefused, TableSession
-from cardshoe.drivers.device import open_device
+from cardshoe.drivers.api.protocols import open_device
 from cardshoe.firmware_sim.core import FirmwareCore
 from cardshoe.firmware_sim.devices import create_device
 from cardshoe.firmware_sim.faults import parse_injection

@@ -35,7 +35,7 @@ from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.procedure.holds import HoldReason
 from cardshoe.controller.service.control_socket import request
 from cardshoe.controller.service.session import REPEAT_INTERVAL_S, REPEATED, TableSession
-from cardshoe.drivers.device import open_device
+from cardshoe.drivers.api.protocols import open_device
 from cardshoe.drivers.protocol.framing import encode_frame
 from cardshoe.firmware_sim.attach_pty import serve_pty
 from cardshoe.firmware_sim.devices import create_device
@@ -302,7 +302,7 @@ def test_case6_undecodable_frames_on_an_unpaired_link_are_counted_not_journaled(
         session = TableSession(table_config(), journal, device, clock=clock)
         for number in range(300):
             pty._endpoint.write(encode_frame(bytes([0xEE, number % 256, number // 256])))
-        wait_until(lambda: device.info.counters["undecodable"] >= 300, "every frame read")
+        wait_until(lambda: device.counters()["undecodable"] >= 300, "every frame read")
         while session.step(0.05):
             pass
         clock.now += REPEAT_INTERVAL_S

@@ -30,7 +30,8 @@ from cardshoe.controller.config import DeviceConfig, DeviceMode, GameConfig, Tab
 from cardshoe.controller.journal.store import Journal, Transaction
 from cardshoe.controller.service.logging_setup import configure_logging
 from cardshoe.controller.service.session import TableSession
-from cardshoe.drivers.device import DealerDevice, open_device
+from cardshoe.drivers.api.events import DeviceKind
+from cardshoe.drivers.api.protocols import open_device
 
 DECK_SET = 0x00BC614E
 AUTOMATIC_ROUNDS = 30
@@ -78,7 +79,7 @@ def main(argv: list[str]) -> int:
             kill_at(device, "ack", nth, after=point == "acked")
         elif point == "command":
             commands = ("deal_next", "return_cards", "shuffle")
-            for name in commands if isinstance(device, DealerDevice) else ("release_one",):
+            for name in commands if device.kind is DeviceKind.DEALER else ("release_one",):
                 kill_at(device, name, nth, after=True)
         session = TableSession(config, journal, device)
         automatic = config.device.kind is DeviceMode.AUTO

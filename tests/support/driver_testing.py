@@ -20,12 +20,20 @@ import queue
 import select
 import threading
 import time
+import tomllib
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
 from typing import Any, TypeVar
 
+from cardshoe.drivers.api.device_link import DeviceLink
+from cardshoe.drivers.api.events import DeviceEvent as NeutralDeviceEvent
+from cardshoe.drivers.api.protocols import find_family
+from cardshoe.drivers.api.protocols import open_device as open_neutral_device
 from cardshoe.drivers.device import DealerDevice, Device, ShoeDevice, open_device
+from cardshoe.drivers.hid.family import SERIAL_LINE_KEYS
 from cardshoe.drivers.link import LinkTiming
 from cardshoe.drivers.protocol.framing import FrameDecoder, encode_frame
 from cardshoe.drivers.protocol.messages import (
@@ -42,6 +50,9 @@ from cardshoe.drivers.transports.usb_bulk import UsbAddress
 from cardshoe.firmware_sim.attach_pty import serve_pty
 from cardshoe.firmware_sim.attach_tcp import serve_tcp
 from cardshoe.firmware_sim.core import FirmwareCore
+from cardshoe.firmware_sim.devices import create_device
+from cardshoe.firmware_sim.hid_reader import HID_READER_PID, HidReader
+from cardshoe.firmware_sim.line_reader import LineReader, format_for
 from cardshoe.firmware_sim.sim_url import publish, register_sim_url_handler, release
 from cardshoe.firmware_sim.usb_backend import SimUsbBackend
 
@@ -207,7 +218,7 @@ def attach_simulator(transport: str, core: FirmwareCore) -> Iterator[Attached]:
         raise ValueError(f"no transport {transport!r}; choose from {TRANSPORTS}")
 
 
-def next_of(device: Device, kind: type[T], timeout: float = WAIT_S) -> T:
+def next_of(device: Device | DeviceLink, kind: type[T], timeout: float = WAIT_S) -> T:
     """The next event of this type, acking it and every event before it, as a journaling
     controller would."""
     deadline = time.monotonic() + timeout
@@ -215,7 +226,128 @@ def next_of(device: Device, kind: type[T], timeout: float = WAIT_S) -> T:
         event = device.next_event(max(0.0, deadline - time.monotonic()))
         if event is None:
             raise AssertionError(f"no {kind.__name__} within {timeout} s")
-        if isinstance(event, Event):
+        if isinstance(event, Event | NeutralDeviceEvent):
             device.ack(event.seq)
         if isinstance(event, kind):
             return event
+
+
+# --- the device contract over protocol families ------------------------------------------
+
+
+@dataclass
+class FamilyDevice:
+    """A simulated device of one protocol family, reached through the protocol registry.
+
+    let_one_out makes exactly one card leave the device (draw control, or the simulator's
+    dealer for a family without it); dealt is the text of every card the simulator has let
+    go, in order.
+    """
+
+    protocol: str
+    url: str
+    let_one_out: Callable[[DeviceLink], None]
+    dealt: Callable[[], list[str]]
+    usb_backend: Any = None
+    options: Any = None
+
+    def open(self, **changes: Any) -> DeviceLink:
+        arguments: dict[str, Any] = {"timeout": WAIT_S, "reconnect": False} | changes
+        return open_neutral_device(
+            self.url,
+            protocol=self.protocol,
+            options=self.options,
+            usb_backend=self.usb_backend,
+            **arguments,
+        )
+
+
+@contextlib.contextmanager
+def cardshoe_family_device(transport: str) -> Iterator[FamilyDevice]:
+    """A cardshoe manual shoe on one transport; the virtual dealer draws whatever is let go."""
+    core = create_device("cs-1", seed=7)
+    core.dealer.auto = True
+    with attach_simulator(transport, core) as attached:
+        yield FamilyDevice(
+            "cardshoe",
+            attached.url,
+            lambda device: device.release_one(),
+            lambda: [str(card) for card in core.shoe.dealt],
+            attached.usb_backend,
+        )
+
+
+EXAMPLE_PROFILE = Path(__file__).parents[2] / "docs" / "examples" / "line-shoe.toml"
+KEYBOARD_KEYS = tuple(SERIAL_LINE_KEYS)
+"""The example profile's keys a keyboard reader has no use for."""
+
+
+def example_line_table() -> dict[str, Any]:
+    """The [device.line] table of docs/examples/line-shoe.toml, as the config reads it."""
+    return tomllib.loads(EXAMPLE_PROFILE.read_text())["device"]["line"]
+
+
+def reader_family_device(reader: LineReader, protocol: str, url: str, **extra: Any) -> FamilyDevice:
+    """A simulated reader: it has no draw control, so its own dealer lets each card out."""
+    table = example_line_table()
+    if protocol == "hid":
+        table = {key: value for key, value in table.items() if key not in KEYBOARD_KEYS}
+    return FamilyDevice(
+        protocol,
+        url,
+        lambda device: reader.pull_card(),
+        lambda: [str(card) for card in reader.shoe.dealt],
+        options=find_family(protocol).parse_options(table, EXAMPLE_PROFILE.parent),
+        **extra,
+    )
+
+
+def line_reader(**options: Any) -> LineReader:
+    profile = find_family("line").parse_options(example_line_table(), EXAMPLE_PROFILE.parent)
+    return LineReader(format=format_for(profile), **options)
+
+
+@contextlib.contextmanager
+def line_family_device(transport: str) -> Iterator[FamilyDevice]:
+    """A line reader with the example profile on a pty or behind a TCP port."""
+    reader = line_reader(seed=7)
+    if transport == "pty":
+        with serve_pty(reader) as pty:
+            yield reader_family_device(reader, "line", str(pty.link))
+        return
+    with serve_tcp(reader) as tcp:
+        yield reader_family_device(reader, "line", tcp.url)
+
+
+@contextlib.contextmanager
+def hid_family_device() -> Iterator[FamilyDevice]:
+    """A keyboard reader typing the example profile's lines, on pyusb's real core."""
+    profile = find_family("line").parse_options(example_line_table(), EXAMPLE_PROFILE.parent)
+    reader = HidReader(format=format_for(profile), seed=7)
+    url = f"usb://1209:{HID_READER_PID:04x}/{reader.serial_number}"
+    with SimUsbBackend(reader) as backend:
+        yield reader_family_device(reader, "hid", url, usb_backend=backend)
+
+
+FAMILY_CASES: dict[str, Callable[[], contextlib.AbstractContextManager[FamilyDevice]]] = {
+    **{
+        f"cardshoe-{transport}": partial(cardshoe_family_device, transport)
+        for transport in TRANSPORTS
+    },
+    "line-pty": partial(line_family_device, "pty"),
+    "line-tcp": partial(line_family_device, "tcp"),
+    "hid-usb": hid_family_device,
+}
+"""Every protocol family on every transport it speaks over: the family contract suite
+(tests/drivers/test_family_contract.py) runs its cases over each. A family adds its own
+entry: a context manager yielding a FamilyDevice on its simulator."""
+
+
+def next_events(device: DeviceLink, count: int, timeout: float = WAIT_S) -> list[object]:
+    """The next count events of any kind, in order; each wait may take up to timeout."""
+    found: list[object] = []
+    while len(found) < count:
+        event = device.next_event(timeout)
+        assert event is not None, f"only {found} came"
+        found.append(event)
+    return found

@@ -35,7 +35,7 @@ from cardshoe.controller.procedure.holds import HoldReason
 from cardshoe.controller.rules.cards import Card, parse_card
 from cardshoe.controller.rules.shoe_order import play_shoe_order
 from cardshoe.controller.service.session import TableSession
-from cardshoe.drivers.device import open_device
+from cardshoe.drivers.api.protocols import open_device
 from cardshoe.drivers.link import LinkTiming
 from cardshoe.firmware_sim.attach_pty import serve_pty
 from cardshoe.firmware_sim.core import FirmwareCore

@@ -7,8 +7,12 @@ host drivers are tested by their own contract suite.
 
 from __future__ import annotations
 
+import select
+import signal
+import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from cardshoe.drivers.protocol.framing import FrameDecoder, encode_frame
@@ -101,3 +105,20 @@ class StreamHost:
             if time.monotonic() > deadline:
                 raise AssertionError(f"no matching message within {timeout} s; got {self.inbox}")
             self.inbox += [decode_message(payload) for payload in self.decoder.feed(self._read())]
+
+
+@contextmanager
+def running(command: list[str]) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """Start a simulator process and yield it with the first line it prints."""
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        ready, _, _ = select.select([process.stdout], [], [], 20)
+        assert ready, "the simulator printed nothing within 20 s"
+        yield process, process.stdout.readline().strip()  # type: ignore[union-attr]
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=10)
+        finally:
+            process.kill()
+            process.communicate()

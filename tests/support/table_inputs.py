@@ -1,6 +1,6 @@
-"""Device events for the procedure tests, built with the codec's own dataclasses.
+"""Device events for the procedure tests, in the device-neutral vocabulary.
 
-These are the procedure's real input (what the drivers decode off the wire),
+These are the procedure's real input (what every protocol family delivers),
 numbered the way a device numbers them: one counter for every event.
 """
 
@@ -28,20 +28,20 @@ from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.procedure.shoe import Fact
 from cardshoe.controller.procedure.table import TableModel
 from cardshoe.controller.rules.cards import Card, ShoeComposition, Suit, parse_cards
-from cardshoe.drivers.protocol.cardid import CardId, CardSuit
-from cardshoe.drivers.protocol.error_codes import ErrorCode
-from cardshoe.drivers.protocol.messages import (
+from cardshoe.drivers.api.events import (
     ButtonPressed,
-    CardRead,
-    CutCard,
-    Fault,
+    CardId,
+    CardSeen,
+    CardSuit,
+    CutCardSeen,
     FaultCleared,
     FaultKind,
-    MessageType,
+    FaultRaised,
+    Operation,
     OperationDone,
     Orientation,
-    SensorFlag,
-    ShoeEmpty,
+    ReadFlag,
+    ShoeEmptied,
 )
 
 DECK_SET = 0x00BC614E
@@ -89,25 +89,25 @@ class Device:
         card: CardId | None,
         *,
         orientation: Orientation | None = None,
-        flags: SensorFlag | None = None,
+        flags: ReadFlag | None = None,
         feed_group: int = 0,
         feed_size: int = 1,
-    ) -> CardRead:
+    ) -> CardSeen:
         if orientation is None:
             orientation = Orientation.FACE_UP if self.automatic else Orientation.FACE_DOWN
-        code = bytes(8) if card is None else card.encode()
-        flags = flags or SensorFlag(0)
+        flags = flags or ReadFlag(0)
         if card is None:
-            flags |= SensorFlag.ID_UNREADABLE
-        return CardRead(*self._next(), code, orientation, flags, feed_group, feed_size)
+            flags |= ReadFlag.UNREADABLE
+        code = "" if card is None else str(card)
+        return CardSeen(*self._next(), card, flags, orientation, feed_group, feed_size, code)
 
-    def double_feed(self, cards: Iterable[CardId]) -> list[CardRead]:
+    def double_feed(self, cards: Iterable[CardId]) -> list[CardSeen]:
         group = list(cards)
         self.feed_group = self.feed_group % 255 + 1
         return [
             self.card(
                 card,
-                flags=SensorFlag.DOUBLE_FEED_SUSPECTED,
+                flags=ReadFlag.DOUBLE_FEED_SUSPECTED,
                 feed_group=self.feed_group,
                 feed_size=len(group),
             )
@@ -117,23 +117,23 @@ class Device:
     def button(self, number: int = 0) -> ButtonPressed:
         return ButtonPressed(*self._next(), number)
 
-    def cut_card(self) -> CutCard:
-        return CutCard(*self._next())
+    def cut_card(self) -> CutCardSeen:
+        return CutCardSeen(*self._next())
 
-    def shoe_empty(self, cards_dealt: int) -> ShoeEmpty:
-        return ShoeEmpty(*self._next(), cards_dealt)
+    def shoe_empty(self, cards_dealt: int) -> ShoeEmptied:
+        return ShoeEmptied(*self._next(), cards_dealt)
 
-    def fault(self, kind: FaultKind) -> Fault:
-        return Fault(*self._next(), kind, 0)
+    def fault(self, kind: FaultKind) -> FaultRaised:
+        return FaultRaised(*self._next(), kind, 0)
 
     def fault_cleared(self, kind: FaultKind) -> FaultCleared:
         return FaultCleared(*self._next(), kind)
 
-    def shuffled(self, count: int, result: ErrorCode = ErrorCode.OK) -> OperationDone:
-        return OperationDone(*self._next(), 1, MessageType.SHUFFLE, result, count)
+    def shuffled(self, count: int, result: str = "ok") -> OperationDone:
+        return OperationDone(*self._next(), 1, Operation.SHUFFLE, result == "ok", result, count)
 
-    def returned(self, count: int, result: ErrorCode = ErrorCode.OK) -> OperationDone:
-        return OperationDone(*self._next(), 2, MessageType.RETURN, result, count)
+    def returned(self, count: int, result: str = "ok") -> OperationDone:
+        return OperationDone(*self._next(), 2, Operation.RETURN, result == "ok", result, count)
 
 
 @dataclass

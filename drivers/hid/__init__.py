@@ -1,0 +1,1 @@
+"""USB HID readers: barcode readers in keyboard mode (docs/drivers.md)."""

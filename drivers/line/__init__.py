@@ -1,0 +1,1 @@
+"""Line-protocol readers: devices that write one ASCII line per event (docs/drivers.md)."""

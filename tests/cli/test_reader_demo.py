@@ -1,0 +1,64 @@
+"""`shoectl demo --protocol line|hid`: a whole shoe dealt through a simulated card reader,
+as a child process, read back from its --json lines."""
+
+from __future__ import annotations
+
+import pytest
+from support.demo_lines import demo_json, of, only
+from support.shoectl import ShoectlRunner, one_error_line
+
+
+@pytest.mark.parametrize(
+    ("protocol", "transport", "game", "decks"),
+    [("line", "pty", "punto-banco", 2), ("hid", "usb", "seven-up", 4)],
+)
+def test_a_whole_shoe_through_a_reader(
+    shoectl: ShoectlRunner, protocol: str, transport: str, game: str, decks: int
+) -> None:
+    options = ("--protocol", protocol, "--game", game, "--decks", str(decks), "--seed", "8")
+    lines = demo_json(shoectl, *options)
+    device = only(lines, "device")
+    assert (device["protocol"], device["transport"]) == (protocol, transport)
+    assert device["capabilities"] == ["cut_card_detection", "dealer_button"]
+    assert device["authenticated"] is False
+    ended = only(lines, "shoe_ended")
+    rounds = of(lines, "round")
+    assert ended["reconciled"] and ended["rounds"] == len(rounds) > 10
+    assert ended["device_cards_dealt"] is None, "a reader counts nothing"
+    assert ended["dealt"] == sum(len(line["dealt"]) for line in rounds)
+    assert only(lines, "last_round")["cause"] == "cut_card"
+    assert not of(lines, "irregularity") and not of(lines, "alarm")
+    counters = only(lines, "link")["counters"]
+    assert counters["bad_lines"] == 0 and counters["cards"] == ended["dealt"] + ended["burned"]
+
+
+def test_a_garbled_line_is_one_alarm_and_the_shoe_goes_on(shoectl: ShoectlRunner) -> None:
+    faults = ("--inject", "garbled-line@card=5", "--inject", "garbled-line@card=9")
+    lines = demo_json(shoectl, "--protocol", "line", "--decks", "2", "--seed", "3", *faults)
+    (alarm,) = of(lines, "alarm")
+    assert alarm["kind"] == "device_fault"
+    assert "1 bad line (bad checksum)" in alarm["detail"]
+    assert only(lines, "link")["counters"]["bad_bad_checksum"] == 2
+    assert only(lines, "shoe_ended")["rounds"] > 5
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (
+            ("--protocol", "hid", "--transport", "pty"),
+            "--protocol hid is reached over --transport usb",
+        ),
+        (("--protocol", "line", "--transport", "usb"), "reached over --transport pty or tcp"),
+        (("--protocol", "line", "--device", "auto"), "a card reader sits on a manual shoe"),
+        (("--protocol", "line", "--inject", "jam@card=2"), "--inject: jam@card=2 cannot happen"),
+        (("--protocol", "line", "--shuffle", "riffle:2"), "shuffled fair by the demo"),
+        (("--protocol", "serial"), "Invalid value for '--protocol'"),
+    ],
+)
+def test_bad_reader_options_are_one_line_and_exit_2(
+    shoectl: ShoectlRunner, options: tuple[str, ...], message: str
+) -> None:
+    done = shoectl("demo", *options)
+    assert done.returncode == 2, done.stderr
+    assert message in one_error_line(done.stderr)
