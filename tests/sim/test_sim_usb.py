@@ -7,6 +7,7 @@ import errno
 import pytest
 import usb.core
 import usb.util
+from support.service_support import wait_until
 from support.sim_support import StreamHost
 
 from cardshoe.drivers.protocol.link_constants import (
@@ -83,6 +84,9 @@ def test_unplug_fails_transfers_with_enodev_and_hides_the_device_until_replug() 
         assert usb.core.find(backend=backend) is None
         usb.util.dispose_resources(device)
         core.replug()
+        # The re-plugged firmware queues its own self-test result (seq 2) when the test ends;
+        # asked before that, HELLO rightly names 2 as the next. Ask once it has.
+        wait_until(lambda: core.self_test_passed is not None, "the re-plug self-test")
         again = find(backend)
         host = usb_host(again)
         host.send(GetInfo(2, 0))
