@@ -14,7 +14,9 @@ Twice: with the journal on this disk (the durable commit, synchronous=FULL)
 and on tmpfs (/dev/shm), where the same commit costs no disk flush.
 Targets (issue 7): p99 with the durable commit under 5 ms, a whole 8-deck
 shoe under 2 s. With the durable commit, each card's TableModel.apply is
-timed too, as the running session calls it (issue 22: p99 under 150 µs).
+timed too, as the running session calls it (issue 22: p99 under 150 µs),
+and the same shoes are dealt again in turn with the watcher's remaining-shoe
+pricing off (issue 22: p99 with it on at most 1.15 times without).
 A measurement, not a test: it asserts nothing.
 
     .venv/bin/python bench/bench_session.py
@@ -126,8 +128,19 @@ def time_apply(model: TableModel, samples: list[float]) -> None:
     vars(model)["apply"] = timed
 
 
-def run_shoe(journal_dir: Path, seed: int, found: ShoeTimes) -> None:
-    """One shoe's per-card wire-to-ack and apply() seconds, and its whole time, into `found`."""
+class NoPricing:
+    """The watcher's pricing worker, turned off: the shoes the pricing-on ones compare with."""
+
+    def submit(self, job: object) -> None:
+        """No round is priced."""
+
+    def drain(self) -> None:
+        """Nothing is ever waiting."""
+
+
+def run_shoe(journal_dir: Path, seed: int, found: ShoeTimes, pricing: bool = True) -> None:
+    """One shoe's per-card wire-to-ack and apply() seconds, and its whole time, into `found`;
+    pricing=False turns the watcher's remaining-shoe pricing off for it."""
     core = create_device("cs-1", seed=seed, decks=DECKS, cut_card_depth=CONFIG.shoe.cut_card_depth)
     core.dealer.auto = True
     times = CardTimes()
@@ -145,6 +158,8 @@ def run_shoe(journal_dir: Path, seed: int, found: ShoeTimes) -> None:
             ):
                 session = TableSession(CONFIG, journal, device)
                 time_apply(session.model, found.apply)
+                if not pricing:
+                    vars(session._watcher)["_pricing"] = NoPricing()
                 started = time.perf_counter()
                 ended = session.run_shoe(deck_set=DECK_SET, betting_time_s=0)
                 whole_shoe = time.perf_counter() - started
@@ -163,9 +178,18 @@ def run_shoes(journal_dir: Path) -> ShoeTimes:
     return found
 
 
+def run_shoes_pricing_on_and_off(journal_dir: Path) -> tuple[ShoeTimes, ShoeTimes]:
+    """The same seeded shoes with the pricing on and off, in turn, so load falls on both."""
+    on, off = ShoeTimes(), ShoeTimes()
+    for seed in range(1, SHOES + 1):
+        run_shoe(journal_dir, seed, on)
+        run_shoe(journal_dir, seed, off, pricing=False)
+    return on, off
+
+
 def measure() -> list[Measurement]:
     disk = Path(tempfile.gettempdir())
-    durable_times = run_shoes(disk)
+    durable_times, unpriced_times = run_shoes_pricing_on_and_off(disk)
     flushless_times = run_shoes(TMPFS)
     durable, durable_shoe = durable_times.wire_to_ack, statistics.median(durable_times.whole_shoes)
     flushless = flushless_times.wire_to_ack
@@ -199,6 +223,15 @@ def measure() -> list[Measurement]:
             "ms",
             Target(5, at_least=False, text="< 5 ms"),
             f"{how}, journal in {disk}",
+        ),
+        Measurement(
+            "wire-to-decision p99 with durable commit, pricing on over pricing off",
+            percentile(durable, 99) / percentile(unpriced_times.wire_to_ack, 99),
+            "×",
+            Target(1.15, at_least=False, text="≤ 1.15×"),
+            f"the same {SHOES} seeded shoes in turn with the watcher's remaining-shoe pricing "
+            f"on and off; p99 {percentile(durable, 99) * 1e3:.2f} ms against "
+            f"{percentile(unpriced_times.wire_to_ack, 99) * 1e3:.2f} ms",
         ),
         Measurement(
             "controller apply() per card p99, inside the running session",
