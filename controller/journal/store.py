@@ -93,6 +93,11 @@ SCHEMA_STEPS: tuple[tuple[str, ...], ...] = (
         ) STRICT""",
         f"INSERT INTO checked_anchor VALUES (1, 0, '{GENESIS_HASH}')",
     ),
+    (
+        # Start-up and the commands look up records by kind (the latest table.idle, the
+        # shoes' starts): without it each lookup read the whole journal.
+        "CREATE INDEX records_by_kind ON records (kind, id)",
+    ),
 )
 """Schema step i turns a version-i journal into version i + 1 (PRAGMA user_version)."""
 
@@ -703,6 +708,22 @@ class Journal:
             if len(rows) < PAGE_SIZE:
                 return
             last_seen = rows[-1][0]
+
+    def latest(self, kinds: Iterable[str], count: int = 1) -> list[Record]:
+        """The latest `count` records of these kinds, in id order, read through the index by
+        kind: what a start-up or a command needs of a long journal, never all of it."""
+        wanted = [str(kind) for kind in kinds]
+        if count <= 0 or not wanted:
+            return []
+        query = (
+            f"SELECT {_COLUMN_LIST} FROM records WHERE kind IN ({', '.join('?' * len(wanted))}) "
+            "ORDER BY id DESC LIMIT ?"
+        )
+        with self._lock:
+            rows = self._guarded(
+                "reading the latest records", self._fetch_all, query, [*wanted, count]
+            )
+        return [self._record_from_row(row) for row in reversed(rows)]
 
     def last_device_seq(self, device_serial: str) -> int | None:
         """The sequence number of the latest journaled event from this device, if any.

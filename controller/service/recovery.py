@@ -79,10 +79,8 @@ class Recovered:
 
 def replay_start(journal: Journal) -> int:
     """The id after which the inputs that matter begin: the latest table.idle, or 0."""
-    latest = 0
-    for record in journal.records(kinds=[TableIdle.KIND]):
-        latest = record.id
-    return latest
+    latest = journal.latest([TableIdle.KIND])
+    return latest[0].id if latest else 0
 
 
 def recover(config: TableConfig, journal: Journal) -> Recovered:

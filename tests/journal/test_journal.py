@@ -387,3 +387,34 @@ def test_verify_catches_a_record_added_outside_the_journal(journal_path: Path) -
     result = verify(journal_path)
     assert (result.ok, result.first_bad_id) == (False, 6)
     assert "added outside the journal" in (result.reason or "")
+
+
+def test_a_version_2_journal_gains_the_index_by_kind_and_latest_reads_through_it(
+    journal_path: Path,
+) -> None:
+    """The lookups a start-up makes (the latest table.idle, the last shoes' starts) go
+    through an index by kind, which an older journal gains when it is next opened."""
+    with Journal.open(journal_path, table_id="T1", create=True) as journal:
+        for shoe in range(1, 5):
+            with journal.transaction() as tx:
+                tx.append("shoe.started", {"n": shoe}, shoe_id=f"S{shoe}", round_no=None,
+                          device_serial=None)  # fmt: skip
+                tx.append("card", {}, shoe_id=f"S{shoe}", round_no=1, device_serial=None)
+    tamper(journal_path, "DROP INDEX records_by_kind", "PRAGMA user_version = 2")
+    with Journal.open(journal_path, table_id="T1") as journal:
+        assert [r.payload["n"] for r in journal.latest(["shoe.started"], 2)] == [3, 4]
+        assert [r.kind for r in journal.latest(["card", "shoe.started"], 3)] == [
+            "card",
+            "shoe.started",
+            "card",
+        ]
+        assert journal.latest(["table.idle"], 5) == []
+    connection = sqlite3.connect(journal_path)
+    assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+    plan = connection.execute(
+        "EXPLAIN QUERY PLAN SELECT id FROM records WHERE kind IN ('shoe.started') "
+        "ORDER BY id DESC LIMIT 2"
+    ).fetchall()
+    connection.close()
+    assert "records_by_kind" in " ".join(str(step) for step in plan)
+    assert verify(journal_path).ok
