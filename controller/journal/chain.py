@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from json.encoder import encode_basestring
+from typing import cast
 
 from cardshoe.controller.canonical import canonical_json
 
@@ -47,5 +49,23 @@ def record_hash(prev_hash: str, values: Sequence[object]) -> str:
     """
     if len(values) != len(HASHED_FIELDS):
         raise ValueError(f"a record hash covers {len(HASHED_FIELDS)} fields, not {len(values)}")
-    body = canonical_json(list(values)).encode("utf-8")
+    body = _canonical_fields(values).encode("utf-8")
     return hashlib.sha256(bytes.fromhex(prev_hash) + body).hexdigest()
+
+
+def _canonical_fields(values: Sequence[object]) -> str:
+    """canonical_json(list(values)), spelled out for the field types a record has (text,
+    integers, NULL) at half the cost: verify hashes every record of a journal again.
+    Any other value takes canonical_json itself, so the text is always the same."""
+    parts = []
+    for value in values:
+        kind = type(value)
+        if kind is str:
+            parts.append(encode_basestring(cast(str, value)))
+        elif kind is int:
+            parts.append(int.__repr__(cast(int, value)))
+        elif value is None:
+            parts.append("null")
+        else:
+            return canonical_json(list(values))
+    return "[" + ",".join(parts) + "]"

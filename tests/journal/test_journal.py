@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import signal
 import sqlite3
 import subprocess
@@ -11,8 +12,11 @@ from enum import StrEnum
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from cardshoe.controller.journal.chain import record_hash
+from cardshoe.controller.canonical import canonical_json
+from cardshoe.controller.journal.chain import GENESIS_HASH, HASHED_FIELDS, record_hash
 from cardshoe.controller.journal.store import (
     SCHEMA_VERSION,
     Journal,
@@ -418,3 +422,33 @@ def test_a_version_2_journal_gains_the_index_by_kind_and_latest_reads_through_it
     connection.close()
     assert "records_by_kind" in " ".join(str(step) for step in plan)
     assert verify(journal_path).ok
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.none(),
+            st.integers(),
+            st.text(),
+            st.booleans(),
+            st.floats(allow_nan=False, allow_infinity=False),
+        ),
+        min_size=len(HASHED_FIELDS),
+        max_size=len(HASHED_FIELDS),
+    )
+)
+def test_a_record_hash_is_sha256_of_the_canonical_json_of_its_fields(values: list) -> None:
+    """record_hash spells the canonical JSON out for text, integers and NULL; any value is
+    hashed over exactly the text canonical_json gives."""
+    body = canonical_json(values).encode("utf-8")
+    expected = hashlib.sha256(bytes.fromhex(GENESIS_HASH) + body).hexdigest()
+    assert record_hash(GENESIS_HASH, values) == expected
+
+
+def test_text_that_is_not_utf8_fails_verify_at_its_record(journal_path: Path) -> None:
+    write_rounds(journal_path, rounds=2)
+    tamper(journal_path, "UPDATE records SET kind = CAST(x'ff6361726400' AS TEXT) WHERE id = 3")
+    result = verify(journal_path)
+    assert not result.ok
+    assert result.first_bad_id == 3
+    assert result.reason == "its contents do not match its hash: the record was edited"
