@@ -29,6 +29,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
+from functools import cache
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -787,8 +788,9 @@ class Journal:
         return self._in_snapshot(lambda: self._integrity() or self._walk(None, anchor))
 
     def check_at_start(self) -> VerifyResult:
-        """What a start-up can afford: SQLite's integrity check and the chain from the
-        anchor the last start-up recorded to the head, never every record again.
+        """What a start-up can afford, whatever the journal's length: its schema, and the
+        chain from the anchor the last start-up recorded to the head, never every record
+        or page again (verify() checks those).
 
         When it passes, the head becomes the anchor for the next start-up.
         """
@@ -802,7 +804,7 @@ class Journal:
         return result
 
     def _check_since_last_start(self) -> VerifyResult:
-        damaged = self._integrity()
+        damaged = self._schema_problem()
         if damaged is not None:
             return damaged
         checked = self._checked_anchor()
@@ -846,6 +848,22 @@ class Journal:
         if messages == ["ok"]:
             return None
         return _damaged(None, f"SQLite's integrity check fails: {'; '.join(messages)}")
+
+    def _schema_problem(self) -> VerifyResult | None:
+        """The tables and indexes as the schema steps make them, or what differs: at start-up
+        in place of SQLite's integrity check, which reads every page of the journal and so
+        grew with it. The walk from the anchor reads the pages written since."""
+        rows = self._connection.execute(
+            "SELECT type, name, sql FROM sqlite_schema WHERE sql IS NOT NULL"
+        ).fetchall()
+        found = {(kind, name, " ".join(sql.split())) for kind, name, sql in rows}
+        pruned = any(name == "prune_checkpoint" for _, name, _ in found)
+        differ = sorted({name for _, name, _ in found ^ _expected_schema(pruned)})
+        if not differ:
+            return None
+        return _damaged(
+            None, f"the schema is not the journal's: {', '.join(differ)} differ from it"
+        )
 
     def _checked_anchor(self) -> ChainAnchor | None:
         try:
@@ -979,6 +997,25 @@ def _damaged(
     record_id: int | None, reason: str, count: int = 0, head_hash: str = GENESIS_HASH
 ) -> VerifyResult:
     return VerifyResult(False, count, head_hash, record_id, reason)
+
+
+@cache
+def _expected_schema(pruned: bool) -> frozenset[tuple[str, str, str]]:
+    """(type, name, SQL with its spaces collapsed) of every table and index of a journal of
+    this schema version, as SQLite writes them down; `pruned` adds the prune checkpoint."""
+    connection = sqlite3.connect(":memory:")
+    try:
+        for step in SCHEMA_STEPS:
+            for statement in step:
+                connection.execute(statement)
+        if pruned:
+            connection.execute(PRUNE_CHECKPOINT_DDL)
+        rows = connection.execute(
+            "SELECT type, name, sql FROM sqlite_schema WHERE sql IS NOT NULL"
+        ).fetchall()
+    finally:
+        connection.close()
+    return frozenset((kind, name, " ".join(sql.split())) for kind, name, sql in rows)
 
 
 class _NotUtf8(Exception):

@@ -556,8 +556,9 @@ JOURNAL_REFUSED = "session.journal_refused"
 def check_journal_at_start(journal: Journal) -> None:
     """Deal nothing on a journal whose database or recent chain is damaged.
 
-    The check is SQLite's integrity check plus the chain since the last start-up
-    (Journal.check_at_start), not a full verify, so a start stays quick. The
+    The check is the journal's schema plus the chain since the last start-up
+    (Journal.check_at_start), not a full verify, so a start stays quick however long
+    the journal has grown. The
     refusal is journaled when the journal can still take a record.
     """
     result = journal.check_at_start()

@@ -250,7 +250,7 @@ def test_case4_the_start_up_check_follows_a_prune(journal_path: Path) -> None:
     assert (result.ok, result.first_bad_id) == (False, 58)
 
 
-def test_case4_the_start_up_check_runs_the_integrity_check(journal_path: Path) -> None:
+def test_case4_the_start_up_check_finds_an_index_redefined(journal_path: Path) -> None:
     a_journal_of(journal_path, 12)
     break_the_device_index(journal_path)
     with Journal.open(journal_path, table_id="T1") as journal:
