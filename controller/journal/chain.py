@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from json.encoder import encode_basestring
-from typing import cast
 
 from cardshoe.controller.canonical import canonical_json
 
@@ -61,9 +60,9 @@ def _canonical_fields(values: Sequence[object]) -> str:
     for value in values:
         kind = type(value)
         if kind is str:
-            parts.append(encode_basestring(cast(str, value)))
+            parts.append(encode_basestring(value))  # type: ignore[arg-type]
         elif kind is int:
-            parts.append(int.__repr__(cast(int, value)))
+            parts.append(int.__repr__(value))
         elif value is None:
             parts.append("null")
         else:
