@@ -48,8 +48,12 @@ def record_hash(prev_hash: str, values: Sequence[object]) -> str:
     """
     if len(values) != len(HASHED_FIELDS):
         raise ValueError(f"a record hash covers {len(HASHED_FIELDS)} fields, not {len(values)}")
-    body = _canonical_fields(values).encode("utf-8")
-    return hashlib.sha256(bytes.fromhex(prev_hash) + body).hexdigest()
+    return body_hash(prev_hash, _canonical_fields(values))
+
+
+def body_hash(prev_hash: str, body: str) -> str:
+    """The hash of a record whose canonical JSON array of HASHED_FIELDS is `body`."""
+    return hashlib.sha256(bytes.fromhex(prev_hash) + body.encode("utf-8")).hexdigest()
 
 
 def _canonical_fields(values: Sequence[object]) -> str:

@@ -40,6 +40,7 @@ from cardshoe.controller.journal.chain import (
     GENESIS_HASH,
     HASHED_FIELDS,
     RECORD_COLUMNS,
+    body_hash,
     record_hash,
 )
 from cardshoe.controller.own_files import open_own_file, sync_folder
@@ -134,6 +135,12 @@ _INSERT_RECORD = (
     f"INSERT INTO records ({_COLUMN_LIST}) VALUES ({', '.join('?' * len(RECORD_COLUMNS))})"
 )
 _HASHED = len(HASHED_FIELDS)
+_HASH = len(RECORD_COLUMNS) - 1
+_BODY = len(RECORD_COLUMNS)
+_WALK_COLUMNS = f"{_COLUMN_LIST}, json_array({', '.join(HASHED_FIELDS)})"
+"""What verify reads of each record: its columns, then SQLite's JSON array of the hashed
+ones, which is the canonical JSON the hash covers for any record the journal wrote (text,
+integers and NULL spelled alike), so the walk need not build it in Python."""
 _PAYLOAD = RECORD_COLUMNS.index("payload")
 """Where the payload's JSON text sits in a stored row."""
 
@@ -909,7 +916,7 @@ class Journal:
                 )
             expected_id, previous_hash, count = start.record_id, row[0], row[1]
         rows = self._connection.execute(
-            f"SELECT {_COLUMN_LIST} FROM records WHERE id >= ? ORDER BY id", (expected_id,)
+            f"SELECT {_WALK_COLUMNS} FROM records WHERE id >= ? ORDER BY id", (expected_id,)
         )
         while True:
             try:
@@ -920,7 +927,7 @@ class Journal:
                 return _damaged(expected_id, f"SQLite cannot read it: {exc}", count, previous_hash)
             if row is None:
                 break
-            record_id, stored_hash = row[0], row[-1]
+            record_id, stored_hash = row[0], row[_HASH]
             problem = _chain_problem(row, expected_id, previous_hash)
             if problem is None and _misses_anchor(anchor, record_id, stored_hash):
                 problem = (
@@ -1166,10 +1173,13 @@ def _chain_problem(row: tuple[Any, ...], expected_id: int, previous_hash: str) -
             "records were moved, inserted or replaced"
         )
     try:
+        if body_hash(previous_hash, row[_BODY]) == row[_HASH]:
+            return None
+        # SQLite's text is not the canonical one for this record: the record decides.
         computed = record_hash(previous_hash, row[:_HASHED])
     except (TypeError, ValueError):
         return "a field holds a value of the wrong type: the record was edited"
-    if computed != row[-1]:
+    if computed != row[_HASH]:
         return "its contents do not match its hash: the record was edited"
     return None
 
