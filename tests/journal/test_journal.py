@@ -452,3 +452,17 @@ def test_text_that_is_not_utf8_fails_verify_at_its_record(journal_path: Path) ->
     assert not result.ok
     assert result.first_bad_id == 3
     assert result.reason == "its contents do not match its hash: the record was edited"
+
+
+def test_records_with_every_kind_of_text_verify(journal_path: Path) -> None:
+    """verify hashes SQLite's spelling of each record first: control characters, quotes,
+    backslashes, non-ASCII and line separators must hash as the journal wrote them."""
+    odd = '\x00\x01\x1f\x7f"\\/é漢😀\u2028\u2029\n\t'
+    with (
+        Journal.open(journal_path, table_id=odd, create=True) as journal,
+        journal.transaction() as tx,
+    ):
+        tx.append("odd", {odd: [odd, 1.5, -0.0, 10**30, None, True]}, shoe_id=odd,
+                  round_no=0, device_serial=odd, device_seq=2**62)  # fmt: skip
+    result = verify(journal_path)
+    assert (result.ok, result.records) == (True, 1)
