@@ -794,12 +794,13 @@ class Journal:
         """
         return self._in_snapshot(lambda: self._integrity() or self._walk(None, anchor))
 
-    def check_at_start(self) -> VerifyResult:
+    def check_since_anchor(self) -> VerifyResult:
         """What a start-up can afford, whatever the journal's length: its schema, and the
-        chain from the anchor the last start-up recorded to the head, never every record
-        or page again (verify() checks those).
+        chain from the anchor the last check recorded to the head, never every record or
+        page again (verify() checks those). The service runs it at start-up and after each
+        shoe, so the next start walks only what came after the last shoe.
 
-        When it passes, the head becomes the anchor for the next start-up.
+        When it passes, the head becomes the anchor for the next check.
         """
         result = self._in_snapshot(self._check_since_last_start)
         if result.ok:
