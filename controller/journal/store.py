@@ -920,25 +920,24 @@ class Journal:
         rows = self._connection.execute(
             f"SELECT {_WALK_COLUMNS} FROM records WHERE id >= ? ORDER BY id", (expected_id,)
         )
-        while True:
-            try:
-                row = rows.fetchone()
-            except sqlite3.DatabaseError as exc:
-                if self._connection.text_factory is str and _UNDECODABLE in str(exc):
-                    raise _NotUtf8 from exc
-                return _damaged(expected_id, f"SQLite cannot read it: {exc}", count, previous_hash)
-            if row is None:
-                break
-            record_id, stored_hash = row[0], row[_HASH]
-            problem = _chain_problem(row, expected_id, previous_hash)
-            if problem is None and _misses_anchor(anchor, record_id, stored_hash):
-                problem = (
-                    "its hash is not the one written down in the anchor: "
-                    "the journal was rewritten from this record or earlier"
-                )
-            if problem is not None:
-                return VerifyResult(False, count, previous_hash, record_id, problem)
-            expected_id, previous_hash, count = record_id + 1, stored_hash, count + 1
+        try:
+            # Iterating, not fetchone() per row: the walk runs once per record of the journal.
+            for row in rows:
+                record_id, stored_hash = row[0], row[_HASH]
+                problem = _chain_problem(row, expected_id, previous_hash)
+                if problem is None and _misses_anchor(anchor, record_id, stored_hash):
+                    problem = (
+                        "its hash is not the one written down in the anchor: "
+                        "the journal was rewritten from this record or earlier"
+                    )
+                if problem is not None:
+                    return VerifyResult(False, count, previous_hash, record_id, problem)
+                expected_id, previous_hash, count = record_id + 1, stored_hash, count + 1
+        except sqlite3.DatabaseError as exc:
+            # Reading the row after the last good one failed: that record is named.
+            if self._connection.text_factory is str and _UNDECODABLE in str(exc):
+                raise _NotUtf8 from exc
+            return _damaged(expected_id, f"SQLite cannot read it: {exc}", count, previous_hash)
         last_id = expected_id - 1
         return self._head_problem(last_id, previous_hash, count, anchor) or VerifyResult(
             True, count, previous_hash, last_id=last_id
