@@ -903,9 +903,11 @@ class Journal:
                     )
                 anchor = None
         if start is not None:
+            # The records before start are counted from the chain head, not read: counting
+            # them read the whole journal at every start. Those records are verify()'s.
             row = self._connection.execute(
-                "SELECT prev_hash, (SELECT count(*) FROM records WHERE id < ?) "
-                "FROM records WHERE id = ?",
+                "SELECT prev_hash, (SELECT record_count FROM chain_head) "
+                "- (SELECT count(*) FROM records WHERE id >= ?) FROM records WHERE id = ?",
                 (start.record_id, start.record_id),
             ).fetchone()
             if row is None:
@@ -916,7 +918,7 @@ class Journal:
                     start.record_id,
                     "the record the last start-up checked is gone: records were deleted",
                 )
-            expected_id, previous_hash, count = start.record_id, row[0], row[1]
+            expected_id, previous_hash, count = start.record_id, row[0], row[1] or 0
         rows = self._connection.execute(
             f"SELECT {_WALK_COLUMNS} FROM records WHERE id >= ? ORDER BY id", (expected_id,)
         )
