@@ -43,7 +43,8 @@ def remaining_shoes(shoes: int) -> list[dict[Card, int]]:
 
 
 def pricing_ms(name: str, shoes: list[dict[Card, int]]) -> tuple[list[float], float]:
-    """CPU milliseconds of each pricing, and of the first (which builds the dealing's table)."""
+    """CPU milliseconds of each pricing, and of the first (which reads the dealing's shipped
+    table)."""
     game = get_game(name)
     composition_table.cache_clear()  # another benchmark's table service may have built it
     started = time.process_time()
@@ -65,7 +66,7 @@ def measure(shoes: int = 40) -> list[Measurement]:
         how = (
             f"{len(prepared)} remaining shoes of {shoes} shuffled {DECKS}-deck shoes, every bet, "
             f"exact; p50 {statistics.median(timings):.1f} ms; the first pricing of a process "
-            f"builds the table once: {first:.0f} ms; CPU time"
+            f"reads the shipped table once: {first:.0f} ms; CPU time"
         )
         rows.append(
             Measurement(

@@ -13,7 +13,11 @@ ACK's own way back, comparable with bench_pty_echo's round trip.
 Twice: with the journal on this disk (the durable commit, synchronous=FULL)
 and on tmpfs (/dev/shm), where the same commit costs no disk flush.
 Targets (issue 7): p99 with the durable commit under 5 ms, a whole 8-deck
-shoe under 2 s. A measurement, not a test: it asserts nothing.
+shoe under 2 s. With the durable commit, each card's TableModel.apply is
+timed too, as the running session calls it (issue 22: p99 under 150 µs),
+and the same shoes are dealt again in turn with the watcher's remaining-shoe
+pricing off (issue 22: p99 with it on at most 1.15 times without).
+A measurement, not a test: it asserts nothing.
 
     .venv/bin/python bench/bench_session.py
 """
@@ -31,6 +35,7 @@ from results import Measurement, Target, percentile, print_measurements
 
 from cardshoe.controller.config import GameConfig, TableConfig
 from cardshoe.controller.journal.store import Journal
+from cardshoe.controller.procedure.table import TableModel
 from cardshoe.controller.service.session import TableSession
 from cardshoe.drivers.api.protocols import open_device
 from cardshoe.drivers.protocol.errors import ProtocolError
@@ -100,8 +105,42 @@ def _messages(decoder: FrameDecoder, data: bytes) -> list:
     return found
 
 
-def run_shoe(journal_dir: Path, seed: int) -> tuple[list[float], float]:
-    """Per-card wire-to-ack seconds, and the seconds the whole shoe took."""
+@dataclass
+class ShoeTimes:
+    """Per-card wire-to-ack seconds, apply()'s seconds per card, the whole shoe's seconds."""
+
+    wire_to_ack: list[float] = field(default_factory=list)
+    apply: list[float] = field(default_factory=list)
+    whole_shoes: list[float] = field(default_factory=list)
+
+
+def time_apply(model: TableModel, samples: list[float]) -> None:
+    """Note the seconds of each card's TableModel.apply in the running session."""
+    apply = model.apply
+
+    def timed(item: object) -> list:
+        started = time.perf_counter()
+        facts = apply(item)
+        if isinstance(item, CardRead):
+            samples.append(time.perf_counter() - started)
+        return facts
+
+    vars(model)["apply"] = timed
+
+
+class NoPricing:
+    """The watcher's pricing worker, turned off: the shoes the pricing-on ones compare with."""
+
+    def submit(self, job: object) -> None:
+        """No round is priced."""
+
+    def drain(self) -> None:
+        """Nothing is ever waiting."""
+
+
+def run_shoe(journal_dir: Path, seed: int, found: ShoeTimes, pricing: bool = True) -> None:
+    """One shoe's per-card wire-to-ack and apply() seconds, and its whole time, into `found`;
+    pricing=False turns the watcher's remaining-shoe pricing off for it."""
     core = create_device("cs-1", seed=seed, decks=DECKS, cut_card_depth=CONFIG.shoe.cut_card_depth)
     core.dealer.auto = True
     times = CardTimes()
@@ -118,6 +157,9 @@ def run_shoe(journal_dir: Path, seed: int) -> tuple[list[float], float]:
                 open_device(str(link)) as device,
             ):
                 session = TableSession(CONFIG, journal, device)
+                time_apply(session.model, found.apply)
+                if not pricing:
+                    vars(session._watcher)["_pricing"] = NoPricing()
                 started = time.perf_counter()
                 ended = session.run_shoe(deck_set=DECK_SET, betting_time_s=0)
                 whole_shoe = time.perf_counter() - started
@@ -125,24 +167,33 @@ def run_shoe(journal_dir: Path, seed: int) -> tuple[list[float], float]:
             device_thread.close()
     if ended is None or not ended.reconciled:
         raise RuntimeError(f"the benchmark shoe did not end reconciled: {ended}")
-    return times.wire_to_ack(), whole_shoe
+    found.wire_to_ack += times.wire_to_ack()
+    found.whole_shoes.append(whole_shoe)
 
 
-def run_shoes(journal_dir: Path) -> tuple[list[float], float]:
-    """Per-card seconds of every shoe, and the median seconds of a whole shoe."""
-    per_card: list[float] = []
-    whole_shoes = []
+def run_shoes(journal_dir: Path) -> ShoeTimes:
+    found = ShoeTimes()
     for seed in range(1, SHOES + 1):
-        cards, whole_shoe = run_shoe(journal_dir, seed)
-        per_card += cards
-        whole_shoes.append(whole_shoe)
-    return per_card, statistics.median(whole_shoes)
+        run_shoe(journal_dir, seed, found)
+    return found
+
+
+def run_shoes_pricing_on_and_off(journal_dir: Path) -> tuple[ShoeTimes, ShoeTimes]:
+    """The same seeded shoes with the pricing on and off, in turn, so load falls on both."""
+    on, off = ShoeTimes(), ShoeTimes()
+    for seed in range(1, SHOES + 1):
+        run_shoe(journal_dir, seed, on)
+        run_shoe(journal_dir, seed, off, pricing=False)
+    return on, off
 
 
 def measure() -> list[Measurement]:
     disk = Path(tempfile.gettempdir())
-    durable, durable_shoe = run_shoes(disk)
-    flushless, flushless_shoe = run_shoes(TMPFS)
+    durable_times, unpriced_times = run_shoes_pricing_on_and_off(disk)
+    flushless_times = run_shoes(TMPFS)
+    durable, durable_shoe = durable_times.wire_to_ack, statistics.median(durable_times.whole_shoes)
+    flushless = flushless_times.wire_to_ack
+    flushless_shoe = statistics.median(flushless_times.whole_shoes)
     how = f"{len(durable)} cards of {SHOES} shoes, CARD frame written to its ACK read, on a pty"
     return [
         Measurement(
@@ -172,6 +223,23 @@ def measure() -> list[Measurement]:
             "ms",
             Target(5, at_least=False, text="< 5 ms"),
             f"{how}, journal in {disk}",
+        ),
+        Measurement(
+            "wire-to-decision p99 with durable commit, pricing on over pricing off",
+            percentile(durable, 99) / percentile(unpriced_times.wire_to_ack, 99),
+            "×",
+            Target(1.15, at_least=False, text="≤ 1.15×"),
+            f"the same {SHOES} seeded shoes in turn with the watcher's remaining-shoe pricing "
+            f"on and off; p99 {percentile(durable, 99) * 1e3:.2f} ms against "
+            f"{percentile(unpriced_times.wire_to_ack, 99) * 1e3:.2f} ms",
+        ),
+        Measurement(
+            "controller apply() per card p99, inside the running session",
+            percentile(durable_times.apply, 99) * 1e6,
+            "µs",
+            Target(150, at_least=False, text="< 150 µs"),
+            f"{len(durable_times.apply)} cards: TableModel.apply as TableSession calls it, "
+            "link thread and journal beside it (bench_controller times it alone)",
         ),
         Measurement(
             "whole 8-deck shoe over a pty, with durable commit",

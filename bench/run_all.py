@@ -31,6 +31,7 @@ BENCHES = (
     "bench_cli",
     "bench_technician",
     "bench_service",
+    "bench_journal_growth",
     "bench_soak",
     "bench_scoreboard",
     "bench_protection",

@@ -104,10 +104,10 @@ def _journal_shoe(
 ) -> tuple[str, int, list[Card]]:
     """The game, decks and seen cards of a journal's shoe; options that disagree are refused."""
     from cardshoe.controller.journal.store import Journal
-    from cardshoe.controller.protection.shoe_records import choose_shoe, read_shoes
+    from cardshoe.controller.protection.shoe_records import journal_shoe
 
     with Journal.open_readonly(path) as journal:
-        shoe = choose_shoe(read_shoes(journal), shoe_id, str(path))
+        shoe = journal_shoe(journal, shoe_id, str(path))
     for option, given, dealt in (("--game", game, shoe.game), ("--decks", decks, shoe.decks)):
         if given is not None and given != dealt:
             raise UserError(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from json.encoder import encode_basestring
 
 from cardshoe.controller.canonical import canonical_json
 
@@ -47,5 +48,27 @@ def record_hash(prev_hash: str, values: Sequence[object]) -> str:
     """
     if len(values) != len(HASHED_FIELDS):
         raise ValueError(f"a record hash covers {len(HASHED_FIELDS)} fields, not {len(values)}")
-    body = canonical_json(list(values)).encode("utf-8")
-    return hashlib.sha256(bytes.fromhex(prev_hash) + body).hexdigest()
+    return body_hash(prev_hash, _canonical_fields(values))
+
+
+def body_hash(prev_hash: str, body: str) -> str:
+    """The hash of a record whose canonical JSON array of HASHED_FIELDS is `body`."""
+    return hashlib.sha256(bytes.fromhex(prev_hash) + body.encode("utf-8")).hexdigest()
+
+
+def _canonical_fields(values: Sequence[object]) -> str:
+    """canonical_json(list(values)), spelled out for the field types a record has (text,
+    integers, NULL) at half the cost: verify hashes every record of a journal again.
+    Any other value takes canonical_json itself, so the text is always the same."""
+    parts = []
+    for value in values:
+        kind = type(value)
+        if kind is str:
+            parts.append(encode_basestring(value))  # type: ignore[arg-type]
+        elif kind is int:
+            parts.append(int.__repr__(value))
+        elif value is None:
+            parts.append("null")
+        else:
+            return canonical_json(list(values))
+    return "[" + ",".join(parts) + "]"

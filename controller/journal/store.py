@@ -29,6 +29,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
+from functools import cache
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -39,6 +40,7 @@ from cardshoe.controller.journal.chain import (
     GENESIS_HASH,
     HASHED_FIELDS,
     RECORD_COLUMNS,
+    body_hash,
     record_hash,
 )
 from cardshoe.controller.own_files import open_own_file, sync_folder
@@ -93,6 +95,11 @@ SCHEMA_STEPS: tuple[tuple[str, ...], ...] = (
         ) STRICT""",
         f"INSERT INTO checked_anchor VALUES (1, 0, '{GENESIS_HASH}')",
     ),
+    (
+        # Start-up and the commands look up records by kind (the latest table.idle, the
+        # shoes' starts): without it each lookup read the whole journal.
+        "CREATE INDEX records_by_kind ON records (kind, id)",
+    ),
 )
 """Schema step i turns a version-i journal into version i + 1 (PRAGMA user_version)."""
 
@@ -128,6 +135,12 @@ _INSERT_RECORD = (
     f"INSERT INTO records ({_COLUMN_LIST}) VALUES ({', '.join('?' * len(RECORD_COLUMNS))})"
 )
 _HASHED = len(HASHED_FIELDS)
+_HASH = len(RECORD_COLUMNS) - 1
+_BODY = len(RECORD_COLUMNS)
+_WALK_COLUMNS = f"{_COLUMN_LIST}, json_array({', '.join(HASHED_FIELDS)})"
+"""What verify reads of each record: its columns, then SQLite's JSON array of the hashed
+ones, which is the canonical JSON the hash covers for any record the journal wrote (text,
+integers and NULL spelled alike), so the walk need not build it in Python."""
 _PAYLOAD = RECORD_COLUMNS.index("payload")
 """Where the payload's JSON text sits in a stored row."""
 
@@ -704,6 +717,22 @@ class Journal:
                 return
             last_seen = rows[-1][0]
 
+    def latest(self, kinds: Iterable[str], count: int = 1) -> list[Record]:
+        """The latest `count` records of these kinds, in id order, read through the index by
+        kind: what a start-up or a command needs of a long journal, never all of it."""
+        wanted = [str(kind) for kind in kinds]
+        if count <= 0 or not wanted:
+            return []
+        query = (
+            f"SELECT {_COLUMN_LIST} FROM records WHERE kind IN ({', '.join('?' * len(wanted))}) "
+            "ORDER BY id DESC LIMIT ?"
+        )
+        with self._lock:
+            rows = self._guarded(
+                "reading the latest records", self._fetch_all, query, [*wanted, count]
+            )
+        return [self._record_from_row(row) for row in reversed(rows)]
+
     def last_device_seq(self, device_serial: str) -> int | None:
         """The sequence number of the latest journaled event from this device, if any.
 
@@ -758,18 +787,32 @@ class Journal:
         return deleted
 
     def verify(self, *, anchor: ChainAnchor | None = None) -> VerifyResult:
-        """SQLite's integrity check, then the whole chain in one read snapshot.
+        """SQLite's integrity check, and the whole chain in one read snapshot.
 
-        Reports the first bad page or record; with an anchor, the record it names
-        must still carry the hash it had.
+        Reports the first bad page or record, the integrity check's first; with an
+        anchor, the record it names must still carry the hash it had. The integrity
+        check runs on a connection of its own while this one walks the chain: sqlite3
+        lets the interpreter go while SQLite checks, so the two share the cores and a
+        verify takes the longer of them, not both.
         """
-        return self._in_snapshot(lambda: self._integrity() or self._walk(None, anchor))
+        found: list[VerifyResult | None] = []
+        checking = threading.Thread(
+            target=lambda: found.append(_integrity(self.path)), name="journal-integrity"
+        )
+        checking.start()
+        try:
+            walked = self._in_snapshot(lambda: self._walk(None, anchor))
+        finally:
+            checking.join()
+        return found[0] or walked
 
-    def check_at_start(self) -> VerifyResult:
-        """What a start-up can afford: SQLite's integrity check and the chain from the
-        anchor the last start-up recorded to the head, never every record again.
+    def check_since_anchor(self) -> VerifyResult:
+        """What a start-up can afford, whatever the journal's length: its schema, and the
+        chain from the anchor the last check recorded to the head, never every record or
+        page again (verify() checks those). The service runs it at start-up and after each
+        shoe, so the next start walks only what came after the last shoe.
 
-        When it passes, the head becomes the anchor for the next start-up.
+        When it passes, the head becomes the anchor for the next check.
         """
         result = self._in_snapshot(self._check_since_last_start)
         if result.ok:
@@ -781,7 +824,7 @@ class Journal:
         return result
 
     def _check_since_last_start(self) -> VerifyResult:
-        damaged = self._integrity()
+        damaged = self._schema_problem()
         if damaged is not None:
             return damaged
         checked = self._checked_anchor()
@@ -791,31 +834,45 @@ class Journal:
         return self._walk(checked, checked)
 
     def _in_snapshot(self, check: Callable[[], VerifyResult]) -> VerifyResult:
+        """check() in one read snapshot. Text is read as str, and only when some text is not
+        UTF-8 (an edit) is the check run again with it replaced, so that the record's hash
+        fails and names it: a factory of our own on every value halves verify's speed."""
         with self._lock:
             if self._in_transaction:
                 raise RuntimeError("verify the journal outside a transaction")
-            self._connection.text_factory = _lenient_text
             try:
-                self._guarded("reading the journal", self._connection.execute, "BEGIN")
-                try:
-                    return check()
-                except sqlite3.DatabaseError as exc:
-                    return _damaged(None, f"SQLite cannot read the journal: {exc}")
-                finally:
-                    _roll_back(self._connection)
+                for factory in (str, _lenient_text):
+                    self._connection.text_factory = factory
+                    self._guarded("reading the journal", self._connection.execute, "BEGIN")
+                    try:
+                        return check()
+                    except _NotUtf8:
+                        continue
+                    except sqlite3.DatabaseError as exc:
+                        if factory is str and _UNDECODABLE in str(exc):
+                            continue
+                        return _damaged(None, f"SQLite cannot read the journal: {exc}")
+                    finally:
+                        _roll_back(self._connection)
+                raise AssertionError("text read leniently is always UTF-8")
             finally:
                 self._connection.text_factory = str
 
-    def _integrity(self) -> VerifyResult | None:
-        """SQLite's own check of pages and indexes: None when it finds nothing wrong."""
-        try:
-            rows = self._connection.execute("PRAGMA integrity_check(5)").fetchall()
-        except sqlite3.DatabaseError as exc:
-            return _damaged(None, f"SQLite cannot read the database: {exc}")
-        messages = [str(row[0]) for row in rows]
-        if messages == ["ok"]:
+    def _schema_problem(self) -> VerifyResult | None:
+        """The tables and indexes as the schema steps make them, or what differs: at start-up
+        in place of SQLite's integrity check, which reads every page of the journal and so
+        grew with it. The walk from the anchor reads the pages written since."""
+        rows = self._connection.execute(
+            "SELECT type, name, sql FROM sqlite_schema WHERE sql IS NOT NULL"
+        ).fetchall()
+        found = {(kind, name, " ".join(sql.split())) for kind, name, sql in rows}
+        pruned = any(name == "prune_checkpoint" for _, name, _ in found)
+        differ = sorted({name for _, name, _ in found ^ _expected_schema(pruned)})
+        if not differ:
             return None
-        return _damaged(None, f"SQLite's integrity check fails: {'; '.join(messages)}")
+        return _damaged(
+            None, f"the schema is not the journal's: {', '.join(differ)} differ from it"
+        )
 
     def _checked_anchor(self) -> ChainAnchor | None:
         try:
@@ -846,9 +903,11 @@ class Journal:
                     )
                 anchor = None
         if start is not None:
+            # The records before start are counted from the chain head, not read: counting
+            # them read the whole journal at every start. Those records are verify()'s.
             row = self._connection.execute(
-                "SELECT prev_hash, (SELECT count(*) FROM records WHERE id < ?) "
-                "FROM records WHERE id = ?",
+                "SELECT prev_hash, (SELECT record_count FROM chain_head) "
+                "- (SELECT count(*) FROM records WHERE id >= ?) FROM records WHERE id = ?",
                 (start.record_id, start.record_id),
             ).fetchone()
             if row is None:
@@ -859,27 +918,28 @@ class Journal:
                     start.record_id,
                     "the record the last start-up checked is gone: records were deleted",
                 )
-            expected_id, previous_hash, count = start.record_id, row[0], row[1]
+            expected_id, previous_hash, count = start.record_id, row[0], row[1] or 0
         rows = self._connection.execute(
-            f"SELECT {_COLUMN_LIST} FROM records WHERE id >= ? ORDER BY id", (expected_id,)
+            f"SELECT {_WALK_COLUMNS} FROM records WHERE id >= ? ORDER BY id", (expected_id,)
         )
-        while True:
-            try:
-                row = rows.fetchone()
-            except sqlite3.DatabaseError as exc:
-                return _damaged(expected_id, f"SQLite cannot read it: {exc}", count, previous_hash)
-            if row is None:
-                break
-            record_id, stored_hash = row[0], row[-1]
-            problem = _chain_problem(row, expected_id, previous_hash)
-            if problem is None and _misses_anchor(anchor, record_id, stored_hash):
-                problem = (
-                    "its hash is not the one written down in the anchor: "
-                    "the journal was rewritten from this record or earlier"
-                )
-            if problem is not None:
-                return VerifyResult(False, count, previous_hash, record_id, problem)
-            expected_id, previous_hash, count = record_id + 1, stored_hash, count + 1
+        try:
+            # Iterating, not fetchone() per row: the walk runs once per record of the journal.
+            for row in rows:
+                record_id, stored_hash = row[0], row[_HASH]
+                problem = _chain_problem(row, expected_id, previous_hash)
+                if problem is None and _misses_anchor(anchor, record_id, stored_hash):
+                    problem = (
+                        "its hash is not the one written down in the anchor: "
+                        "the journal was rewritten from this record or earlier"
+                    )
+                if problem is not None:
+                    return VerifyResult(False, count, previous_hash, record_id, problem)
+                expected_id, previous_hash, count = record_id + 1, stored_hash, count + 1
+        except sqlite3.DatabaseError as exc:
+            # Reading the row after the last good one failed: that record is named.
+            if self._connection.text_factory is str and _UNDECODABLE in str(exc):
+                raise _NotUtf8 from exc
+            return _damaged(expected_id, f"SQLite cannot read it: {exc}", count, previous_hash)
         last_id = expected_id - 1
         return self._head_problem(last_id, previous_hash, count, anchor) or VerifyResult(
             True, count, previous_hash, last_id=last_id
@@ -947,6 +1007,52 @@ def _damaged(
     record_id: int | None, reason: str, count: int = 0, head_hash: str = GENESIS_HASH
 ) -> VerifyResult:
     return VerifyResult(False, count, head_hash, record_id, reason)
+
+
+def _integrity(path: Path) -> VerifyResult | None:
+    """SQLite's own check of pages and indexes, on a connection of its own: None when it finds
+    nothing wrong."""
+    try:
+        connection = _connect(path, "ro")
+    except JournalError as exc:
+        return _damaged(None, f"SQLite cannot read the database: {exc}")
+    try:
+        rows = connection.execute("PRAGMA integrity_check(5)").fetchall()
+    except sqlite3.DatabaseError as exc:
+        return _damaged(None, f"SQLite cannot read the database: {exc}")
+    finally:
+        connection.close()
+    messages = [str(row[0]) for row in rows]
+    if messages == ["ok"]:
+        return None
+    return _damaged(None, f"SQLite's integrity check fails: {'; '.join(messages)}")
+
+
+@cache
+def _expected_schema(pruned: bool) -> frozenset[tuple[str, str, str]]:
+    """(type, name, SQL with its spaces collapsed) of every table and index of a journal of
+    this schema version, as SQLite writes them down; `pruned` adds the prune checkpoint."""
+    connection = sqlite3.connect(":memory:")
+    try:
+        for step in SCHEMA_STEPS:
+            for statement in step:
+                connection.execute(statement)
+        if pruned:
+            connection.execute(PRUNE_CHECKPOINT_DDL)
+        rows = connection.execute(
+            "SELECT type, name, sql FROM sqlite_schema WHERE sql IS NOT NULL"
+        ).fetchall()
+    finally:
+        connection.close()
+    return frozenset((kind, name, " ".join(sql.split())) for kind, name, sql in rows)
+
+
+class _NotUtf8(Exception):
+    """Some text of the journal is not UTF-8: verify reads it again, leniently."""
+
+
+_UNDECODABLE = "Could not decode to UTF-8"
+"""How sqlite3 says a text value is not UTF-8 (an OperationalError)."""
 
 
 def _lenient_text(data: bytes) -> str:
@@ -1089,10 +1195,13 @@ def _chain_problem(row: tuple[Any, ...], expected_id: int, previous_hash: str) -
             "records were moved, inserted or replaced"
         )
     try:
+        if body_hash(previous_hash, row[_BODY]) == row[_HASH]:
+            return None
+        # SQLite's text is not the canonical one for this record: the record decides.
         computed = record_hash(previous_hash, row[:_HASHED])
     except (TypeError, ValueError):
         return "a field holds a value of the wrong type: the record was edited"
-    if computed != row[-1]:
+    if computed != row[_HASH]:
         return "its contents do not match its hash: the record was edited"
     return None
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from transitions import EventData, Machine
+from cardshoe.controller.procedure.dispatch import ProcedureMachine
 
 
 class State(StrEnum):
@@ -384,43 +384,9 @@ def machine_options(model: Any, *, bind: bool = True) -> dict[str, Any]:
     }
 
 
-class ProcedureMachine(Machine):
-    """transitions' Machine, able to say which of several triggers may fire first.
-
-    After every input the procedure asks which AUTOMATIC trigger may fire.
-    may_<trigger>() answers for one trigger, building an Event, an EventData
-    and the list of the state's triggers on every question (5 µs), and the
-    card that completes a round asked five times.
-    """
-
-    def first_allowed(self, model: Any, triggers: Sequence[str]) -> str | None:
-        """The first of `triggers` whose guards hold now: what may_<trigger>() says, in order.
-
-        The same transitions and conditions may_<trigger>() evaluates, with an
-        exception in a guard handed to on_exception as there; the procedure has
-        no prepare callbacks and every destination is a state of the machine.
-        """
-        for trigger in triggers:
-            state = self.get_model_state(model)
-            event = self.events[trigger]
-            event_data = EventData(state, event, self, model, (), {})
-            for transition in event.transitions.get(state.name, ()):
-                event_data.transition = transition
-                try:
-                    # A loop, not all() over a generator: it runs several times per input.
-                    for condition in transition.conditions:
-                        if not condition.check(event_data):
-                            break
-                    else:
-                        return trigger
-                except Exception as error:
-                    event_data.error = error
-                    self.callbacks(self.on_exception, event_data)
-        return None
-
-
 def build_machine(model: Any) -> ProcedureMachine:
-    """A queued flat Machine over the tables above, bound to `model` (a TableModel)."""
+    """A queued flat Machine over the tables above, bound to `model` (a TableModel), its
+    triggers run through routes compiled from it (dispatch.py)."""
     logging.getLogger("transitions").setLevel(logging.WARNING)
     return ProcedureMachine(**machine_options(model))
 

@@ -155,10 +155,10 @@ class TableModel(Dealing):
         self._end_misread_hold_when_moot()
         self._end_replay_hold_when_moot()
         for _ in range(MAX_AUTOMATIC_STEPS):
-            step = self.machine.first_allowed(self, AUTOMATIC_FROM[cast(State, self.state)])
+            step = self.machine.first_step(self, AUTOMATIC_FROM[cast(State, self.state)])
             if step is None:
                 break
-            self.trigger(step)
+            self.machine.take(step)
         else:
             self._fail(RuntimeError(f"automatic transitions keep firing in state {self.state}"))
         facts, self._facts = self._facts, []

@@ -9,6 +9,10 @@ Only its parent writes to it. It ignores Ctrl-C, which a terminal sends to
 the whole process group: the parent decides when it ends, by closing the pipe.
 Whatever ends it early ends it with one line on stderr, never a traceback: the
 parent notices the closed pipe, warns, and prices in its own process.
+
+It runs at the lowest CPU priority there is (SCHED_IDLE on Linux, else nice
+19): on a table PC whose cores are busy the card waits for no pricing, and a
+late pricing only prices a later shoe (pricing_worker.py).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from cardshoe.controller.rules.games import Game
 
 def main() -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    yield_the_cpu()
     try:
         serve(sys.stdin.buffer, sys.stdout.buffer)
     except BrokenPipeError:
@@ -36,6 +41,14 @@ def main() -> int:
         print(f"cardshoe pricing child: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
     return 0
+
+
+def yield_the_cpu() -> None:
+    """Take the lowest CPU priority: only a core nothing else wants runs the pricing."""
+    if hasattr(os, "SCHED_IDLE"):
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    else:
+        os.nice(19 - os.nice(0))
 
 
 def serve(requests: BinaryIO, answers: BinaryIO) -> None:

@@ -68,6 +68,18 @@ class PricingProcess:
                 self._close()
         return player_edges(game.game, decks, cards)
 
+    def start(self) -> None:
+        """Start the child now, so the first round's pricing does not wait for its start-up;
+        nothing is asked of it, so the caller never waits for its idle priority."""
+        with self._lock:
+            if self._child is None:
+                try:
+                    self._start()
+                except OSError as exc:
+                    log.warning(
+                        "pricing process unavailable; pricing in the service", error=str(exc)
+                    )
+
     def close(self) -> None:
         with self._lock:
             self._close()

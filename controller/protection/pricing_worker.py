@@ -3,15 +3,15 @@
 One exact pricing of every bet takes 5-10 ms of pure Python (rules/odds.py).
 On the session thread it sat between a round's result and the next card's
 acknowledgement; at a fast automatic machine that was the largest share of
-the table's wire-to-decision time. The worker prices in submission order, so
-alarms stay in round order; it keeps at most MAX_PENDING rounds waiting, so a
-machine dealing faster than the pricing (the simulator, a loaded PC) cannot
-grow a backlog without end: the oldest waiting round goes unpriced, and the
-next pricing, of a later remaining shoe, alarms for every bet then favoured
-that has not alarmed. The worker lives only while
-there is work: a session needs no close, and a process leaves no thread behind
-when the table goes quiet. Callers that must see every pricing done (the end
-of a shoe, the end of a run) call drain().
+the table's wire-to-decision time. The worker does one job at a time and
+keeps only the latest job waiting: a round submitted while another waits
+replaces it, so the pricing never falls behind the table however fast a
+machine deals (the simulator, a loaded PC, a pricing child at idle priority)
+and only the latest remaining shoe is priced. The next pricing, of that later
+shoe, alarms for every bet then favoured that has not alarmed (watcher.py).
+The worker lives only while there is work: a session needs no close, and a
+process leaves no thread behind when the table goes quiet. Callers that must
+see every pricing done (the end of a shoe, the end of a run) call drain().
 """
 
 from __future__ import annotations
@@ -27,27 +27,24 @@ log = structlog.get_logger(__name__)
 
 Job = TypeVar("Job")
 
-MAX_PENDING = 32
-"""Rounds waiting to be priced, at most; about a third of a second of pricing."""
-
 
 class PricingWorker(Generic[Job]):
-    """Runs do(job) for each submitted job, in order, on a thread that exits when idle."""
+    """Runs do(job) on a thread that exits when idle: the job under way, then the latest
+    submitted since it began."""
 
     def __init__(self, do: Callable[[Job], None], name: str = "protection-pricing") -> None:
         self._do = do
         self._name = name
-        self._jobs: deque[Job] = deque()
+        self._jobs: deque[Job] = deque(maxlen=1)
+        """The job waiting, if any: appending a newer one drops it."""
         self._changed = threading.Condition()
         self._thread: threading.Thread | None = None
         self._skipped = 0
-        """Jobs dropped since the backlog last emptied, logged once it has."""
+        """Jobs replaced by a newer one since the worker last went idle, logged then."""
 
     def submit(self, job: Job) -> None:
         with self._changed:
-            if len(self._jobs) >= MAX_PENDING:
-                self._jobs.popleft()
-                self._skipped += 1
+            self._skipped += len(self._jobs)
             self._jobs.append(job)
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
@@ -79,5 +76,5 @@ class PricingWorker(Generic[Job]):
 
     def _report_skipped(self) -> None:
         if self._skipped:
-            log.warning("rounds left unpriced while the pricing was behind", rounds=self._skipped)
+            log.info("rounds not priced: a later round's remaining shoe was", rounds=self._skipped)
             self._skipped = 0

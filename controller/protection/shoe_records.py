@@ -9,7 +9,6 @@ display's copy.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from cardshoe.controller.errors import UserError
@@ -87,16 +86,22 @@ class JournaledShoe:
         return self.still_out(self.seen_at_round_end[round_no])
 
 
-def read_shoes(journal: Journal, *, last: int | None = None) -> list[JournaledShoe]:
-    """The journal's shoes (only the `last` ones, when given) in the order they started,
-    each with its cards in the order seen.
+def read_shoes(
+    journal: Journal, *, last: int | None = None, shoe_id: str | None = None
+) -> list[JournaledShoe]:
+    """The journal's shoes (only the `last` ones, or only the shoe `shoe_id`, when given) in
+    the order they started, each with its cards in the order seen.
 
-    Each shoe's records are read through the journal's index by shoe, so the live
-    watcher, which needs the last two shoes, never reads a year of cards at start-up.
+    The starts are found through the journal's index by kind and each shoe's records
+    through its index by shoe, so the live watcher, which needs the last two shoes, and
+    `shoectl odds --journal`, one, never read a year of cards.
     """
-    starts = list(journal.records(kinds=[ShoeStarted.KIND]))
-    if last is not None:
-        starts = starts[-last:] if last else []
+    if shoe_id is not None:
+        starts = list(journal.records(shoe_id=shoe_id, kinds=[ShoeStarted.KIND]))
+    elif last is not None:
+        starts = journal.latest([ShoeStarted.KIND], last)
+    else:
+        starts = list(journal.records(kinds=[ShoeStarted.KIND]))
     shoes = []
     for start in starts:
         payload = start.payload
@@ -121,17 +126,14 @@ def _take(shoe: JournaledShoe, record: Record) -> None:
         shoe.ended = True
 
 
-def choose_shoe(shoes: Iterable[JournaledShoe], shoe_id: str | None, source: str) -> JournaledShoe:
-    """The shoe named, or the latest one; bad input when there is none."""
-    found = list(shoes)
-    if not found:
+def journal_shoe(journal: Journal, shoe_id: str | None, source: str) -> JournaledShoe:
+    """The shoe named, or the latest one, read alone; bad input when there is none."""
+    found = read_shoes(journal, last=1) if shoe_id is None else read_shoes(journal, shoe_id=shoe_id)
+    if found:
+        return found[0]
+    latest = [start.payload["shoe_id"] for start in journal.latest([ShoeStarted.KIND], 3)]
+    if not latest:
         raise UserError(f"{source} holds no shoe: deal one first, or give another journal")
-    if shoe_id is None:
-        return found[-1]
-    for shoe in found:
-        if shoe.shoe_id == shoe_id:
-            return shoe
     raise UserError(
-        f"{source} holds no shoe {shoe_id!r}; its latest shoes are "
-        + ", ".join(shoe.shoe_id for shoe in found[-3:])
+        f"{source} holds no shoe {shoe_id!r}; its latest shoes are " + ", ".join(latest)
     )

@@ -45,6 +45,7 @@ from cardshoe.controller.procedure.facts import (
     ShoeStarted,
     TableEvent,
 )
+from cardshoe.controller.protection.advantage import player_edges
 from cardshoe.controller.protection.pricing_process import PRICING, PricedGame
 from cardshoe.controller.protection.pricing_worker import PricingWorker
 from cardshoe.controller.protection.shoe_records import JournaledShoe, SeenCard, read_shoes
@@ -124,10 +125,7 @@ class ProtectionWatcher:
         self._pricing: PricingWorker[_Pricing] = PricingWorker(self._price)
         self._alarm_listeners: list[Callable[[Alarm], None]] = []
         self._recover(read_shoes(journal, last=2))
-        if self._shoe is None:
-            # Start the pricing child and build its table now (~0.3 s once), not after round
-            # 1; recovering an open shoe has just priced it, which did the same.
-            PRICING.price(self._game, config.game.decks, ())
+        PRICING.start()  # now, not at round 1's pricing
 
     def notify(self, event: TableEvent) -> None:
         if isinstance(event, ShoeStarted):
@@ -225,7 +223,8 @@ class ProtectionWatcher:
             shoe.detector.take(seen)  # a run it reports now had its alarm before the restart
         shoe.out = open_shoe.still_out()
         alarmed = self._journal.records(shoe_id=open_shoe.shoe_id, kinds=[Advantage.KIND])
-        favoured_now = PRICING.price(self._game, shoe.decks, shoe.out).above(self._threshold)
+        # Priced here, not by the child: at idle priority it could keep a busy start waiting.
+        favoured_now = player_edges(self._game.game, shoe.decks, shoe.out).above(self._threshold)
         shoe.favoured = {Bet(record.payload["bet"]) for record in alarmed} & set(favoured_now)
 
 

@@ -15,7 +15,7 @@ for eight decks; the enumeration works on value compositions instead:
   with that multiset end in each (player total, banker total, sevens). It is
   built once per Dealing by asking Dealing.next_recipient at every step (the
   same code that deals live rounds, so the Macau lower-hand-first order is
-  followed), and cached.
+  followed); each game's ships built (shipped_tables.py), and each is cached.
 - Pricing a shoe is then one pass over that table: a multiset's weight is
   the falling product of the shoe's count of each value it takes, times the
   orderings of the unused positions. About 7,000 multisets: a few
@@ -42,6 +42,7 @@ from cardshoe.controller.rules.games import Game
 from cardshoe.controller.rules.hands import Hand, Winner, point_total, winner_of
 from cardshoe.controller.rules.paytables import Bet
 from cardshoe.controller.rules.rounds import SEVEN, Outcome
+from cardshoe.controller.rules.shipped_tables import read_table
 
 HandValues = tuple[int, ...]
 LeafKey = tuple[int, int, int]
@@ -196,10 +197,19 @@ def _pair_returns(
 
 @cache
 def composition_table(dealing: Dealing) -> PricingTable:
-    """The shoe-independent table behind every pricing of this dealing (~0.2 s, once).
+    """The shoe-independent table behind every pricing of this dealing, once per process:
+    the shipped one of the game's dealing (shipped_tables.py, a few ms), else built.
 
-    Cached for the process; composition_table.cache_clear() makes the next pricing
-    build it again (the benchmark times that build).
+    composition_table.cache_clear() makes the next pricing read or build it again.
+    """
+    shipped = read_table(dealing)
+    if shipped is not None:
+        return PricingTable(*shipped)
+    return build_composition_table(dealing)
+
+
+def build_composition_table(dealing: Dealing) -> PricingTable:
+    """The table of `dealing`, enumerated (~0.3 s).
 
     Within a hand the first cards are enumerated as a multiset with its
     arrangements: no drawing rule looks at the order of a hand's first two cards.

@@ -104,10 +104,8 @@ def device_forms(record: Record) -> tuple[int | None, dict[str, Any] | None]:
 
 def replay_start(journal: Journal) -> int:
     """The id after which the inputs that matter begin: the latest table.idle, or 0."""
-    latest = 0
-    for record in journal.records(kinds=[TableIdle.KIND]):
-        latest = record.id
-    return latest
+    latest = journal.latest([TableIdle.KIND])
+    return latest[0].id if latest else 0
 
 
 def recover(config: TableConfig, journal: Journal, *, after_id: int | None = None) -> Recovered:

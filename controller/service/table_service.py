@@ -10,9 +10,10 @@ clean up by hand and the next start simply goes on:
    other command is refused with that line;
 2. open the journal, which must exist (`shoectl journal init` makes a new
    table's): SQLite rolls back a transaction a kill cut short; then check
-   its integrity and its chain from where the last start-up checked it, and
-   deal nothing on a journal that fails (one line, a journaled refusal where
-   the journal still takes one, exit 1);
+   its schema and its chain from where the last check reached (the last
+   start-up or the end of the last shoe, when the service checks it again),
+   and deal nothing on a journal that fails (one line, a journaled refusal
+   where the journal still takes one, exit 1);
 3. open the device, authenticated with its pairing key when service.key_dir
    holds one, waiting up to device_wait_s for it to be plugged in or let go
    by another program; a device that answers but is refused (a failed
@@ -276,7 +277,7 @@ class TableService:
             )
             self._phase = (STARTING, "checking the journal")
             self._notify_status("checking the journal")
-            check_journal_at_start(journal)
+            check_journal(journal, "start-up")
             device = self._open_device(journal)
             self._journal_repeated_refusals(journal, self._clock() + REPEAT_INTERVAL_S)
             if device is None:
@@ -405,6 +406,9 @@ class TableService:
                 poll_s=self._poll_s,
                 on_step=self._after_step,
             )
+            # Walk what the shoe wrote and move the anchor, so a start after weeks of
+            # running walks only the records since the last shoe.
+            check_journal(session.journal, "end-of-shoe")
 
     def _after_step(self) -> None:
         """Between two steps: stop if asked, ping the watchdog, keep STATUS= current.
@@ -584,18 +588,19 @@ JOURNAL_REFUSED = "session.journal_refused"
 """Why the service would not deal on its journal; payload is the alarm's."""
 
 
-def check_journal_at_start(journal: Journal) -> None:
-    """Deal nothing on a journal whose database or recent chain is damaged.
+def check_journal(journal: Journal, when: str) -> None:
+    """Deal nothing on a journal whose schema or recent chain is damaged.
 
-    The check is SQLite's integrity check plus the chain since the last start-up
-    (Journal.check_at_start), not a full verify, so a start stays quick. The
+    The check is the journal's schema plus the chain since the last check
+    (Journal.check_since_anchor), at start-up and after each shoe, not a full verify,
+    so a start stays quick however long the journal has grown. The
     refusal is journaled when the journal can still take a record.
     """
-    result = journal.check_at_start()
+    result = journal.check_since_anchor()
     if result.ok:
         return
     where = f"record {result.first_bad_id}" if result.first_bad_id else "the database"
-    detail = f"{journal.path}: the journal fails its start-up check at {where}: {result.reason}"
+    detail = f"{journal.path}: the journal fails its {when} check at {where}: {result.reason}"
     log.error("journal refused", reason=detail)
     with contextlib.suppress(JournalError), journal.transaction() as transaction:
         transaction.append(

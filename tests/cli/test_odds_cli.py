@@ -162,6 +162,12 @@ def test_journal_gives_the_seen_cards_game_and_decks(shoectl, tmp_path) -> None:
     refused = shoectl("odds", "--journal", str(journal), "--decks", "8")
     assert refused.returncode == 2
     assert "--decks 8 disagrees with shoe" in refused.stderr
+    (shoe_id,) = {event["shoe_id"] for event in events if event.get("shoe_id")}
+    named = odds_json(shoectl, "--journal", str(journal), "--shoe", shoe_id)
+    assert named == odds_json(shoectl, "--journal", str(journal))
+    unknown = shoectl("odds", "--journal", str(journal), "--shoe", "S-none")
+    assert unknown.returncode == 2
+    assert f"holds no shoe 'S-none'; its latest shoes are {shoe_id}" in unknown.stderr
 
 
 @pytest.mark.parametrize(

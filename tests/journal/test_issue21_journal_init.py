@@ -83,7 +83,7 @@ def test_issue21_case_7_journal_init_killed_at_any_write_leaves_a_whole_journal_
             expected = "kept the journal already there" if survived else "new journal for table T1"
             assert expected in again.stdout, (syscall, nth, again.stdout)
             with Journal.open(journal, table_id="T1") as opened:
-                assert opened.verify().ok and opened.check_at_start().ok, (syscall, nth)
+                assert opened.verify().ok and opened.check_since_anchor().ok, (syscall, nth)
             names = sorted(path.name for path in folder.iterdir())
             assert "journal.sqlite.signing-key" in names, (syscall, nth, names)
             assert not [name for name in names if name.startswith("journal.sqlite.new")], names

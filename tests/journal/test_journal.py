@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import signal
 import sqlite3
 import subprocess
@@ -11,8 +12,11 @@ from enum import StrEnum
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from cardshoe.controller.journal.chain import record_hash
+from cardshoe.controller.canonical import canonical_json
+from cardshoe.controller.journal.chain import GENESIS_HASH, HASHED_FIELDS, record_hash
 from cardshoe.controller.journal.store import (
     SCHEMA_VERSION,
     Journal,
@@ -387,3 +391,78 @@ def test_verify_catches_a_record_added_outside_the_journal(journal_path: Path) -
     result = verify(journal_path)
     assert (result.ok, result.first_bad_id) == (False, 6)
     assert "added outside the journal" in (result.reason or "")
+
+
+def test_a_version_2_journal_gains_the_index_by_kind_and_latest_reads_through_it(
+    journal_path: Path,
+) -> None:
+    """The lookups a start-up makes (the latest table.idle, the last shoes' starts) go
+    through an index by kind, which an older journal gains when it is next opened."""
+    with Journal.open(journal_path, table_id="T1", create=True) as journal:
+        for shoe in range(1, 5):
+            with journal.transaction() as tx:
+                tx.append("shoe.started", {"n": shoe}, shoe_id=f"S{shoe}", round_no=None,
+                          device_serial=None)  # fmt: skip
+                tx.append("card", {}, shoe_id=f"S{shoe}", round_no=1, device_serial=None)
+    tamper(journal_path, "DROP INDEX records_by_kind", "PRAGMA user_version = 2")
+    with Journal.open(journal_path, table_id="T1") as journal:
+        assert [r.payload["n"] for r in journal.latest(["shoe.started"], 2)] == [3, 4]
+        assert [r.kind for r in journal.latest(["card", "shoe.started"], 3)] == [
+            "card",
+            "shoe.started",
+            "card",
+        ]
+        assert journal.latest(["table.idle"], 5) == []
+    connection = sqlite3.connect(journal_path)
+    assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+    plan = connection.execute(
+        "EXPLAIN QUERY PLAN SELECT id FROM records WHERE kind IN ('shoe.started') "
+        "ORDER BY id DESC LIMIT 2"
+    ).fetchall()
+    connection.close()
+    assert "records_by_kind" in " ".join(str(step) for step in plan)
+    assert verify(journal_path).ok
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.none(),
+            st.integers(),
+            st.text(),
+            st.booleans(),
+            st.floats(allow_nan=False, allow_infinity=False),
+        ),
+        min_size=len(HASHED_FIELDS),
+        max_size=len(HASHED_FIELDS),
+    )
+)
+def test_a_record_hash_is_sha256_of_the_canonical_json_of_its_fields(values: list) -> None:
+    """record_hash spells the canonical JSON out for text, integers and NULL; any value is
+    hashed over exactly the text canonical_json gives."""
+    body = canonical_json(values).encode("utf-8")
+    expected = hashlib.sha256(bytes.fromhex(GENESIS_HASH) + body).hexdigest()
+    assert record_hash(GENESIS_HASH, values) == expected
+
+
+def test_text_that_is_not_utf8_fails_verify_at_its_record(journal_path: Path) -> None:
+    write_rounds(journal_path, rounds=2)
+    tamper(journal_path, "UPDATE records SET kind = CAST(x'ff6361726400' AS TEXT) WHERE id = 3")
+    result = verify(journal_path)
+    assert not result.ok
+    assert result.first_bad_id == 3
+    assert result.reason == "its contents do not match its hash: the record was edited"
+
+
+def test_records_with_every_kind_of_text_verify(journal_path: Path) -> None:
+    """verify hashes SQLite's spelling of each record first: control characters, quotes,
+    backslashes, non-ASCII and line separators must hash as the journal wrote them."""
+    odd = '\x00\x01\x1f\x7f"\\/é漢😀\u2028\u2029\n\t'
+    with (
+        Journal.open(journal_path, table_id=odd, create=True) as journal,
+        journal.transaction() as tx,
+    ):
+        tx.append("odd", {odd: [odd, 1.5, -0.0, 10**30, None, True]}, shoe_id=odd,
+                  round_no=0, device_serial=odd, device_seq=2**62)  # fmt: skip
+    result = verify(journal_path)
+    assert (result.ok, result.records) == (True, 1)

@@ -219,12 +219,12 @@ def edit_payload(path: Path, record_id: int) -> None:
 def test_case4_the_start_up_check_walks_from_the_last_checked_anchor(journal_path: Path) -> None:
     a_journal_of(journal_path, 40)
     with Journal.open(journal_path, table_id="T1") as journal:
-        first = journal.check_at_start()
+        first = journal.check_since_anchor()
         assert (first.ok, first.records) == (True, 40)
         append_events(journal, 41, 10)
     edit_payload(journal_path, 45)
     with Journal.open(journal_path, table_id="T1") as journal:
-        second = journal.check_at_start()
+        second = journal.check_since_anchor()
     assert (second.ok, second.first_bad_id) == (False, 45)
     assert "do not match its hash" in (second.reason or "")
 
@@ -234,37 +234,37 @@ def test_case4_the_start_up_check_follows_a_prune(journal_path: Path) -> None:
     counted right, and an edit after the anchor is still found."""
     a_journal_of(journal_path, 40)
     with Journal.open(journal_path, table_id="T1") as journal:
-        assert journal.check_at_start().ok
+        assert journal.check_since_anchor().ok
         append_events(journal, 41, 10)
         journal.prune_through(20)
-        after_prune = journal.check_at_start()
+        after_prune = journal.check_since_anchor()
         assert (after_prune.ok, after_prune.records, after_prune.last_id) == (True, 30, 50)
         journal.prune_through(50)
         append_events(journal, 51, 5)
-        past_anchor = journal.check_at_start()
+        past_anchor = journal.check_since_anchor()
         assert (past_anchor.ok, past_anchor.records, past_anchor.last_id) == (True, 5, 55)
         append_events(journal, 56, 5)
     edit_payload(journal_path, 58)
     with Journal.open(journal_path, table_id="T1") as journal:
-        result = journal.check_at_start()
+        result = journal.check_since_anchor()
     assert (result.ok, result.first_bad_id) == (False, 58)
 
 
-def test_case4_the_start_up_check_runs_the_integrity_check(journal_path: Path) -> None:
+def test_case4_the_start_up_check_finds_an_index_redefined(journal_path: Path) -> None:
     a_journal_of(journal_path, 12)
     break_the_device_index(journal_path)
     with Journal.open(journal_path, table_id="T1") as journal:
-        result = journal.check_at_start()
+        result = journal.check_since_anchor()
     assert result.ok is False and "records_by_device" in (result.reason or "")
 
 
 def test_case4_a_rewritten_anchor_record_fails_the_start_up_check(journal_path: Path) -> None:
     a_journal_of(journal_path, 20)
     with Journal.open(journal_path, table_id="T1") as journal:
-        assert journal.check_at_start().ok
+        assert journal.check_since_anchor().ok
     edit_payload(journal_path, 20)
     with Journal.open(journal_path, table_id="T1") as journal:
-        result = journal.check_at_start()
+        result = journal.check_since_anchor()
     assert (result.ok, result.first_bad_id) == (False, 20)
 
 

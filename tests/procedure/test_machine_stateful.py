@@ -6,7 +6,9 @@ feeds), the cut card, buttons, faults, link events, shuffles and returns,
 and every operator command (dealers' sign-ins and reliefs too), whether the
 state allows it or not. After every
 step the invariants below must hold; at the end, replaying the same inputs
-through a fresh model must give the same facts and the same state.
+through a fresh model must give the same facts and the same state, and so must
+replaying them through transitions' own generic trigger path, which the
+model's compiled dispatch (dispatch.py) stands in for.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from collections import Counter
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from support.generic_dispatch import through_transitions
 from support.table_inputs import DECK_SET, Device, Table, tagged_shoe
 
 from cardshoe.controller.config import (
@@ -299,12 +302,15 @@ class ProcedureMachine(RuleBasedStateMachine):
     def teardown(self) -> None:
         if self.table is None:
             return
-        replayed = TableModel(self.table.config)
-        facts = [fact for item in self.table.inputs for fact in replayed.apply(item)]
-        assert facts == self.table.facts
-        assert replayed.state == self.table.state
-        assert replayed.holds == self.table.model.holds
-        assert replayed.shoe == self.table.model.shoe
+        for replayed in (
+            TableModel(self.table.config),
+            through_transitions(TableModel(self.table.config)),
+        ):
+            facts = [fact for item in self.table.inputs for fact in replayed.apply(item)]
+            assert facts == self.table.facts
+            assert replayed.state == self.table.state
+            assert replayed.holds == self.table.model.holds
+            assert replayed.shoe == self.table.model.shoe
 
 
 class AutomaticProcedureMachine(ProcedureMachine):

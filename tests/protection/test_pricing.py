@@ -86,25 +86,44 @@ def test_the_child_ignores_ctrl_c_and_ends_when_its_parent_hangs_up(pricer) -> N
     assert child.returncode == 0
 
 
-def test_the_worker_does_every_job_in_order_and_leaves_no_thread_when_idle() -> None:
+def test_the_worker_does_the_job_under_way_then_only_the_latest_and_leaves_no_thread() -> None:
+    """Rounds that came while a pricing was under way are coalesced: only the latest
+    remaining shoe is priced next, and one line says how many were passed over."""
     done: list[int] = []
-    release = threading.Event()
+    started, release = threading.Event(), threading.Event()
 
     def slow(job: int) -> None:
+        started.set()
         release.wait(5)
         done.append(job)
 
     worker: PricingWorker[int] = PricingWorker(slow, name="test-pricing")
-    for job in range(5):
+    worker.submit(0)
+    assert started.wait(5)
+    for job in range(1, 5):
         worker.submit(job)
     assert [thread.name for thread in threading.enumerate()].count("test-pricing") == 1
-    release.set()
-    worker.drain()
-    assert done == [0, 1, 2, 3, 4]
+    with capture_logs() as logs:
+        release.set()
+        worker.drain()
+    assert done == [0, 4]
+    assert [(log["event"], log["rounds"]) for log in logs] == [
+        ("rounds not priced: a later round's remaining shoe was", 3)
+    ]
     assert "test-pricing" not in [thread.name for thread in threading.enumerate()]
     worker.submit(5)  # a new thread for new work
     worker.drain()
     assert done[-1] == 5
+
+
+@pytest.mark.skipif(not hasattr(os, "SCHED_IDLE"), reason="SCHED_IDLE is Linux's")
+def test_the_child_prices_at_the_lowest_cpu_priority(pricer) -> None:
+    game = PricedGame(GameConfig(decks=8).build_game())
+    assert pricer.price(game, 8, OUT) == player_edges(game.game, 8, OUT)
+    child = pricer._child
+    assert child is not None
+    assert os.sched_getscheduler(child.pid) == os.SCHED_IDLE
+    assert os.sched_getscheduler(0) != os.SCHED_IDLE  # the service itself keeps its priority
 
 
 def test_a_failing_job_is_logged_and_the_next_one_still_runs() -> None:
@@ -119,7 +138,7 @@ def test_a_failing_job_is_logged_and_the_next_one_still_runs() -> None:
     with capture_logs() as logs:
         for job in range(3):
             worker.submit(job)
-        worker.drain()
+            worker.drain()  # each priced: none coalesced into a later one
     assert done == [0, 2]
     assert [log["event"] for log in logs] == [
         "remaining-shoe pricing failed; the next round prices again"

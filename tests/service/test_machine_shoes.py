@@ -96,9 +96,9 @@ class RoundCounter:
 
     def notify(self, event: TableEvent) -> None:
         if isinstance(event, RoundOpened) and self.stops and event.round_no == self.stops[0]:
-            # The pricing worker's queue is bounded (MAX_PENDING), not empty: on a loaded
-            # machine it holds a few rounds more at one count than the other. Count after it
-            # has caught up, so only what the table keeps per round is measured.
+            # The pricing worker may hold a round under way and one waiting at one count and
+            # not at the other. Count after it has caught up, so only what the table keeps
+            # per round is measured.
             self.session.wait_for_surveillance()
             self.objects[self.stops.pop(0)] = project_objects()
             if not self.stops:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import signal
+import sqlite3
 import time
 from pathlib import Path
 
@@ -264,3 +265,26 @@ def test_the_pricing_child_runs_under_the_service_and_ends_with_it(
         assert _children(service.process.pid) == [child]  # one child for the whole run
         service.stop(number)
     wait_until(lambda: _gone(child), "the pricing child to end with its service")
+
+
+def checked_anchor_id(path: Path) -> int:
+    connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return connection.execute("SELECT record_id FROM checked_anchor").fetchone()[0]
+    finally:
+        connection.close()
+
+
+def test_the_journal_is_checked_after_each_shoe_so_a_restart_walks_only_what_came_after(
+    table: Table,
+) -> None:
+    """The anchor the start-up check walks from moves to the end of every shoe dealt: a
+    restart after weeks of running does not walk the weeks again."""
+    with running_service(table, "--auto-shoe") as service:
+        service.wait_for_notification("READY=1")
+        at_start = checked_anchor_id(table.journal_path)
+        wait_until(lambda: journaled(table.journal_path, "shoe.ended"), "a shoe to end")
+        ended = journaled(table.journal_path, "shoe.ended")[0].id
+        assert ended > at_start
+        wait_until(lambda: checked_anchor_id(table.journal_path) >= ended, "the anchor to move")
+        assert service.stop() == 0
