@@ -57,10 +57,12 @@ class StackedRun:
             RunKind.RANK: "of one rank",
             RunKind.SUIT: "of one suit",
         }[self.kind]
-        return (
-            f"{self.length} cards in a row {what} from card {self.started_at + 1}: "
+        odds = (
             f"a fair shuffle deals such a run with probability below {self.chance:.2g}"
+            if self.chance
+            else "the decks do not hold such a run: a card was read twice or is foreign"
         )
+        return f"{self.length} cards in a row {what} from card {self.started_at + 1}: {odds}"
 
 
 def run_chance(kind: RunKind, length: int, decks: int, previous_cards: int) -> Fraction:

@@ -51,6 +51,7 @@ from cardshoe.controller.protection.pricing_worker import PricingWorker
 from cardshoe.controller.protection.shoe_records import JournaledShoe, SeenCard, read_shoes
 from cardshoe.controller.protection.stacked_shoe import StackedShoeDetector
 from cardshoe.controller.rules.cards import Card, ShoeComposition
+from cardshoe.controller.rules.errors import RulesError
 from cardshoe.controller.rules.paytables import Bet
 
 log = structlog.get_logger(__name__)
@@ -101,6 +102,18 @@ class _Shoe:
     favoured: set[Bet] = field(default_factory=set)
     """Bets whose last pricing was above the threshold: they alarmed when they turned.
     Only the pricing worker touches it once the watcher is running."""
+    unpriceable: bool = False
+    """Whether a pricing of this shoe has failed already (warned once, not every round)."""
+
+    def not_priced(self, round_no: int | None, error: RulesError) -> None:
+        """A remaining shoe the rules cannot price (more copies of a card out than the decks
+        hold, after a double read or a foreign card): the procedure has its own words for
+        that; surveillance says once, in one line, that it is not pricing this shoe."""
+        if not self.unpriceable:
+            self.unpriceable = True
+            log.warning(
+                "remaining shoe not priced", shoe_id=self.shoe_id, round=round_no, reason=str(error)
+            )
 
 
 @dataclass(frozen=True)
@@ -169,7 +182,11 @@ class ProtectionWatcher:
     def _price(self, job: _Pricing) -> None:
         """On the pricing worker: alarm for each bet that turned in the player's favour."""
         shoe, round_no = job.shoe, job.round_no
-        priced = PRICING.price(self._game, shoe.decks, job.out)
+        try:
+            priced = PRICING.price(self._game, shoe.decks, job.out)
+        except RulesError as error:
+            shoe.not_priced(round_no, error)
+            return
         favoured = priced.above(self._threshold)
         shoe.favoured &= set(favoured)
         for bet, edge in favoured.items():
@@ -224,7 +241,12 @@ class ProtectionWatcher:
         shoe.out = open_shoe.still_out()
         alarmed = self._journal.records(shoe_id=open_shoe.shoe_id, kinds=[Advantage.KIND])
         # Priced here, not by the child: at idle priority it could keep a busy start waiting.
-        favoured_now = player_edges(self._game.game, shoe.decks, shoe.out).above(self._threshold)
+        try:
+            edges = player_edges(self._game.game, shoe.decks, shoe.out)
+        except RulesError as error:
+            shoe.not_priced(None, error)
+            return
+        favoured_now = edges.above(self._threshold)
         shoe.favoured = {Bet(record.payload["bet"]) for record in alarmed} & set(favoured_now)
 
 

@@ -9,6 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from structlog.testing import capture_logs
 from support.session_support import (
     SIM_DECK_SET,
     journaled,
@@ -21,10 +22,18 @@ from support.session_support import (
 from cardshoe.controller.cli.demo_wiring import continue_from_journal
 from cardshoe.controller.config import SurveillanceConfig, TableConfig
 from cardshoe.controller.journal.store import Journal
-from cardshoe.controller.procedure.facts import AlarmKind
+from cardshoe.controller.procedure.facts import (
+    AlarmKind,
+    CardAssigned,
+    RoundVoided,
+    ShoeStarted,
+)
 from cardshoe.controller.protection.advantage import player_edges
 from cardshoe.controller.protection.shoe_records import read_shoes
+from cardshoe.controller.protection.watcher import ProtectionWatcher
+from cardshoe.controller.rules.cards import Card, Suit
 from cardshoe.controller.rules.games import GAME_NAMES, deck_range, get_game
+from cardshoe.controller.rules.hands import Hand
 from cardshoe.controller.scoreboard.board import TableBoard
 from cardshoe.controller.service.recovery import recover
 from cardshoe.controller.service.session import TableSession
@@ -171,3 +180,29 @@ def test_an_automatic_machine_prices_what_is_out_not_what_went_back_in(
     priced = shoectl("odds", "--journal", str(path), "--json")
     assert priced.returncode == 0, priced.stderr
     assert json.loads(priced.stdout)["cards_left"] == 52
+
+
+def test_a_remaining_shoe_the_rules_cannot_price_is_said_once_and_the_watcher_goes_on(
+    tmp_path: Path,
+) -> None:
+    """Five aces of spades out of one deck (a reader's double read the procedure has not
+    caught yet): pricing that shoe is a RulesError, which surveillance reports in one
+    warning for the shoe, never a traceback per round."""
+    config = table_config(decks=1)
+    ace = Card(1, Suit.SPADES)
+    with Journal.open(tmp_path / "j.sqlite", table_id=config.table_id, create=True) as journal:
+        watcher = ProtectionWatcher(config, journal, None)
+        watcher.notify(ShoeStarted("S1", config.game.name, 1, "shoe", "f", {}, None))
+        for copy in range(5):
+            watcher.notify(CardAssigned(1, ace, f"p{copy}", Hand.PLAYER, None))
+        with capture_logs() as logs:
+            for round_no in (1, 2):
+                watcher.notify(RoundVoided(round_no, "misdeal", (ace,)))
+                watcher.drain()
+        alarms = [record.payload for record in journal.records(kinds=["alarm"])]
+    warnings = [entry for entry in logs if entry["event"] == "remaining shoe not priced"]
+    assert len(warnings) == 1 and "seen 5 times" in warnings[0]["reason"]
+    assert [entry["log_level"] for entry in logs] == ["warning"]
+    # The five are also a run of one rank no deck holds: the stacked-shoe test says so.
+    assert [alarm["kind"] for alarm in alarms] == [AlarmKind.STACKED_SHOE]
+    assert "the decks do not hold such a run" in alarms[0]["detail"]
