@@ -48,6 +48,7 @@ from cardshoe.controller.floor.messages import (
     EventMessage,
     MessageError,
     StatusMessage,
+    decode_events,
 )
 from cardshoe.controller.floor.schema import connect, require_current
 from cardshoe.controller.floor.topics import Leaf, TopicName, every_table, shared, table_topic
@@ -103,7 +104,13 @@ class IngestSettings:
     client_id: str = "cardshoe-ingest-1"
     """Stable per process, so the broker keeps its session across restarts."""
     batch_max: int = 2000
-    batch_wait_s: float = 0.02
+    """Messages a transaction takes at most."""
+    batch_bytes: int = 2 * 1024 * 1024
+    """A transaction stops taking messages once their bodies reach this many bytes (an uplink's
+    message holds up to messages.BATCH_RECORDS records)."""
+    batch_wait_s: float = 0.005
+    """How long a transaction waits for more after its first message: short, as a record's
+    time to the floor counts it, and a backlog fills the batch without waiting."""
     gap_report_s: float = 30.0
     retry_s: float = 1.0
 
@@ -157,7 +164,7 @@ class Ingest:
     def __init__(self, settings: IngestSettings) -> None:
         self.settings = settings
         self._stop_requested = False
-        self._queue: queue.Queue[_Incoming] = queue.Queue()
+        self._queue: queue.SimpleQueue[_Incoming] = queue.SimpleQueue()
         self._client: mqtt.Client | None = None
         self._db: psycopg.Connection | None = None
         self._connection = 0
@@ -246,16 +253,30 @@ class Ingest:
         self._queue.put(_Incoming(topic, body, message.mid, message.qos, self._connection))
 
     def _take_batch(self) -> list[_Incoming]:
+        """What has arrived, waiting batch_wait_s after the first message for more.
+
+        The queue is drained without waiting while it holds messages, so a
+        backlog costs one lock a message, not a timed wait.
+        """
         try:
             batch = [self._queue.get(timeout=0.2)]
         except queue.Empty:
             return []
+        size = len(batch[0].body)
         deadline = time.monotonic() + self.settings.batch_wait_s
-        while len(batch) < self.settings.batch_max:
+        while len(batch) < self.settings.batch_max and size < self.settings.batch_bytes:
             try:
-                batch.append(self._queue.get(timeout=max(0.0, deadline - time.monotonic())))
+                incoming = self._queue.get_nowait()
             except queue.Empty:
-                break
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                try:
+                    incoming = self._queue.get(timeout=left)
+                except queue.Empty:
+                    break
+            batch.append(incoming)
+            size += len(incoming.body)
         return batch
 
     def _publish(self, outcome: _Outcome) -> None:
@@ -288,11 +309,9 @@ class Ingest:
                 except MessageError as exc:
                     early.alarms.append(_refused(incoming, AlarmKind.MALFORMED, f"a status {exc}"))
                 continue
-            event, alarm = _checked_event(incoming, keys.get(table_id))
-            if alarm is not None:
-                early.alarms.append(alarm)
-            if event is not None:
-                events.append((site, event))
+            taken, alarms = _checked_events(incoming, keys.get(table_id))
+            early.alarms.extend(alarms)
+            events.extend((site, event) for event in taken)
         try:
             outcome = self._with_database(lambda db: _store(db, events, statuses, early))
         except psycopg.DataError:
@@ -391,38 +410,49 @@ def _registered_keys(db: psycopg.Connection, tables: list[str]) -> dict[str, Ed2
     return {table_id: public_key(key) for table_id, key in rows}
 
 
-def _checked_event(
+def _checked_events(
     incoming: _Incoming, key: Ed25519PublicKey | None
-) -> tuple[EventMessage | None, _Alarm | None]:
-    """The record the message carries, or the alarm (and quarantine) that refuses it.
+) -> tuple[list[EventMessage], list[_Alarm]]:
+    """The records the message carries, and the alarms (and quarantine) of those it refuses.
 
-    A registered table's record must carry the table's signature of its hash;
-    an unregistered table's record is taken on its chain alone, as before
-    signing keys (docs/floor.md).
+    A message that is not records at all is refused whole. Each record is
+    then checked alone: one of another table, one whose fields do not hash to
+    its hash and, for a registered table, one without the table's signature of
+    its hash are refused, the others go on (an unregistered table's record is
+    taken on its chain alone, as before signing keys: docs/floor.md).
     """
-    table_id = incoming.topic.table_id
     try:
-        event = EventMessage.decode(incoming.body)
+        events = decode_events(incoming.body)
     except MessageError as exc:
         detail = f"an events message {exc}"
-        return None, _refused(incoming, AlarmKind.MALFORMED, detail, exc.record_id)
-    if event.table_id != table_id:
+        return [], [_refused(incoming, AlarmKind.MALFORMED, detail, exc.record_id)]
+    taken, alarms = [], []
+    for event in events:
+        alarm = _refusal(incoming, event, key)
+        if alarm is None:
+            taken.append(event)
+        else:
+            alarms.append(alarm)
+    return taken, alarms
+
+
+def _refusal(
+    incoming: _Incoming, event: EventMessage, key: Ed25519PublicKey | None
+) -> _Alarm | None:
+    """The alarm refusing one record of an events message, or None when it is taken."""
+    if event.table_id != incoming.topic.table_id:
         detail = f"record {event.record_id} of table {event.table_id} on this table's topic"
-        return None, _refused(incoming, AlarmKind.WRONG_TABLE, detail, event.record_id)
+        return _refused(incoming, AlarmKind.WRONG_TABLE, detail, event.record_id)
     if key is not None and (
         event.signature is None or not signature_verifies(key, event.hash, event.signature)
     ):
         wrong = "is unsigned" if event.signature is None else "has a signature that fails"
         detail = f"record {event.record_id} {wrong}: not the registered table's, kept out"
-        return None, _refused(
-            incoming, AlarmKind.BAD_SIGNATURE, detail, event.record_id, asdict(event)
-        )
+        return _refused(incoming, AlarmKind.BAD_SIGNATURE, detail, event.record_id, event.to_json())
     if not event.hash_matches():
         detail = f"record {event.record_id}'s fields do not hash to the hash it carries"
-        return None, _refused(
-            incoming, AlarmKind.HASH_MISMATCH, detail, event.record_id, asdict(event)
-        )
-    return event, None
+        return _refused(incoming, AlarmKind.HASH_MISMATCH, detail, event.record_id, event.to_json())
+    return None
 
 
 def _refused(
@@ -586,7 +616,7 @@ def _insert_records(
                 f"record {event.record_id} arrived with hash {event.hash[:16]}…, the floor "
                 f"holds {stored[(event.table_id, event.record_id)][:16]}…: kept the stored one",
                 event.record_id,
-                asdict(event),
+                event.to_json(),
                 sites[event.table_id],
             )
             for event in repeats
