@@ -90,16 +90,21 @@ def _decode_json(body: bytes) -> Any:
 
 
 def _check_nesting(value: Any) -> None:
-    """Walked with a list, not recursion, so that the check itself cannot run out of stack."""
+    """Walked with a list, not recursion, so that the check itself cannot run out of stack.
+
+    Only containers are pushed: a batch of records holds thousands of scalars
+    and a few levels of objects, and the walk is paid for every message.
+    """
     pending = [(value, 1)]
     while pending:
         item, depth = pending.pop()
         if depth > MAX_NESTING:
             raise MessageError(f"nested deeper than {MAX_NESTING} levels")
-        if isinstance(item, dict):
-            pending.extend((child, depth + 1) for child in item.values())
-        elif isinstance(item, list):
-            pending.extend((child, depth + 1) for child in item)
+        children = item.values() if type(item) is dict else item
+        pending.extend((child, depth + 1) for child in children if type(child) in _CONTAINERS)
+
+
+_CONTAINERS = (dict, list)
 
 
 def _check_text(body: bytes, value: Any, record_id: int | None = None) -> None:
