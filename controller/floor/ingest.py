@@ -123,6 +123,9 @@ class _Incoming:
     qos: int
     connection: int
     """Which connection delivered it: a packet id means nothing on a later one."""
+    records: list[tuple[EventMessage, bool]] | MessageError | None = None
+    """An events message as read on arrival: each record with whether its fields hash to its
+    hash, or why the message holds no records (None for a status)."""
 
 
 @dataclass(frozen=True)
@@ -250,7 +253,10 @@ class Ingest:
             client.ack(message.mid, message.qos)
             return
         body = bytes(message.payload)
-        self._queue.put(_Incoming(topic, body, message.mid, message.qos, self._connection))
+        # Read and hashed here, in paho's thread, while the loop waits on PostgreSQL with the
+        # batch before: the two overlap, and a record's cost is no longer their sum.
+        records = _read_events(body) if topic.leaf == Leaf.EVENTS else None
+        self._queue.put(_Incoming(topic, body, message.mid, message.qos, self._connection, records))
 
     def _take_batch(self) -> list[_Incoming]:
         """What has arrived, waiting batch_wait_s after the first message for more.
@@ -421,14 +427,14 @@ def _checked_events(
     its hash are refused, the others go on (an unregistered table's record is
     taken on its chain alone, as before signing keys: docs/floor.md).
     """
-    try:
-        events = decode_events(incoming.body)
-    except MessageError as exc:
-        detail = f"an events message {exc}"
-        return [], [_refused(incoming, AlarmKind.MALFORMED, detail, exc.record_id)]
+    records = incoming.records
+    assert records is not None, "an events message is read on arrival (_on_message)"
+    if isinstance(records, MessageError):
+        detail = f"an events message {records}"
+        return [], [_refused(incoming, AlarmKind.MALFORMED, detail, records.record_id)]
     taken, alarms = [], []
-    for event in events:
-        alarm = _refusal(incoming, event, key)
+    for event, hash_ok in records:
+        alarm = _refusal(incoming, event, hash_ok, key)
         if alarm is None:
             taken.append(event)
         else:
@@ -436,8 +442,17 @@ def _checked_events(
     return taken, alarms
 
 
+def _read_events(body: bytes) -> list[tuple[EventMessage, bool]] | MessageError:
+    """The records of an events message, each with whether its fields hash to its hash."""
+    try:
+        events = decode_events(body)
+    except MessageError as exc:
+        return exc
+    return [(event, event.hash_matches()) for event in events]
+
+
 def _refusal(
-    incoming: _Incoming, event: EventMessage, key: Ed25519PublicKey | None
+    incoming: _Incoming, event: EventMessage, hash_ok: bool, key: Ed25519PublicKey | None
 ) -> _Alarm | None:
     """The alarm refusing one record of an events message, or None when it is taken."""
     if event.table_id != incoming.topic.table_id:
@@ -449,7 +464,7 @@ def _refusal(
         wrong = "is unsigned" if event.signature is None else "has a signature that fails"
         detail = f"record {event.record_id} {wrong}: not the registered table's, kept out"
         return _refused(incoming, AlarmKind.BAD_SIGNATURE, detail, event.record_id, event.to_json())
-    if not event.hash_matches():
+    if not hash_ok:
         detail = f"record {event.record_id}'s fields do not hash to the hash it carries"
         return _refused(incoming, AlarmKind.HASH_MISMATCH, detail, event.record_id, event.to_json())
     return None
@@ -533,14 +548,14 @@ def _store(
         ([table_id for table_id, _ in tables], [site for _, site in tables]),
     )
     _insert_alarms(db, early.alarms)
+    fresh: list[EventMessage] = []
     if unique:
         sites = {event.table_id: site for site, event in unique.values()}
-        outcome.inserted = _insert_records(
-            db, [event for _, event in unique.values()], sites, outcome
-        )
+        fresh = _insert_records(db, [event for _, event in unique.values()], sites, outcome)
+        outcome.inserted = len(fresh)
     touched = dict(sorted({(event.table_id, site) for site, event in unique.values()}))
     if touched:
-        _advance_chains(db, touched, outcome)
+        _advance_chains(db, touched, fresh, outcome)
     for (_, table_id), status in statuses.items():
         db.execute(
             "UPDATE floor_tables SET online = %s, status = %s, status_at = now() "
@@ -562,7 +577,8 @@ STAGED_COLUMNS = (
 
 def _insert_records(
     db: psycopg.Connection, events: list[EventMessage], sites: dict[str, str], outcome: _Outcome
-) -> int:
+) -> list[EventMessage]:
+    """Insert the records the floor does not hold yet; those it inserted."""
     columns = (
         "table_id, record_id, time_ns, kind, shoe_id, round_no, device_serial, device_seq, "
         "payload, hash, prev_hash, signature"
@@ -598,6 +614,7 @@ def _insert_records(
             "ON CONFLICT DO NOTHING RETURNING table_id, record_id"
         ).fetchall()
     new = {(table_id, record_id) for table_id, record_id in inserted}
+    fresh = [event for event in events if (event.table_id, event.record_id) in new]
     repeats = [event for event in events if (event.table_id, event.record_id) not in new]
     if repeats:
         stored = dict(
@@ -624,34 +641,42 @@ def _insert_records(
         ]
         _insert_alarms(db, conflicts)
         outcome.alarms.extend(conflicts)
-    return len(new)
+    return fresh
 
 
-def _advance_chains(db: psycopg.Connection, sites: dict[str, str], outcome: _Outcome) -> None:
+def _advance_chains(
+    db: psycopg.Connection, sites: dict[str, str], fresh: list[EventMessage], outcome: _Outcome
+) -> None:
     """Walk each table's chain on from its last verified record; anchors for those that moved.
 
     A few statements a batch whatever the number of tables: the tables' rows
     locked in table order (two ingests never deadlock), their pending records
-    read in one query, walked here, and the new positions written in one update.
+    walked here, and the new positions written in one update. A table with
+    no record waiting behind a gap (last_record_id, written under the same
+    lock, is its verified position) has no pending records but those this
+    batch inserted (fresh): only the others' are read back from the database.
     """
     table_ids = list(sites)
-    starts = {
-        table_id: (contiguous_id, contiguous_hash)
-        for table_id, contiguous_id, contiguous_hash in db.execute(
-            "SELECT table_id, contiguous_id, contiguous_hash FROM floor_tables "
-            "WHERE table_id = ANY(%s) ORDER BY table_id FOR UPDATE",
-            (table_ids,),
-        )
-    }
-    pending: dict[str, list[tuple[int, str, str]]] = {table_id: [] for table_id in table_ids}
-    for table_id, record_id, digest, prev_hash in db.execute(
-        "SELECT r.table_id, r.record_id, r.hash, r.prev_hash FROM journal_records r "
-        "JOIN floor_tables t USING (table_id) "
-        "WHERE t.table_id = ANY(%s) AND r.record_id > t.contiguous_id "
-        "ORDER BY r.table_id, r.record_id",
+    rows = db.execute(
+        "SELECT table_id, contiguous_id, contiguous_hash, last_record_id FROM floor_tables "
+        "WHERE table_id = ANY(%s) ORDER BY table_id FOR UPDATE",
         (table_ids,),
-    ):
-        pending[table_id].append((record_id, digest, prev_hash))
+    ).fetchall()
+    starts = {table_id: (contiguous_id, digest) for table_id, contiguous_id, digest, _ in rows}
+    behind = {table_id for table_id, contiguous_id, _, last_id in rows if last_id > contiguous_id}
+    pending: dict[str, list[tuple[int, str, str]]] = {table_id: [] for table_id in table_ids}
+    for event in sorted(fresh, key=lambda event: (event.table_id, event.record_id)):
+        if event.table_id not in behind:
+            pending[event.table_id].append((event.record_id, event.hash, event.prev_hash))
+    if behind:
+        for table_id, record_id, digest, prev_hash in db.execute(
+            "SELECT r.table_id, r.record_id, r.hash, r.prev_hash FROM journal_records r "
+            "JOIN floor_tables t USING (table_id) "
+            "WHERE t.table_id = ANY(%s) AND r.record_id > t.contiguous_id "
+            "ORDER BY r.table_id, r.record_id",
+            (sorted(behind),),
+        ):
+            pending[table_id].append((record_id, digest, prev_hash))
     updates = []
     for table_id in table_ids:
         start_id, start_hash = starts[table_id]
