@@ -64,6 +64,10 @@ a stopped ingest's session lasts, the broker still hands it its share of the
 shared subscription. The uplinks' resend from the anchor delivers whatever
 such a session took with it, through the ingests that are running."""
 
+READ_AHEAD = 20
+"""Events messages read on arrival at most, waiting in the queue (about one batch's worth:
+an uplink's message holds up to 200 records)."""
+
 FLOOR_CHANNEL = "cardshoe_floor"
 """Each committed batch is a PostgreSQL notification here, naming the tables it touched
 (or none, when too many to fit a notification): the pit's live page listens."""
@@ -125,7 +129,8 @@ class _Incoming:
     """Which connection delivered it: a packet id means nothing on a later one."""
     records: list[tuple[EventMessage, bool]] | MessageError | None = None
     """An events message as read on arrival: each record with whether its fields hash to its
-    hash, or why the message holds no records (None for a status)."""
+    hash, or why the message holds no records; None for a status, or for a message that
+    arrived behind READ_AHEAD others (read when its batch is taken)."""
 
 
 @dataclass(frozen=True)
@@ -254,8 +259,11 @@ class Ingest:
             return
         body = bytes(message.payload)
         # Read and hashed here, in paho's thread, while the loop waits on PostgreSQL with the
-        # batch before: the two overlap, and a record's cost is no longer their sum.
-        records = _read_events(body) if topic.leaf == Leaf.EVENTS else None
+        # batch before: the two overlap, and a record's cost is no longer their sum. Only a
+        # few messages ahead: a backlog read whole would hold millions of objects, and the
+        # garbage collector's passes over them stalled paho past its keepalive.
+        ahead = topic.leaf == Leaf.EVENTS and self._queue.qsize() < READ_AHEAD
+        records = _read_events(body) if ahead else None
         self._queue.put(_Incoming(topic, body, message.mid, message.qos, self._connection, records))
 
     def _take_batch(self) -> list[_Incoming]:
@@ -427,8 +435,7 @@ def _checked_events(
     its hash are refused, the others go on (an unregistered table's record is
     taken on its chain alone, as before signing keys: docs/floor.md).
     """
-    records = incoming.records
-    assert records is not None, "an events message is read on arrival (_on_message)"
+    records = incoming.records if incoming.records is not None else _read_events(incoming.body)
     if isinstance(records, MessageError):
         detail = f"an events message {records}"
         return [], [_refused(incoming, AlarmKind.MALFORMED, detail, records.record_id)]
