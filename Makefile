@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: venv demo lock test lint typecheck verify-deploy browser floor-demo floor-servers bench fuzz man completion clean
+.PHONY: venv demo lock test lint typecheck verify-deploy browser floor-demo floor-servers bench fuzz man completion catalogs clean
 
 # Set-up runs only when it is out of date: each set-up's last successful run leaves its stamp,
 # and make reruns it only when one of its inputs is newer. So a second `make demo` or
@@ -22,7 +22,7 @@ BIN := $(VENV)/bin
 LOCK := constraints.txt
 SETUP_INPUTS := pyproject.toml Makefile $(LOCK)
 SETUP_STAMP := $(VENV)/.setup-done
-TEST_SETUP_INPUTS := $(SETUP_STAMP) .ci/install-floor.sh .ci/lock.sh
+TEST_SETUP_INPUTS := $(SETUP_STAMP) .ci/install-floor.sh .ci/install-console.sh .ci/lock.sh
 TEST_SETUP_STAMP := $(VENV)/.test-setup-done
 FLOOR_SETUP_STAMP := $(VENV)/.floor-setup-done
 QUIET_EDITABLE := PYTHONWARNINGS='ignore:Editable installation.:UserWarning'
@@ -41,6 +41,7 @@ $(TEST_SETUP_STAMP): $(TEST_SETUP_INPUTS)
 	$(PIP_INSTALL) -e '.[test,analysis,lock]'
 	bash .ci/lock.sh --check
 	bash .ci/install-floor.sh
+	bash .ci/install-console.sh
 	touch $@
 
 $(FLOOR_SETUP_STAMP): $(SETUP_STAMP)
@@ -111,6 +112,25 @@ man: $(SETUP_STAMP)
 
 completion: $(SETUP_STAMP)
 	$(BIN)/python -m cardshoe.controller.cli.reference_pages completion build/completion
+
+# The console's gettext catalogs (docs/console.md#languages): its words taken from the code into
+# controller/locale/cardshoe.pot, merged into each language's .po (the file a translator
+# edits), then compiled into the .mo files the package ships. Commit all three kinds.
+LOCALE := controller/locale
+CATALOGS := zh_Hant zh_Hans
+catalogs: venv
+	$(BIN)/pybabel extract -F babel.cfg -k N_ -k tr -k Words:1 --no-location \
+		--project cardshoe -o $(LOCALE)/cardshoe.pot controller
+	for catalog in $(CATALOGS); do \
+		if [ -f $(LOCALE)/$$catalog/LC_MESSAGES/cardshoe.po ]; then \
+			$(BIN)/pybabel update --no-fuzzy-matching -D cardshoe \
+				-i $(LOCALE)/cardshoe.pot -d $(LOCALE) -l $$catalog; \
+		else \
+			$(BIN)/pybabel init -D cardshoe -i $(LOCALE)/cardshoe.pot -d $(LOCALE) \
+				-l $$catalog; \
+		fi; \
+	done
+	$(BIN)/pybabel compile --statistics -D cardshoe -d $(LOCALE)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

@@ -5,7 +5,7 @@
 #     and shell completion generated from SHOECTL's venv);
 #   - udevadm verify (systemd >= 254) checks the rules installed there;
 #   - systemd-analyze verify and security check every unit (the table service, the uplink, the
-#     scoreboard page and the pit), each at an overall exposure of 2.0 or less.
+#     scoreboard page, the pit and the console), each at an overall exposure of 2.0 or less.
 # The validators exit 0 on some problems, so any message they print on stderr fails.
 # A missing tool is installed with apt-get when running as root (never upgrading an
 # installed systemd); without root such a check is skipped with a loud reason.
@@ -116,7 +116,10 @@ check_udev_rules() {
 
 # The units' ExecStart names the production venv; verify needs an executable there,
 # so a copy points at this checkout's shoectl instead.
-readonly UNITS=(cardshoe.service cardshoe-uplink.service cardshoe-web.service cardshoe-pit.service)
+readonly UNITS=(
+    cardshoe.service cardshoe-uplink.service cardshoe-web.service cardshoe-pit.service
+    cardshoe-console.service
+)
 check_systemd_unit() {
     local name=$1
     [[ -x $shoectl ]] || fail "$shoectl is missing: run 'make venv' first"

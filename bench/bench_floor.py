@@ -30,16 +30,15 @@ A measurement, not a test: it asserts nothing.
 from __future__ import annotations
 
 import argparse
-import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from dataclasses import replace
 from pathlib import Path
 
 import psycopg
+from floor_servers import floor_servers
 from floor_uplinks import GROUP
 from results import Measurement, Target, percentile, print_measurements
 
@@ -345,21 +344,8 @@ def latencies_ms(dsn: str) -> list[float]:
 
 
 def measure(tables: int = 200, seconds: float = 20.0) -> list[Measurement]:
-    folder = Path(tempfile.mkdtemp(prefix="cardshoe-bench-floor-"))
-    broker = Mosquitto(folder / "mosquitto")
-    postgres = Postgres(folder / "postgres")
-    broker.start()
-    postgres.start()
-    try:
-        rows = measure_floor(folder, broker, postgres, tables, seconds)
-    except BaseException:
-        print(f"bench_floor failed: the servers' and processes' logs are kept in {folder}")
-        raise
-    finally:
-        postgres.stop()
-        broker.stop()
-    shutil.rmtree(folder, ignore_errors=True)
-    return rows
+    with floor_servers("bench_floor") as servers:
+        return measure_floor(servers.folder, servers.broker, servers.postgres, tables, seconds)
 
 
 def measure_floor(

@@ -12,22 +12,28 @@ broker, ingest, PostgreSQL's notification and the event stream to the tile.
 
 from __future__ import annotations
 
-import shutil
 import subprocess
-import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
 from urllib.request import Request, urlopen
 
-from bench_floor import ingest_command, shoectl, start, stop, verified_total, wait_for
+from bench_floor import (
+    fresh_database,
+    ingest_command,
+    shoectl,
+    start,
+    stop,
+    verified_total,
+    wait_for,
+)
+from floor_servers import FloorServers, floor_servers
 from playwright.sync_api import Page, sync_playwright
 from results import Measurement, Target, percentile, print_measurements
 
 from cardshoe.controller.floor.broker import BrokerSettings, new_client
-from cardshoe.controller.floor.local_servers import Mosquitto, Postgres
+from cardshoe.controller.floor.local_servers import Mosquitto
 from cardshoe.controller.floor.messages import EventMessage
-from cardshoe.controller.floor.schema import connect, migrate
 from cardshoe.controller.journal.chain import GENESIS_HASH, record_hash
 from cardshoe.controller.journal.store import Journal
 
@@ -193,75 +199,63 @@ def commit_to_tile(page: Page, folder: Path, broker: Mosquitto, dsn: str) -> lis
 
 
 def measure(tables: int = 1000, api_tables: int = 200) -> list[Measurement]:
-    folder = Path(tempfile.mkdtemp(prefix="cardshoe-bench-pit-"))
-    broker, postgres = Mosquitto(folder / "mosquitto"), Postgres(folder / "postgres")
-    broker.start()
-    postgres.start()
-    rows = []
-    try:
-        with sync_playwright() as driver:
-            browser = driver.chromium.launch(executable_path=CHROMIUM)
-            for count, name in ((api_tables, "api"), (tables, "render")):
-                dsn = postgres.create_database(f"pit_{name}")
-                with connect(dsn) as connection:
-                    migrate(connection)
-                fill_floor(broker, dsn, count, folder)
-                process, url = serve_pit(dsn, broker, folder)
-                try:
-                    page = browser.new_page(viewport={"width": 1920, "height": 1080})
-                    log_in(page, url)
-                    if name == "api":
-                        cookie = next(
-                            c for c in page.context.cookies() if c["name"] == "pit_session"
-                        )
-                        samples = api_latencies(url, f"pit_session={cookie['value']}")
-                        rows.append(
-                            Measurement(
-                                f"pit GET /api/tables p99 ({count} tables)",
-                                percentile(samples, 99) * 1000,
-                                "ms",
-                                Target(50, False, "< 50 ms"),
-                                f"{API_REQUESTS} requests in a row, idle floor "
-                                "(tiles read once a change), median "
-                                f"{percentile(samples, 50) * 1000:.1f} ms",
-                            )
-                        )
-                        latencies = commit_to_tile(page, folder, broker, dsn)
-                        rows.append(
-                            Measurement(
-                                "pit journal commit → tile in the browser p99",
-                                percentile(latencies, 99) * 1000,
-                                "ms",
-                                Target(1000, False, "< 1,000 ms"),
-                                f"{COMMITS} commits through uplink, broker, ingest, NOTIFY, SSE; "
-                                f"median {percentile(latencies, 50) * 1000:.0f} ms",
-                            )
-                        )
-                    else:
-                        renders = [first_render(page, url, count) for _ in range(5)]
-                        rows.append(
-                            Measurement(
-                                f"pit floor page first render ({count} tables)",
-                                max(renders) * 1000,
-                                "ms",
-                                Target(1000, False, "< 1,000 ms"),
-                                "navigation to every tile drawn, worst of 5, "
-                                "logged in (tiles read once), Chromium",
-                            )
-                        )
-                    page.close()
-                finally:
-                    process.terminate()
-                    process.wait()
-            browser.close()
-    except BaseException:
-        print(f"bench_pit failed: the logs are kept in {folder}")
-        raise
-    finally:
-        postgres.stop()
-        broker.stop()
-    shutil.rmtree(folder, ignore_errors=True)
+    with floor_servers("bench_pit") as servers, sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=CHROMIUM)
+        rows = []
+        for count, name in ((api_tables, "api"), (tables, "render")):
+            dsn = fresh_database(servers.postgres, f"pit_{name}")
+            fill_floor(servers.broker, dsn, count, servers.folder)
+            process, url = serve_pit(dsn, servers.broker, servers.folder)
+            try:
+                page = browser.new_page(viewport={"width": 1920, "height": 1080})
+                log_in(page, url)
+                if name == "api":
+                    rows += api_rows(page, url, count, dsn, servers)
+                else:
+                    rows.append(render_row(page, url, count))
+                page.close()
+            finally:
+                process.terminate()
+                process.wait()
+        browser.close()
     return rows
+
+
+def api_rows(
+    page: Page, url: str, count: int, dsn: str, servers: FloorServers
+) -> list[Measurement]:
+    cookie = next(c for c in page.context.cookies() if c["name"] == "pit_session")
+    samples = api_latencies(url, f"pit_session={cookie['value']}")
+    latencies = commit_to_tile(page, servers.folder, servers.broker, dsn)
+    return [
+        Measurement(
+            f"pit GET /api/tables p99 ({count} tables)",
+            percentile(samples, 99) * 1000,
+            "ms",
+            Target(50, False, "< 50 ms"),
+            f"{API_REQUESTS} requests in a row, idle floor (tiles read once a change), median "
+            f"{percentile(samples, 50) * 1000:.1f} ms",
+        ),
+        Measurement(
+            "pit journal commit → tile in the browser p99",
+            percentile(latencies, 99) * 1000,
+            "ms",
+            Target(1000, False, "< 1,000 ms"),
+            f"{COMMITS} commits through uplink, broker, ingest, NOTIFY, SSE; "
+            f"median {percentile(latencies, 50) * 1000:.0f} ms",
+        ),
+    ]
+
+
+def render_row(page: Page, url: str, count: int) -> Measurement:
+    renders = [first_render(page, url, count) for _ in range(5)]
+    return Measurement(
+        f"pit floor page first render ({count} tables)",
+        max(renders) * 1000,
+        "ms",
+        Target(1000, False, "< 1,000 ms"),
+        "navigation to every tile drawn, worst of 5, logged in (tiles read once), Chromium",
+    )
 
 
 if __name__ == "__main__":

@@ -381,10 +381,41 @@ class RolesConfig:
     dealer: tuple[str, ...] = ()
     supervisor: tuple[str, ...] = ()
     technician: tuple[str, ...] = ()
+    console: tuple[str, ...] = ()
+    """The table console's own user (shoectl console): a watcher that commands only on behalf
+    of a person signed in at it with a PIN (docs/console.md)."""
+    pins_file: Path | None = None
+    """The people's salted PIN hashes (shoectl console pin set); None: nobody signs in."""
+    console_idle_s: float = 300.0
+    """A person signed in at the console who presses nothing this long is signed out."""
+
+    def __post_init__(self) -> None:
+        if not 10 <= self.console_idle_s <= 86_400:
+            raise ConfigError(
+                f"roles.console_idle_s = {self.console_idle_s} is out of range: use 10-86400 "
+                "(seconds)"
+            )
 
     @property
     def configured(self) -> bool:
-        return bool(self.dealer or self.supervisor or self.technician)
+        return bool(self.dealer or self.supervisor or self.technician or self.console)
+
+
+class ConsoleLanguage(StrEnum):
+    """The languages the table's console speaks (controller/locale, gettext catalogs)."""
+
+    EN = "en"
+    ZH_HANT = "zh-Hant"
+    ZH_HANS = "zh-Hans"
+
+
+@dataclass(frozen=True)
+class ConsoleConfig:
+    """The [console] section: how the table's console (shoectl console, /console) speaks."""
+
+    SECTION: ClassVar[str] = "console"
+
+    language: ConsoleLanguage = ConsoleLanguage.EN
 
 
 @dataclass(frozen=True)
@@ -439,6 +470,7 @@ class TableConfig:
     device: DeviceConfig = field(default_factory=DeviceConfig)
     service: ServiceConfig = field(default_factory=ServiceConfig)
     roles: RolesConfig = field(default_factory=RolesConfig)
+    console: ConsoleConfig = field(default_factory=ConsoleConfig)
     uplink: UplinkConfig = field(default_factory=UplinkConfig)
     surveillance: SurveillanceConfig = field(default_factory=SurveillanceConfig)
 
@@ -530,6 +562,7 @@ class TableConfig:
             DeviceConfig,
             ServiceConfig,
             RolesConfig,
+            ConsoleConfig,
             UplinkConfig,
             SurveillanceConfig,
         )
@@ -551,6 +584,9 @@ class TableConfig:
                 key_dir=base_dir / service.key_dir,
             )
             arguments["uplink"] = arguments["uplink"].relative_to(base_dir)
+            roles: RolesConfig = arguments["roles"]
+            if roles.pins_file is not None:
+                arguments["roles"] = replace(roles, pins_file=base_dir / roles.pins_file)
             device: DeviceConfig = arguments["device"]
             if device.house_public_key is not None:
                 arguments["device"] = replace(
@@ -642,6 +678,10 @@ _FIELD_READERS: dict[tuple[str, str], tuple[type, str]] = {
     ("roles", "dealer"): (tuple, 'a list of user names and "@group"s'),
     ("roles", "supervisor"): (tuple, 'a list of user names and "@group"s'),
     ("roles", "technician"): (tuple, 'a list of user names and "@group"s'),
+    ("roles", "console"): (tuple, 'a list of user names and "@group"s'),
+    ("roles", "pins_file"): (Path, "a file path"),
+    ("roles", "console_idle_s"): (float, "a number of seconds"),
+    ("console", "language"): (ConsoleLanguage, ""),
     ("uplink", "broker"): (str, "a broker URL such as mqtts://floor.example:8883"),
     ("uplink", "site"): (str, "a site name"),
     ("uplink", "state_dir"): (Path, "a folder path"),

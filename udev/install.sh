@@ -86,6 +86,13 @@ install -D -m 0644 "$repo_dir/docs/floor.md" "$root/usr/local/share/doc/cardshoe
 install -D -m 0644 "$source_dir/systemd/cardshoe-web.service" "$root/etc/systemd/system/cardshoe-web.service"
 install -D -m 0644 "$source_dir/systemd/cardshoe-web.sysusers" "$root/etc/sysusers.d/cardshoe-web.conf"
 install -D -m 0644 "$repo_dir/docs/scoreboard.md" "$root/usr/local/share/doc/cardshoe/scoreboard.md"
+# The table console on tty1: its own unit and account, commanding only for a PIN
+# (docs/console.md).
+install -D -m 0644 "$source_dir/systemd/cardshoe-console.service" \
+    "$root/etc/systemd/system/cardshoe-console.service"
+install -D -m 0644 "$source_dir/systemd/cardshoe-console.sysusers" \
+    "$root/etc/sysusers.d/cardshoe-console.conf"
+install -D -m 0644 "$repo_dir/docs/console.md" "$root/usr/local/share/doc/cardshoe/console.md"
 
 # A command removed since the last install loses its page.
 man_dir=$root/usr/local/share/man/man1
@@ -118,7 +125,7 @@ fi
 
 # The group must exist before udev resolves GROUP="cardshoe" in the rules.
 systemd-sysusers --root="$root" "$root/etc/sysusers.d/cardshoe.conf" \
-    "$root/etc/sysusers.d/cardshoe-web.conf"
+    "$root/etc/sysusers.d/cardshoe-web.conf" "$root/etc/sysusers.d/cardshoe-console.conf"
 systemd-tmpfiles --root="$root" --create "$root/etc/tmpfiles.d/cardshoe.conf"
 
 # A new table's journal is made here, never by the service: shoectl run refuses a missing
@@ -156,4 +163,5 @@ fi
 echo "install.sh: installed. Next, if not done yet: the config in /etc/cardshoe/table.toml"
 echo "           and this script again (the journal), then"
 echo "           systemctl enable --now cardshoe.service cardshoe-web.service"
-echo "           (and, once [uplink] names the floor's broker, cardshoe-uplink.service)"
+echo "           (and, once [uplink] names the floor's broker, cardshoe-uplink.service;"
+echo "           once [roles] names the console and its PINs, cardshoe-console.service)"

@@ -352,6 +352,14 @@ def user_add(name: str, role: str, dsn: str, password_file: Path | None) -> None
 @click.option(
     "--client-id", default="cardshoe-pit-1", show_default=True, help="The pit's MQTT client id."
 )
+@click.option(
+    "--time-zone",
+    default="UTC",
+    show_default=True,
+    metavar="ZONE",
+    help="The floor's time zone (IANA name, such as Asia/Macau): the pace page's days and "
+    "hours of day.",
+)
 def web(
     dsn: str,
     broker: str | None,
@@ -363,6 +371,7 @@ def web(
     tls_key: Path | None,
     overdue_after: float,
     client_id: str,
+    time_zone: str,
 ) -> None:
     """Serve the pit: the floor, tables, round recall, alarms and pace pages and their JSON
     API (docs/pit.md), live from the floor database. Runs until Ctrl-C or SIGTERM."""
@@ -372,6 +381,7 @@ def web(
     from cardshoe.controller.floor.broker import BrokerSettings
     from cardshoe.controller.floor.schema import connect, require_current
     from cardshoe.controller.pit.app import PitSettings
+    from cardshoe.controller.pit.pace import floor_zone
     from cardshoe.controller.pit.server import ServerTls, pit_url, serve
     from cardshoe.controller.service.logging_setup import configure_logging
     from cardshoe.controller.web.server import ListenAddress
@@ -388,6 +398,7 @@ def web(
         broker=None if broker is None else BrokerSettings(broker, ca=ca, cert=cert, key=key),
         client_id=client_id,
         overdue_after_s=overdue_after,
+        time_zone=floor_zone(time_zone),
     )
     with connect(dsn) as connection:
         require_current(connection)

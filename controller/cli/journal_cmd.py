@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -332,12 +333,19 @@ def round_(path: Path, shoe_id: str, round_no: int, as_json: bool) -> None:
     unit, irregularities and corrections, who gave each command, and the records behind it."""
     from cardshoe.controller.errors import UserError
     from cardshoe.controller.journal.store import Journal
-    from cardshoe.controller.scoreboard.round_recall import JournalEntry, recall_round, recall_text
+    from cardshoe.controller.scoreboard.round_recall import (
+        RECALL_KINDS_BEFORE,
+        JournalEntry,
+        recall_round,
+        recall_text,
+    )
 
     with Journal.open_readonly(path) as opened:
+        before = opened.records(shoe_id=shoe_id, round_no=round_no - 1, kinds=RECALL_KINDS_BEFORE)
+        own = opened.records(shoe_id=shoe_id, round_no=round_no)
         entries = (
             JournalEntry(record.id, record.time_utc, record.kind, record.payload)
-            for record in opened.records(shoe_id=shoe_id, round_no=round_no)
+            for record in heapq.merge(before, own, key=lambda record: record.id)
         )
         recall = recall_round(shoe_id, round_no, entries)
     if recall is None:

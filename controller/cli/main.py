@@ -69,6 +69,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "Send an operator command to the running service.",
     ),
     "monitor": ("cardshoe.controller.cli.monitor_cmd", "monitor", "Events live, one line each."),
+    "console": (
+        "cardshoe.controller.cli.console_cmd",
+        "console",
+        "The table's console for the dealer; the PINs people sign in with.",
+    ),
     "dump": ("cardshoe.controller.cli.dump_cmd", "dump", "Raw link frames in hex, decoded."),
     "selftest": ("cardshoe.controller.cli.selftest_cmd", "selftest", "Run a device's self-test."),
     "uplink": (

@@ -1,6 +1,6 @@
 """Throwaway mosquitto and PostgreSQL servers in a folder, on free 127.0.0.1 ports.
 
-The floor's tests, `make floor-demo` and bench/bench_floor.py run the real
+The floor's tests, `make floor-demo` and the benches (bench/floor_servers.py) run the real
 Debian servers, never mocks: each instance lives in its own folder, listens
 on 127.0.0.1 only and is gone when stopped. PostgreSQL refuses to run as
 root, so as root it runs as the postgres user (runuser) in a folder that user

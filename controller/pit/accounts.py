@@ -17,7 +17,8 @@ from enum import StrEnum
 import psycopg
 
 from cardshoe.controller.errors import UserError
-from cardshoe.controller.pit.passwords import hash_password, password_matches, password_problem
+from cardshoe.controller.pit.passwords import password_problem
+from cardshoe.controller.secret_hash import decoy_hash, hash_secret, secret_matches
 
 SESSION_HOURS = 12
 """A shift: a session unused for longer must log in again."""
@@ -44,6 +45,8 @@ class Role(StrEnum):
 class AuditAction(StrEnum):
     LOGIN = "login"
     LOGIN_FAILED = "login_failed"
+    LOGIN_LOCKED = "login_locked"
+    """Too many failed logins for a user or from a client: refused for a while (login_limits)."""
     LOGOUT = "logout"
     ACKNOWLEDGE = "acknowledge"
     USER_ADDED = "user_added"
@@ -77,21 +80,23 @@ def add_user(db: psycopg.Connection, name: str, role: Role, password: str) -> No
         added = db.execute(
             "INSERT INTO pit_users (name, role, password_hash) VALUES (%s, %s, %s) "
             "ON CONFLICT DO NOTHING RETURNING name",
-            (name, role.value, hash_password(password)),
+            (name, role.value, hash_secret(password)),
         ).fetchone()
         if added is None:
             raise UserError(f"user {name!r} exists already: choose another name")
         audit(db, name, AuditAction.USER_ADDED, f"role {role.value}")
 
 
-def log_in(db: psycopg.Connection, name: str, password: str) -> NewSession | None:
-    """A new session for the right password, None otherwise; both are audited."""
+def log_in(db: psycopg.Connection, name: str, password: str, client: str) -> NewSession | None:
+    """A new session for the right password, None otherwise; both are audited, with the
+    client's address."""
     with db.transaction():
         row = db.execute(
             "SELECT role, password_hash FROM pit_users WHERE name = %s", (name,)
         ).fetchone()
-        if row is None or not password_matches(password, row[1]):
-            audit(db, name, AuditAction.LOGIN_FAILED, "wrong user or password")
+        stored = decoy_hash() if row is None else row[1]
+        if not secret_matches(password, stored) or row is None:
+            audit(db, name, AuditAction.LOGIN_FAILED, f"wrong user or password from {client}")
             return None
         cookie_token, csrf_token = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
         db.execute(
@@ -99,7 +104,7 @@ def log_in(db: psycopg.Connection, name: str, password: str) -> NewSession | Non
             "VALUES (%s, %s, %s, now() + make_interval(hours => %s))",
             (_token_hash(cookie_token), name, csrf_token, SESSION_HOURS),
         )
-        audit(db, name, AuditAction.LOGIN, "session opened")
+        audit(db, name, AuditAction.LOGIN, f"session opened from {client}")
     return NewSession(cookie_token, Session(name, Role(row[0]), csrf_token))
 
 

@@ -2,9 +2,10 @@
 
 Every /api answer is JSON; every error is {"error": "..."} with its status:
 400 bad input, 401 no session, 403 not allowed or a missing or wrong CSRF
-token, 404 nothing there, 409 done already, 415 not JSON, 503 the database
-away. The pages themselves are one static document that draws whichever
-page its path names from the API, so the API is all a page can see.
+token, 404 nothing there, 409 done already, 415 not JSON, 429 too many
+failed logins (with Retry-After), 503 the database away. The pages
+themselves are one static document that draws whichever page its path
+names from the API, so the API is all a page can see.
 """
 
 from __future__ import annotations
@@ -13,12 +14,14 @@ import asyncio
 import contextlib
 import hmac
 import json
+import math
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from importlib import resources
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import psycopg
 from sse_starlette import EventSourceResponse, ServerSentEvent
@@ -30,10 +33,11 @@ from starlette.routing import Route
 
 from cardshoe.controller.floor.broker import BrokerSettings
 from cardshoe.controller.pit import accounts
-from cardshoe.controller.pit.accounts import Role, Session
+from cardshoe.controller.pit.accounts import AuditAction, Role, Session
 from cardshoe.controller.pit.alarms import AckRefused, acknowledge, list_alarms
 from cardshoe.controller.pit.database import DatabaseAway, FloorDatabase
 from cardshoe.controller.pit.live import FloorChanges, started_listeners
+from cardshoe.controller.pit.login_limits import LoginLimits, LoginThrottle, Refused
 from cardshoe.controller.pit.pace import day_pace
 from cardshoe.controller.pit.recall import round_recall
 from cardshoe.controller.pit.table_view import table_view
@@ -48,6 +52,8 @@ TILES_FRESH_S = 1.0
 """The longest the tiles' answer is served again unchanged: lag and rounds-in-the-last-hour
 move with the clock, not only with the floor's changes."""
 NO_CACHE = {"Cache-Control": "no-store"}
+FLOOR_ZONE_DEFAULT = ZoneInfo("UTC")
+LOGIN_LIMITS_DEFAULT = LoginLimits()
 PAGE_PATHS = (
     "/",
     "/tables/{table_id}",
@@ -69,12 +75,16 @@ class PitSettings:
     client_id: str = "cardshoe-pit-1"
     overdue_after_s: float = 300.0
     """An alarm unacknowledged for longer is marked overdue."""
+    login_limits: LoginLimits = LOGIN_LIMITS_DEFAULT
+    time_zone: ZoneInfo = FLOOR_ZONE_DEFAULT
+    """The floor's clock: the pace page's days and hours of day."""
 
 
 class ApiError(Exception):
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
         self.status = status
+        self.headers = headers or {}
 
 
 Handler = Callable[[Request, Session], Awaitable[Response]]
@@ -82,6 +92,7 @@ Handler = Callable[[Request, Session], Awaitable[Response]]
 
 def create_app(settings: PitSettings) -> Starlette:
     database = FloorDatabase(settings.dsn)
+    throttle = LoginThrottle(settings.login_limits)
     changes = FloorChanges()
     page_text = _static_text("pit.html")
     static = {path: (_static_text(name), media) for path, (name, media) in STATIC_FILES.items()}
@@ -118,7 +129,24 @@ def create_app(settings: PitSettings) -> Starlette:
         user, password = body.get("user"), body.get("password")
         if not isinstance(user, str) or not isinstance(password, str):
             raise ApiError(400, 'give {"user": "...", "password": "..."} as strings')
-        opened = await database.run(accounts.log_in, user, password)
+        client = "-" if request.client is None else request.client.host
+        admitted = throttle.admit(user, client)
+        if isinstance(admitted, Refused):
+            raise ApiError(
+                429,
+                admitted.message(),
+                {"Retry-After": str(math.ceil(admitted.retry_after_s))},
+            )
+        opened = None
+        try:
+            opened = await database.run(accounts.log_in, user, password, client)
+        finally:
+            # A login the database never answered counts as failed: it tried a password.
+            lockouts = throttle.settle(admitted, succeeded=opened is not None)
+        for lockout in lockouts:
+            await database.run(
+                accounts.audit, user, AuditAction.LOGIN_LOCKED, lockout.detail(client)
+            )
         if opened is None:
             raise ApiError(401, "wrong user or password")
         answer = _session_json(opened.session)
@@ -212,12 +240,14 @@ def create_app(settings: PitSettings) -> Starlette:
         return JSONResponse(done.to_json(), headers=NO_CACHE)
 
     async def pace(request: Request, session: Session) -> Response:
-        text = request.query_params.get("date") or datetime.now(UTC).date().isoformat()
+        text = (
+            request.query_params.get("date") or datetime.now(settings.time_zone).date().isoformat()
+        )
         try:
             day = date.fromisoformat(text)
         except ValueError:
             raise ApiError(400, f"date {text!r} is not YYYY-MM-DD") from None
-        found = await database.run(day_pace, day)
+        found = await database.run(day_pace, day, settings.time_zone)
         return JSONResponse(found.to_json(), headers=NO_CACHE)
 
     async def events(request: Request, session: Session) -> Response:
@@ -284,13 +314,13 @@ def _session_json(session: Session) -> dict[str, Any]:
     return {"user": session.user, "role": session.role.value, "csrf_token": session.csrf_token}
 
 
-def _error(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status, headers=NO_CACHE)
+def _error(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status, headers=NO_CACHE | (headers or {}))
 
 
 async def _api_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, ApiError)
-    return _error(exc.status, str(exc))
+    return _error(exc.status, str(exc), exc.headers)
 
 
 async def _database_away(request: Request, exc: Exception) -> Response:

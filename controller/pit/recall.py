@@ -13,7 +13,11 @@ from cardshoe.controller.floor.messages import EventMessage
 from cardshoe.controller.journal.chain import GENESIS_HASH
 from cardshoe.controller.journal.store import Record
 from cardshoe.controller.pit.floor_copy import floor_records
-from cardshoe.controller.scoreboard.round_recall import JournalEntry, recall_round
+from cardshoe.controller.scoreboard.round_recall import (
+    RECALL_KINDS_BEFORE,
+    JournalEntry,
+    recall_round,
+)
 
 SIGN_IN_KIND = "command.sign_in"
 
@@ -26,8 +30,9 @@ def round_recall(
     records = floor_records(
         db,
         table_id,
-        "r.shoe_id = %(shoe_id)s AND r.round_no = %(round_no)s",
-        {"shoe_id": shoe_id, "round_no": round_no},
+        "r.shoe_id = %(shoe_id)s AND (r.round_no = %(round_no)s "
+        "OR (r.round_no = %(round_no)s - 1 AND r.kind = ANY(%(kinds_before)s)))",
+        {"shoe_id": shoe_id, "round_no": round_no, "kinds_before": list(RECALL_KINDS_BEFORE)},
     )
     recall = recall_round(
         shoe_id,
@@ -53,7 +58,7 @@ def round_recall(
     return recall.to_json() | {
         "table_id": table_id,
         "card_times": {str(record_id): time for record_id, time in read_at.items()},
-        "dealer": _dealer_at(db, table_id, records[0].id if records else 0),
+        "dealer": _dealer_at(db, table_id, next(r.id for r in records if r.round_no == round_no)),
         "record_checks": checks,
     }
 

@@ -93,6 +93,7 @@ from cardshoe.controller.procedure.refusals import (
     COMMAND_WORDS,
     clear_hold_text,
     enter_card_text,
+    possible_commands,
     refusal_text,
     void_reason_text,
     void_round_text,
@@ -804,6 +805,10 @@ class TableModel(Dealing):
         else:
             reason = refusal_text(trigger, state, self.position, self.holds, self._applies())
         self._emit(RefusedCommand(COMMAND_WORDS[trigger], reason))
+
+    def possible_commands(self) -> list[str]:
+        """The operator commands the table accepts now, as typed: what a console offers."""
+        return possible_commands(cast(State, self.state), self._applies())
 
     def _applies(self) -> dict[Trigger, bool]:
         """Whether each command that depends on more than the state has anything to act on:

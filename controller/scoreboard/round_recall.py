@@ -6,6 +6,11 @@ irregularity and correction, every operator command with who gave it, and
 the ids of the records behind it all, so anyone can check the account
 against the journal itself (shoectl journal show, verify). A pure projection
 of records: it reads nothing else.
+
+A tie's carried bets (Macau Art. 11(2), 11(3)) are journaled with the tied
+round, so a round's recall reads its own records and, before them, the
+round.bets_carried of the round before (recall_kinds_before): the bets that
+stood on the layout when it was dealt.
 """
 
 from __future__ import annotations
@@ -22,6 +27,10 @@ card also says why (the burn's reason: round_burn, dealer_relief...; the void's)
 OPERATOR_KIND = "session.operator"
 REREAD_BY_KIND = "session.reread_by"
 """The dealer signed in at a re-read, journaled right after its card.corrected."""
+CARRIED_KIND = "round.bets_carried"
+CARRIED_RETURNED_KIND = "round.carried_bets_returned"
+RECALL_KINDS_BEFORE = (CARRIED_KIND,)
+"""The kinds a recall reads of the round before its own: what a tie there carried into it."""
 
 
 @dataclass(frozen=True)
@@ -50,6 +59,13 @@ class RoundRecall:
     """Irregular cards put right at once (card.corrected): how, the card, its hand, who."""
     commands: list[dict[str, Any]] = field(default_factory=list)
     alarms: list[dict[str, Any]] = field(default_factory=list)
+    carried_in: dict[str, Any] | None = None
+    """The bets a tie carried into this round (record, from_round, option) and where they went
+    (went: decided, returned or carried, went_record: the record that says so; None while
+    the round is open)."""
+    carried_out: dict[str, Any] | None = None
+    """This round tied: its bets carried into the next round (record, into_round, option), or
+    returned undecided (returned: the reason, no_round_follows)."""
     records: list[int] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
@@ -63,6 +79,7 @@ def recall_round(
     recall = RoundRecall(shoe_id, round_no)
     opened = False
     by: dict[str, Any] | None = None
+    result_record: int | None = None
     for entry in entries:
         recall.records.append(entry.id)
         payload = entry.payload
@@ -80,6 +97,7 @@ def recall_round(
                 }
             )
         elif entry.kind == "round.result":
+            result_record = entry.id
             recall.player, recall.banker = list(payload["player"]), list(payload["banker"])
             recall.settlement = payload["settlement"]
             recall.result = {
@@ -90,6 +108,31 @@ def recall_round(
         elif entry.kind == "round.void":
             # Voided after its result (within the correction window), it settles nothing.
             recall.void, recall.settlement = payload["reason"], None
+        elif entry.kind == CARRIED_KIND and payload["into_round"] == round_no:
+            recall.carried_in = {
+                "record": entry.id,
+                "from_round": payload["round_no"],
+                "option": payload["option"],
+                "went": None,
+                "went_record": None,
+            }
+        elif entry.kind == CARRIED_KIND:
+            recall.carried_out = {
+                "record": entry.id,
+                "into_round": payload["into_round"],
+                "option": payload["option"],
+                "returned": None,
+            }
+        elif entry.kind == CARRIED_RETURNED_KIND and payload.get("voided_round") == round_no:
+            if recall.carried_in is not None:
+                recall.carried_in |= {"went": "returned", "went_record": entry.id}
+        elif entry.kind == CARRIED_RETURNED_KIND:
+            recall.carried_out = {
+                "record": entry.id,
+                "into_round": None,
+                "option": None,
+                "returned": payload["reason"],
+            }
         elif entry.kind == "irregularity":
             recall.irregularities.append({"record": entry.id, **payload})
         elif entry.kind == "card.corrected":
@@ -113,10 +156,56 @@ def recall_round(
             by = None
     if not opened:
         return None
+    _follow_carried_in(recall, result_record)
     if recall.result is None:
         recall.player = [c["card"] for c in recall.cards if c["to"] == "player"]
         recall.banker = [c["card"] for c in recall.cards if c["to"] == "banker"]
     return recall
+
+
+def _follow_carried_in(recall: RoundRecall, result_record: int | None) -> None:
+    """Where the bets carried in went, unless a void returned them: this round's own tie
+    carries them on (or returns them when no round follows); otherwise its result decided
+    them."""
+    carried = recall.carried_in
+    if carried is None or carried["went"] is not None or recall.void is not None:
+        return
+    if recall.carried_out is not None:
+        went = "returned" if recall.carried_out["returned"] else "carried"
+        carried |= {"went": went, "went_record": recall.carried_out["record"]}
+    elif result_record is not None:
+        carried |= {"went": "decided", "went_record": result_record}
+
+
+CARRIED_WENT = {
+    "decided": "decided by this round's result",
+    "returned": "returned to the players undecided",
+    "carried": "carried on by this round's tie",
+    None: "on the layout, the round not finished",
+}
+"""Where bets carried into a round went, in words."""
+
+
+def _carried_lines(recall: RoundRecall) -> list[str]:
+    """The bets a tie carried into and out of the round, one line each, records in brackets."""
+    lines = []
+    carried_in = recall.carried_in
+    if carried_in is not None:
+        went_record = carried_in["went_record"]
+        lines.append(
+            f"bets carried in [{carried_in['record']}] from round {carried_in['from_round']} "
+            f"({carried_in['option']}): {CARRIED_WENT[carried_in['went']]}"
+            + ("" if went_record is None else f" [{went_record}]")
+        )
+    carried_out = recall.carried_out
+    if carried_out is not None and carried_out["returned"] is None:
+        lines.append(
+            f"bets carried out [{carried_out['record']}] into round "
+            f"{carried_out['into_round']} ({carried_out['option']})"
+        )
+    elif carried_out is not None:
+        lines.append(f"tie bets returned [{carried_out['record']}]: {carried_out['returned']}")
+    return lines
 
 
 def recall_text(recall: RoundRecall) -> str:
@@ -145,6 +234,7 @@ def recall_text(recall: RoundRecall) -> str:
         if recall.settlement is not None:
             per_unit = ", ".join(f"{bet} {value}" for bet, value in recall.settlement.items())
             lines.append(f"settlement per unit: {per_unit}")
+    lines.extend(_carried_lines(recall))
     for found in recall.irregularities:
         lines.append(
             f"irregularity [{found['record']}] {found['code']}: {found['consequence']} "

@@ -49,6 +49,8 @@ COMMAND_ROLES: Mapping[str, Role] = {
     "clear-hold": Role.SUPERVISOR,
     "abandon-shoe": Role.SUPERVISOR,
     "supervisor-sign-in": Role.SUPERVISOR,
+    "console-sign-in": Role.WATCHER,
+    "console-sign-out": Role.WATCHER,
     "authenticate": Role.TECHNICIAN,
     "firmware-update": Role.TECHNICIAN,
 }
@@ -62,16 +64,26 @@ class Operator:
     uid: int
     user: str
     role: Role
+    via: str | None = None
+    """The console's own user, when the person signed in at the console with a PIN."""
+    signed_in: str | None = None
+    """The person signed in at the console, when another (a supervisor) approved the
+    command with their PIN there: dual control, both names journaled."""
 
     def as_json(self) -> dict[str, object]:
-        return {"uid": self.uid, "user": self.user, "role": str(self.role)}
+        record: dict[str, object] = {"uid": self.uid, "user": self.user, "role": str(self.role)}
+        if self.via is not None:
+            record["via"] = self.via
+        if self.signed_in is not None:
+            record["signed_in"] = self.signed_in
+        return record
 
 
 def operator_of(peer: Peer | None, roles: RolesConfig) -> Operator:
     """The peer's user name and highest role; with no [roles] section, every role."""
     if peer is None:
-        return Operator(os.getuid(), _user_name(os.getuid()), Role.TECHNICIAN)
-    user = _user_name(peer.uid)
+        return Operator(os.getuid(), user_name(os.getuid()), Role.TECHNICIAN)
+    user = user_name(peer.uid)
     if not roles.configured:
         return Operator(peer.uid, user, Role.TECHNICIAN)
     groups = _group_names(user, peer.gid)
@@ -81,14 +93,31 @@ def operator_of(peer: Peer | None, roles: RolesConfig) -> Operator:
         (Role.SUPERVISOR, roles.supervisor),
         (Role.TECHNICIAN, roles.technician),
     ):
-        for name in names:
-            if name == user or (name.startswith("@") and name[1:] in groups):
-                held.append(role)
+        if _named(names, user, groups):
+            held.append(role)
     return Operator(peer.uid, user, max(held))
+
+
+def is_console(peer: Peer | None, roles: RolesConfig) -> bool:
+    """Whether the peer is the table console's own user ([roles] console)."""
+    if peer is None:
+        return False
+    user = user_name(peer.uid)
+    return _named(roles.console, user, _group_names(user, peer.gid))
+
+
+def _named(names: tuple[str, ...], user: str, groups: set[str]) -> bool:
+    return any(name == user or (name.startswith("@") and name[1:] in groups) for name in names)
 
 
 def check_permitted(command: str, operator: Operator) -> None:
     needed = COMMAND_ROLES.get(command, Role.TECHNICIAN)
+    if operator.role < needed and operator.via is not None:
+        raise UserError(
+            f"{command} needs a {needed}: {operator.user} is a {operator.role} at this table; "
+            f"ask a {needed} to approve it with their name and PIN",
+            EXIT_DEVICE_UNAVAILABLE,
+        )
     if operator.role < needed:
         raise UserError(
             f"{command} needs a {needed}: {operator.user} (uid {operator.uid}) is a "
@@ -98,7 +127,7 @@ def check_permitted(command: str, operator: Operator) -> None:
         )
 
 
-def _user_name(uid: int) -> str:
+def user_name(uid: int) -> str:
     try:
         return pwd.getpwuid(uid).pw_name
     except KeyError:

@@ -150,6 +150,10 @@ SOFTWARE_AUTHENTICATED = SOFTWARE_KIND_PREFIX + "authenticated"
 """A regulator's seed and the software's answer to it (software_identity.py), and who asked."""
 SUPERVISOR_SIGNED_IN = SESSION_KIND_PREFIX + "supervisor_signed_in"
 """The supervisor who took the table and the one relieved: who witnesses each pack loaded."""
+CONSOLE_PIN = SESSION_KIND_PREFIX + "console_pin"
+"""A PIN given at the table's console: the name, what for, accepted, wrong or locked."""
+CONSOLE_SIGNED_OUT = SESSION_KIND_PREFIX + "console_signed_out"
+"""A person signed out of the table's console: by a key, or after console_idle_s idle."""
 
 ROUND_UNDER_WAY = frozenset({State.ROUND_BURN, State.DEALING})
 """Where the house's end-shoe lets the round finish and makes it the last (Art. 3.2)."""
@@ -241,6 +245,8 @@ class TableSnapshot:
     last_round: int | None
     relief_burn_due: bool
     """A dealer relieved another: game.relief_burn cards burn after the next no more bets."""
+    possible: tuple[str, ...] = ()
+    """The operator commands the table accepts now (refusals.possible_commands)."""
 
 
 class TableSession:
@@ -350,6 +356,7 @@ class TableSession:
                 rounds_finished=0 if shoe is None else shoe.rounds_finished,
                 last_round=None if shoe is None else shoe.last_round,
                 relief_burn_due=shoe is not None and shoe.relief_burn_due,
+                possible=tuple(model.possible_commands()),
             )
 
     # --- operator commands ------------------------------------------------------------
@@ -501,12 +508,18 @@ class TableSession:
         refusal it is journaled once per command and uid per interval and otherwise counted:
         who was denied what still shows for each person.
         """
-        kind = f"{COMMAND_DENIED}.{command}.uid-{operator.get('uid')}"
+        kind = f"{COMMAND_DENIED}.{command}.uid-{operator.get('uid')}.{operator.get('user')}"
         with self._lock:
             if self._repeats.admit(kind, self._clock()):
                 self._record_session(
                     COMMAND_DENIED, {**operator, "command": command, "needs": needs}
                 )
+
+    def record_console(self, kind: str, payload: dict[str, object]) -> None:
+        """Journal what happened at the table's console (console_access.py): a PIN given,
+        a sign-out. Not an input: it changes no card's way."""
+        with self._lock:
+            self._record_session(kind, payload)
 
     def authenticate_software(self, seed: bytes, operator: Mapping[str, Any]) -> SoftwareAnswer:
         """Answer a regulator's seed from the files on disk now, and journal the answer."""

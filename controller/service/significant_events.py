@@ -23,6 +23,8 @@ from cardshoe.controller.procedure.inputs import DRIVER_INPUTS
 from cardshoe.controller.service.firmware_update import FIRMWARE_UPDATE
 from cardshoe.controller.service.session import (
     COMMAND_DENIED,
+    CONSOLE_PIN,
+    CONSOLE_SIGNED_OUT,
     DEVICE_REFUSED,
     DEVICE_RESYNC,
     SESSION_STARTED,
@@ -55,6 +57,8 @@ SIGNIFICANT_KINDS: Mapping[str, str] = {
     SIGNED_IN: "dealer sign-in",
     SUPERVISOR_SIGNED_IN: "supervisor sign-in",
     COMMAND_DENIED: "command refused for the giver's role",
+    CONSOLE_PIN: "a PIN given at the table's console: accepted, wrong or locked, and what for",
+    CONSOLE_SIGNED_OUT: "sign-out at the table's console, by a key or after idle",
     HoldStarted.KIND: "hold",
     HoldEnded.KIND: "hold cleared",
     RoundVoided.KIND: "void",

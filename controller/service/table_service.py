@@ -57,7 +57,8 @@ from cardshoe.controller.procedure.facts import (
 )
 from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.scoreboard.board import TableBoard
-from cardshoe.controller.service import firmware_update
+from cardshoe.controller.service import console_access, firmware_update
+from cardshoe.controller.service.console_access import ConsoleAccess
 from cardshoe.controller.service.control_socket import (
     SUBSCRIBE,
     ControlServer,
@@ -77,6 +78,7 @@ from cardshoe.controller.service.roles import (
     Operator,
     Role,
     check_permitted,
+    is_console,
     operator_of,
 )
 from cardshoe.controller.service.sdnotify import Notifier
@@ -248,6 +250,7 @@ class TableService:
         self._started_at = utc_timestamp()
         self._last_ping = clock()
         self._last_status = ""
+        self._console = ConsoleAccess(config.roles, clock)
         interval = self._notifier.watchdog_interval()
         self._poll_s = POLL_S if interval is None else min(POLL_S, interval / 4)
 
@@ -405,6 +408,7 @@ class TableService:
         assert session is not None
         if self._stop_requested or session.state is State.IDLE:
             session.stop()
+        self._console.expire(session)
         self._ping_watchdog()
         self._notify_status(status_line(session.snapshot()))
 
@@ -460,8 +464,10 @@ class TableService:
         }
 
     def _is_operator(self, peer: Peer) -> bool:
-        """Who may take the control socket's last connections: a dealer or above."""
-        return operator_of(peer, self.config.roles).role >= Role.DEALER
+        """Who may take the control socket's last connections: a dealer or above, and the
+        table's console, which deals for the people signed in at it."""
+        roles = self.config.roles
+        return operator_of(peer, roles).role >= Role.DEALER or is_console(peer, roles)
 
     def _handlers(self) -> dict[str, Handler]:
         def status(request: Mapping[str, Any]) -> dict[str, Any]:
@@ -476,7 +482,20 @@ class TableService:
         }
         for name in SESSION_COMMANDS:
             handlers[name] = self._command_handler(name)
+        handlers[console_access.SIGN_IN] = self._console_sign_in
+        handlers[console_access.SIGN_OUT] = self._console_sign_out
         return handlers
+
+    def _console_sign_in(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """A person at the table's console gives their name and PIN; the console gets the
+        token it then acts for them with."""
+        session = self._table_session()
+        signed = self._console.sign_in(session, current_peer(), request)
+        return {**signed, "status": self.status()}
+
+    def _console_sign_out(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        self._console.sign_out(self._table_session(), request)
+        return self.status()
 
     def _table_session(self) -> TableSession:
         """The session, or a refusal saying why the table is not up yet."""
@@ -494,8 +513,9 @@ class TableService:
 
         def handle(request: Mapping[str, Any]) -> dict[str, Any]:
             session = self._table_session()
-            arguments = command_arguments(name, parameters, request)
-            operator = self._permitted_operator(session, name)
+            person, rest = self._console.acting(session, current_peer(), name, request)
+            arguments = command_arguments(name, parameters, rest)
+            operator = self._permitted_operator(session, name, person)
             with session.acting_as(operator.as_json()):
                 command(session, **arguments)
             return self.status()
@@ -531,9 +551,12 @@ class TableService:
             raise UserError(f"{image}: {firmware_update.describe(attempt)}", attempt.exit_code)
         return self.status()
 
-    def _permitted_operator(self, session: TableSession, name: str) -> Operator:
-        """Who gives the command, once their role allows it; a refusal is journaled."""
-        operator = operator_of(current_peer(), self.config.roles)
+    def _permitted_operator(
+        self, session: TableSession, name: str, person: Operator | None = None
+    ) -> Operator:
+        """Who gives the command (the person signed in at the console, else the peer), once
+        their role allows it; a refusal is journaled."""
+        operator = person or operator_of(current_peer(), self.config.roles)
         try:
             check_permitted(name, operator)
         except UserError:
@@ -651,6 +674,7 @@ def snapshot_to_json(snapshot: TableSnapshot) -> dict[str, Any]:
         "rounds_finished": snapshot.rounds_finished,
         "last_round": snapshot.last_round,
         "relief_burn_due": snapshot.relief_burn_due,
+        "possible": list(snapshot.possible),
     }
 
 

@@ -20,6 +20,7 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from cardshoe.controller.web.console_page import WebConsole, console_routes
 from cardshoe.controller.web.feed import BoardFeed
 
 RETRY_MS = 500
@@ -78,8 +79,12 @@ class _CountedEvents(EventSourceResponse):
             self._slots.give_back()
 
 
-def create_app(feed: BoardFeed, max_clients: int = MAX_CLIENTS) -> Starlette:
-    """The application serving one feed; the feed's polling runs while the app does."""
+def create_app(
+    feed: BoardFeed, max_clients: int = MAX_CLIENTS, console: WebConsole | None = None
+) -> Starlette:
+    """The application serving one feed; the feed's polling runs while the app does.
+    With a console, also /console (console_page.py), following the service while the app
+    runs."""
     slots = ClientSlots(max_clients)
     pages = {path: (_static_text(name), media) for path, (name, media) in STATIC_FILES.items()}
 
@@ -106,15 +111,23 @@ def create_app(feed: BoardFeed, max_clients: int = MAX_CLIENTS) -> Starlette:
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         polling = asyncio.create_task(feed.run())
+        if console is not None:
+            console.link.start()
         try:
             yield
         finally:
+            if console is not None:
+                console.link.stop()
             polling.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await polling
 
     routes = [Route(path, page) for path in STATIC_FILES]
     routes += [Route("/board.json", board), Route("/events", events)]
+    if console is not None:
+        routes += console_routes(
+            console, pages["/"][0], _static_text("console.js"), _static_text("console.css")
+        )
     return Starlette(routes=routes, lifespan=lifespan)
 
 

@@ -21,6 +21,7 @@ import uvicorn
 from cardshoe.controller.config import TableConfig
 from cardshoe.controller.errors import UserError
 from cardshoe.controller.web.app import MAX_CLIENTS, create_app
+from cardshoe.controller.web.console_page import WebConsole
 from cardshoe.controller.web.feed import BoardFeed
 
 GRACEFUL_STOP_S = 1
@@ -91,11 +92,12 @@ class ScoreboardServer:
         sock: socket.socket,
         config: TableConfig | None,
         max_clients: int = MAX_CLIENTS,
+        console: WebConsole | None = None,
     ) -> None:
         self.feed = BoardFeed.open(journal_path, config)
         self.socket = sock
         settings = uvicorn.Config(
-            create_app(self.feed, max_clients),
+            create_app(self.feed, max_clients, console),
             log_level=logging.WARNING,
             log_config=None,  # uvicorn's loggers go through the project's handler (structlog)
             access_log=False,

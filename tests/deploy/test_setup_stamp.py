@@ -19,7 +19,7 @@ SETUP_INPUTS = next(
 )
 LOCK = next(line.split(":=")[1].strip() for line in MAKEFILE_LINES if line.startswith("LOCK :="))
 SETUP_INPUTS = [LOCK if name == "$(LOCK)" else name for name in SETUP_INPUTS]
-TEST_SETUP_SCRIPTS = [".ci/install-floor.sh", ".ci/lock.sh"]
+TEST_SETUP_SCRIPTS = [".ci/install-floor.sh", ".ci/install-console.sh", ".ci/lock.sh"]
 
 pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
 

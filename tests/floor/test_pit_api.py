@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import psycopg
 import pytest
@@ -20,6 +22,8 @@ from support.shoectl import ShoectlRunner
 from cardshoe.controller.journal.store import Journal
 
 ROLES = {"sam": "supervisor", "vic": "viewer", "eve": "surveillance"}
+FLOOR_ZONE = "Asia/Kolkata"
+"""The pit's clock in these tests: UTC+05:30, so its hours of day are not UTC's."""
 
 
 @pytest.fixture
@@ -38,7 +42,7 @@ def pit(dealt_floor: tuple[Floor, Path], tmp_path: Path) -> Iterator[PitService]
     floor, _ = dealt_floor
     for name, role in ROLES.items():
         assert add_user(floor.dsn, tmp_path, name, role).returncode == 0
-    with PitService(floor.dsn, "--broker", floor.broker.url) as service:
+    with PitService(floor.dsn, "--broker", floor.broker.url, "--time-zone", FLOOR_ZONE) as service:
         yield service
 
 
@@ -94,6 +98,43 @@ def test_login_answers_a_csrf_token_and_a_wrong_password_is_audited(pit: PitServ
     ]
 
 
+def test_repeated_wrong_passwords_lock_the_user_then_the_client_and_are_audited(
+    empty_pit: PitService,
+) -> None:
+    """docs/pit.md: 5 wrong passwords for a user, or 20 failed logins from a client, within
+    15 minutes lock it out for 5 minutes: 429 with Retry-After, the password unchecked."""
+    client = PitClient(empty_pit.url)
+    for _ in range(5):
+        assert client.login("sam", "not the password")[0] == 401
+    status, answer = client.login("sam")
+    assert status == 429 and list(answer) == ["error"]
+    assert "too many failed logins for user 'sam'" in answer["error"]
+    assert 1 <= int(client.headers["retry-after"]) <= 300
+    assert client.get("/api/session")[0] == 401, "the right password opened no session"
+    for number in range(15):
+        assert client.login(f"guess{number}")[0] == 401
+    status, answer = client.login("kim")
+    assert status == 429 and "for client '127.0.0.1'" in answer["error"]
+    assert int(client.headers["retry-after"]) >= 1
+    with psycopg.connect(empty_pit.dsn) as db:
+        locked = db.execute(
+            "SELECT user_name, detail FROM pit_audit WHERE action = 'login_locked' ORDER BY id"
+        ).fetchall()
+        failed = db.execute(
+            "SELECT count(*) FROM pit_audit WHERE action = 'login_failed' AND detail LIKE %s",
+            ("%from 127.0.0.1",),
+        ).fetchone()
+    assert locked == [
+        ("sam", "user sam locked for 300 s after 5 failed logins in 900 s (last from 127.0.0.1)"),
+        (
+            "guess14",
+            "client 127.0.0.1 locked for 300 s after 20 failed logins in 900 s "
+            "(last from 127.0.0.1)",
+        ),
+    ]
+    assert failed == (20,), "the refused logins checked no password and wrote no failure"
+
+
 def test_the_tables_and_a_round_are_what_the_floor_and_the_journal_hold(
     pit: PitService, dealt_floor: tuple[Floor, Path], shoectl: ShoectlRunner
 ) -> None:
@@ -124,12 +165,26 @@ def test_the_tables_and_a_round_are_what_the_floor_and_the_journal_hold(
     assert all(len(card) == 2 for card in recall["player"] + recall["banker"])
     assert all(check["hash_ok"] and check["links"] for check in recall["record_checks"])
     assert set(recall["card_times"]) == {str(card["record"]) for card in recall["cards"]}
-    dealt_on = view["shoes"][0]["started_at"][:10]
+    with psycopg.connect(floor.dsn) as db:
+        results = db.execute(
+            "SELECT time_ns FROM journal_records WHERE table_id = %s AND kind = 'round.result'",
+            (table_id,),
+        ).fetchall()
+    local_times = [
+        datetime.fromtimestamp(time_ns / 1e9, UTC).astimezone(ZoneInfo(FLOOR_ZONE))
+        for (time_ns,) in results
+    ]
+    dealt_on = local_times[0].date().isoformat()
+    by_hour = [0] * 24
+    for moment in local_times:
+        by_hour[moment.hour] += moment.date().isoformat() == dealt_on
     status, pace = client.get(f"/api/pace?date={dealt_on}")
-    assert status == 200 and pace["date"] == dealt_on
+    assert status == 200 and (pace["date"], pace["time_zone"]) == (dealt_on, FLOOR_ZONE)
     (row,) = pace["tables"]
-    assert (row["name"], row["rounds"], len(row["rounds_by_hour"])) == (table_id, 3, 24)
-    assert sum(dealer["rounds"] for dealer in pace["dealers"]) == 3
+    assert (row["name"], row["rounds_by_hour"]) == (table_id, by_hour)
+    assert row["rounds"] == sum(by_hour) >= 1
+    assert sum(dealer["rounds"] for dealer in pace["dealers"]) == sum(by_hour)
+    assert (pace["hold_s"], pace["shuffle_s"]) == (row["hold_s"], row["shuffle_s"])
 
 
 def test_an_alarm_is_acknowledged_by_a_supervisor_with_a_note_and_audited(

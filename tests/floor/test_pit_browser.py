@@ -19,6 +19,10 @@ from support.pit_support import PASSWORD, PitService, add_user, deal_table, rais
 from support.shoectl import ShoectlRunner
 
 TABLES = {"T01": "punto-banco", "T02": "macau-1", "T03": "seven-up"}
+TIE_TABLE, TIED_ROUND, TIE_SEED = "T02", 2, 6
+"""T02's bets stand after a tie (Macau Art. 11(2)); the shuffle of seed 6 ties its round 2,
+so round 3 is dealt with round 2's bets carried into it."""
+FLOOR_ZONE = "Asia/Macau"
 VIEWPORTS = [{"width": 1920, "height": 1080}, {"width": 390, "height": 844}]
 ALARM_SHOWN_MS = 2000
 """Issue #24: an alarm the floor has committed is on the open page within 2 s, without a
@@ -35,7 +39,13 @@ class PitFloor:
 @pytest.fixture
 def pit_floor(floor: Floor, tmp_path: Path) -> Iterator[PitFloor]:
     journals = {
-        table_id: deal_table(tmp_path, table_id, game, rounds=2 + number)
+        table_id: deal_table(
+            tmp_path,
+            table_id,
+            game,
+            rounds=2 + number,
+            **({"tie_bets": "stand", "seed": TIE_SEED} if table_id == TIE_TABLE else {}),
+        )
         for number, (table_id, game) in enumerate(TABLES.items())
     }
     floor.ingest()
@@ -44,7 +54,7 @@ def pit_floor(floor: Floor, tmp_path: Path) -> Iterator[PitFloor]:
     wait_for_floor(floor, list(journals.values()))
     for name, role in (("sam", "supervisor"), ("vic", "viewer")):
         assert add_user(floor.dsn, tmp_path, name, role).returncode == 0
-    with PitService(floor.dsn, "--broker", floor.broker.url) as pit:
+    with PitService(floor.dsn, "--broker", floor.broker.url, "--time-zone", FLOOR_ZONE) as pit:
         yield PitFloor(floor, journals, pit)
 
 
@@ -97,6 +107,19 @@ def test_the_floor_page_shows_every_table_with_postgres_round_counts(
     page.select_option("#filter-game", "macau-1")
     expect(tiles).to_have_count(1)
     expect(tiles.first).to_have_attribute("data-table", "T02")
+
+    page.click("a[href='/pace']")
+    expect(page.locator("#pace-tables tr[data-table]")).to_have_count(len(TABLES))
+    dealt = sum(rounds_in_postgres(pit_floor.floor.dsn).values())
+    floor_bars = page.locator("#pace-plot rect")
+    assert sum(int(bar.get_attribute("data-rounds") or 0) for bar in floor_bars.all()) == dealt
+    dealers = page.locator("#pace-dealers tr[data-dealer]")
+    assert dealers.count() >= 1
+    for dealer in dealers.all():
+        expect(dealer.locator("svg rect")).to_have_count(24)
+    expect(page.locator("#lost-total")).to_contain_text("in all")
+    expect(page.locator("#pace-day")).to_contain_text(FLOOR_ZONE)
+    assert fits_the_screen(page)
     page.context.close()
 
 
@@ -144,23 +167,52 @@ def test_an_alarm_appears_live_and_a_supervisor_acknowledges_it(
 def test_a_recalled_round_is_the_tables_own_journal_round(
     pit_floor: PitFloor, browser: Browser, shoectl: ShoectlRunner, viewport: dict[str, int]
 ) -> None:
-    journal = pit_floor.journals["T03"]
-    page = logged_in(browser, pit_floor.pit.url + "tables/T03", "vic", viewport)
-    page.locator("#rounds a", has_text="3").click()
+    """The round after a tie, with the tied round's bets carried into it: on the page and
+    through the API, as `shoectl journal round` recalls it from the table's own journal."""
+    journal = pit_floor.journals[TIE_TABLE]
+    after_tie = TIED_ROUND + 1
+    page = logged_in(browser, pit_floor.pit.url + f"tables/{TIE_TABLE}", "vic", viewport)
+    page.locator("#rounds a", has_text=str(after_tie)).click()
     shoe_id = page.url.split("/")[-2]
-    local = shoectl("journal", "round", str(journal), "--shoe", shoe_id, "--round", "3", "--json")
-    assert local.returncode == 0, local.stderr
-    expected = json.loads(local.stdout)
+    expected = {}
+    for round_no in (TIED_ROUND, after_tie):
+        local = shoectl(
+            *("journal", "round", str(journal), "--shoe", shoe_id),
+            *("--round", str(round_no), "--json"),
+        )
+        assert local.returncode == 0, local.stderr
+        expected[round_no] = json.loads(local.stdout)
+        answer = page.request.get(
+            pit_floor.pit.url + f"api/tables/{TIE_TABLE}/rounds/{shoe_id}/{round_no}"
+        )
+        assert answer.ok, answer.text()
+        recalled = answer.json()
+        assert {name: recalled[name] for name in expected[round_no]} == expected[round_no]
+    tied, settled = expected[TIED_ROUND], expected[after_tie]
+    assert tied["result"]["winner"] == "tie" and tied["carried_out"]["into_round"] == after_tie
+    carried = settled["carried_in"]
+    assert (carried["from_round"], carried["option"], carried["went"]) == (
+        TIED_ROUND,
+        "stand",
+        "decided",
+    )
+    expect(page.locator("#carried li")).to_have_text(
+        [
+            f"bets carried in [{carried['record']}] from round {TIED_ROUND} (stand): decided "
+            f"by this round's result [{carried['went_record']}]"
+        ]
+    )
     expect(page.locator("#hands")).to_have_text(
-        f"player: {' '.join(expected['player'])} · banker: {' '.join(expected['banker'])}"
+        f"player: {' '.join(settled['player'])} · banker: {' '.join(settled['banker'])}"
     )
     rows = page.locator("#cards tr")
-    expect(rows).to_have_count(len(expected["cards"]) + 1)
-    for index, card in enumerate(expected["cards"], start=1):
+    expect(rows).to_have_count(len(settled["cards"]) + 1)
+    for index, card in enumerate(settled["cards"], start=1):
         cells = rows.nth(index).locator("td")
         expect(cells.nth(0)).to_have_text(str(card["record"]))
         expect(cells.nth(2)).to_have_text(card["card"])
         expect(cells.nth(3)).to_have_text(card["physical_id"])
+    expect(page.locator("#records tr")).to_have_count(len(settled["records"]) + 1)
     expect(page.locator("#records td", has_text="FAILED")).to_have_count(0)
     assert fits_the_screen(page)
     page.context.close()

@@ -78,6 +78,7 @@ def test_refusals_name_the_problem(dsn: str, tmp_path: Path) -> None:
         (("--tls-cert", "/nonexistent.crt"), "give --tls-cert and --tls-key together"),
         (("--tls-cert", "/nonexistent.crt", "--tls-key", "/nonexistent.key"), "no such file"),
         (("--broker", "http://floor:80"), "give mqtt://HOST:PORT"),
+        (("--time-zone", "Mars/Olympus_Mons"), "is not a time zone"),
     ],
 )
 def test_floor_web_refuses_bad_options_before_serving(

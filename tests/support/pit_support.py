@@ -63,6 +63,8 @@ class PitClient:
         self.host, self.port = parts.hostname or "127.0.0.1", parts.port or 80
         self.cookie: str | None = None
         self.csrf_token: str | None = None
+        self.headers: dict[str, str] = {}
+        """The last answer's headers (lower-case names)."""
 
     def request(
         self,
@@ -87,6 +89,7 @@ class PitClient:
             connection.request(method, path, body=data, headers=headers)
             response = connection.getresponse()
             text = response.read()
+            self.headers = {name.lower(): value for name, value in response.getheaders()}
             cookie = response.getheader("set-cookie")
             if cookie is not None:
                 self.cookie = cookie.split(";")[0]
@@ -105,17 +108,22 @@ class PitClient:
         return status, answer
 
 
-def deal_table(folder: Path, table_id: str, game: str, rounds: int) -> Path:
-    """A table's journal with one short shoe dealt by the real table software; its path."""
+def deal_table(
+    folder: Path, table_id: str, game: str, rounds: int, *, tie_bets: str = "", seed: int = 0
+) -> Path:
+    """A table's journal with one short shoe dealt by the real table software (the shuffle
+    of seed, the game's first tie option unless tie_bets names one); its path."""
     journal = folder / f"{table_id}.sqlite"
     config = folder / f"{table_id}.toml"
+    tie_option = f'tie_bets = "{tie_bets}"\n' if tie_bets else ""
     config.write_text(
-        f'table_id = "{table_id}"\n[game]\nname = "{game}"\n[device]\nkind = "shoe"\n'
-        f'[service]\njournal_path = "{journal}"\n',
+        f'table_id = "{table_id}"\n[game]\nname = "{game}"\n{tie_option}[device]\n'
+        f'kind = "shoe"\n[service]\njournal_path = "{journal}"\n',
         encoding="utf-8",
     )
     command = [sys.executable, "-m", "cardshoe.controller.cli", "demo", "--config", str(config)]
     command += ["--transport", "inproc", "--rounds", str(rounds), "--journal", str(journal)]
+    command += ["--seed", str(seed)]
     subprocess.run(command, check=True, capture_output=True, timeout=120)
     return journal
 

@@ -3,7 +3,9 @@
 // floor goes in as textContent, never as HTML.
 "use strict";
 
-const state = { session: null, events: null, redraw: null, pending: false };
+const state = { session: null, events: null, redraw: null, pending: false, again: false };
+const REDRAW_GAP_MS = 150;
+/* After a redraw the page waits this long before the next, however many changes come. */
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -79,10 +81,15 @@ function listen() {
 }
 
 function scheduleRedraw() {
-  // Many batches a second become one redraw: the page reads the API at most every 150 ms.
-  if (state.pending || !state.redraw) return;
+  // Many batches a second become one redraw: a change after a quiet spell is drawn at once,
+  // the changes during a redraw and the REDRAW_GAP_MS after it by one more redraw.
+  if (!state.redraw) return;
+  if (state.pending) { state.again = true; return; }
   state.pending = true;
-  setTimeout(() => { state.pending = false; if (state.redraw) state.redraw(); }, 150);
+  state.redraw().finally(() => setTimeout(() => {
+    state.pending = false;
+    if (state.again) { state.again = false; scheduleRedraw(); }
+  }, REDRAW_GAP_MS));
 }
 
 function go(path) {
@@ -149,12 +156,44 @@ async function drawFloor() {
   const attention = el("input", { type: "checkbox", id: "filter-attention", checked: filters.attention,
     onchange: (event) => { filters.attention = event.target.checked; drawFloor(); } });
   const rounds = tiles.reduce((sum, tile) => sum + tile.rounds, 0);
+  const summary = `${shown.length} of ${tiles.length} tables, ${rounds} rounds`;
+  const nodes = shown.map(drawnTile);
+  const drawn = document.getElementById("tiles");
+  if (drawn && drawn.dataset.games === games.join(" ")) {
+    document.getElementById("floor-summary").textContent = summary;
+    placeTiles(drawn, nodes);
+    return;
+  }
   show(
     el("div", { class: "filters" }, el("label", {}, "Game ", gameChoice),
       el("label", {}, attention, " needs attention")),
-    el("div", { class: "summary", id: "floor-summary" },
-      `${shown.length} of ${tiles.length} tables, ${rounds} rounds`),
-    el("div", { class: "tiles", id: "tiles" }, shown.map(tileNode)));
+    el("div", { class: "summary", id: "floor-summary" }, summary),
+    el("div", { class: "tiles", id: "tiles", "data-games": games.join(" ") }, nodes));
+}
+
+const tilesDrawn = new Map();
+/* Each table's tile as last drawn, with the answer it was drawn from: a change redraws the
+   tiles that changed, not a thousand. */
+
+function drawnTile(tile) {
+  const answer = JSON.stringify(tile);
+  const drawn = tilesDrawn.get(tile.table_id);
+  if (drawn && drawn.answer === answer) return drawn.node;
+  const node = tileNode(tile);
+  node.dataset.key = tile.table_id;
+  tilesDrawn.set(tile.table_id, { answer, node });
+  return node;
+}
+
+function placeTiles(container, nodes) {
+  // The floor's tiles in place: a changed tile replaces its old node, the others stay put.
+  nodes.forEach((node, index) => {
+    const present = container.children[index];
+    if (present === node) return;
+    if (present && present.dataset.key === node.dataset.key) present.replaceWith(node);
+    else container.insertBefore(node, present || null);
+  });
+  while (container.children.length > nodes.length) container.lastElementChild.remove();
 }
 
 function tileNode(tile) {
@@ -213,6 +252,7 @@ async function drawRound(tableId, shoeId, roundNo) {
       result ? el("p", {}, `result: ${result.winner}, player ${result.player_total}, banker ${result.banker_total}`) : null,
     recall.settlement ? el("p", {}, "settlement per unit: " +
       Object.entries(recall.settlement).map(([bet, value]) => `${bet} ${value}`).join(", ")) : null,
+    carriedList(recall),
     el("h2", {}, "Cards in dealt order"),
     el("div", { class: "scroll" }, el("table", { class: "list", id: "cards" },
       el("tr", {}, el("th", {}, "record"), el("th", {}, "read at (UTC)"), el("th", {}, "card"),
@@ -235,6 +275,31 @@ async function drawRound(tableId, shoeId, roundNo) {
       recall.record_checks.map((check) => el("tr", {}, el("td", {}, check.id), el("td", {}, check.time),
         el("td", {}, check.kind), el("td", { class: "cards" }, check.hash.slice(0, 16) + "…"),
         el("td", {}, check.hash_ok && check.links ? "ok" : "FAILED"))))));
+}
+
+const CARRIED_WENT = {
+  decided: "decided by this round's result",
+  returned: "returned to the players undecided",
+  carried: "carried on by this round's tie",
+};
+
+function carriedList(recall) {
+  // The bets a tie carried into the round (Art. 11) and where they went, and this round's
+  // own tie bets: as `shoectl journal round` words them.
+  const lines = [];
+  const into = recall.carried_in;
+  if (into) {
+    const went = into.went ? `${CARRIED_WENT[into.went]} [${into.went_record}]` : "on the layout, the round not finished";
+    lines.push(`bets carried in [${into.record}] from round ${into.from_round} (${into.option}): ${went}`);
+  }
+  const out = recall.carried_out;
+  if (out) {
+    lines.push(out.returned ? `tie bets returned [${out.record}]: ${out.returned}`
+      : `bets carried out [${out.record}] into round ${out.into_round} (${out.option})`);
+  }
+  if (!lines.length) return null;
+  return el("div", {}, el("h2", {}, "Bets carried"),
+    el("ul", { id: "carried" }, lines.map((line) => el("li", {}, line))));
 }
 
 async function drawAlarms() {
@@ -270,52 +335,88 @@ function ackForm(alarm) {
   } }, note, el("button", { type: "submit" }, "Acknowledge"));
 }
 
-function barPlot(values, label) {
-  const width = 720, height = 160, top = Math.max(1, ...values);
+function svgNode(parent, tag, attrs, text) {
+  const node = document.createElementNS("http://www.w3.org/2000/svg", tag);
+  for (const [name, value] of Object.entries(attrs)) node.setAttribute(name, value);
+  if (text !== undefined) node.textContent = text;
+  if (parent) parent.append(node);
+  return node;
+}
+
+function barPlot(values, label, options) {
+  // Rounds per hour of the floor's day, one bar an hour; small (a dealer's row) without labels.
+  const small = Boolean(options && options.small);
+  const width = small ? 240 : 720, height = small ? 28 : 160, top = Math.max(1, ...values);
   const bar = width / values.length;
-  const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
-  svg.setAttribute("viewBox", `0 0 ${width} ${height + 16}`);
-  svg.setAttribute("class", "plot");
-  svg.setAttribute("role", "img");
-  svg.setAttribute("aria-label", label);
+  const svg = svgNode(null, "svg", { viewBox: `0 0 ${width} ${height + (small ? 0 : 16)}`,
+    class: small ? "plot mini" : "plot", role: "img", "aria-label": label });
   values.forEach((value, hour) => {
-    const rect = document.createElementNS(svg.namespaceURI, "rect");
-    const tall = (value / top) * (height - 12);
-    rect.setAttribute("class", "bar");
-    rect.setAttribute("x", hour * bar + 2); rect.setAttribute("width", bar - 4);
-    rect.setAttribute("y", height - tall); rect.setAttribute("height", tall);
-    const text = document.createElementNS(svg.namespaceURI, "text");
-    text.setAttribute("x", hour * bar + 4); text.setAttribute("y", height + 12);
-    text.textContent = String(hour);
-    const count = document.createElementNS(svg.namespaceURI, "title");
-    count.textContent = `${hour}:00 ${value} rounds`;
-    rect.append(count);
-    svg.append(rect, text);
+    const tall = (value / top) * (height - (small ? 2 : 12));
+    const rect = svgNode(svg, "rect", { class: "bar", x: hour * bar + 1, width: Math.max(1, bar - 2),
+      y: height - tall, height: tall, "data-hour": hour, "data-rounds": value });
+    svgNode(rect, "title", {}, `${hour}:00 ${value} rounds`);
+    if (!small) svgNode(svg, "text", { x: hour * bar + 4, y: height + 12 }, String(hour));
   });
   return svg;
 }
 
+const LOST_SHOWN = 20;
+/* The time-lost plot names the tables that lost the most; the table below lists them all. */
+
+function lostPlot(tables) {
+  // Per table, minutes held (hold.started to hold.ended) and shuffling (shoe end to next round).
+  const worst = tables.filter((row) => row.hold_s + row.shuffle_s > 0)
+    .sort((a, b) => (b.hold_s + b.shuffle_s) - (a.hold_s + a.shuffle_s)).slice(0, LOST_SHOWN);
+  if (!worst.length) return el("p", { id: "lost-plot" }, "No time lost to holds or shuffles.");
+  const row = 18, name = 70, width = 720, top = Math.max(1, ...worst.map((r) => r.hold_s + r.shuffle_s));
+  const svg = svgNode(null, "svg", { viewBox: `0 0 ${width} ${worst.length * row + 4}`, class: "plot",
+    id: "lost-plot", role: "img", "aria-label": "minutes lost to holds and shuffles per table" });
+  worst.forEach((item, index) => {
+    const y = index * row + 2, scale = (width - name - 90) / top;
+    svgNode(svg, "text", { x: 2, y: y + 12 }, item.name);
+    const held = svgNode(svg, "rect", { class: "held", x: name, y, height: row - 4, width: item.hold_s * scale });
+    svgNode(held, "title", {}, `${item.name} held ${minutes(item.hold_s)}`);
+    const shuffled = svgNode(svg, "rect", { class: "shuffling", x: name + item.hold_s * scale, y,
+      height: row - 4, width: item.shuffle_s * scale });
+    svgNode(shuffled, "title", {}, `${item.name} shuffling ${minutes(item.shuffle_s)}`);
+    svgNode(svg, "text", { x: name + (item.hold_s + item.shuffle_s) * scale + 4, y: y + 12 },
+      minutes(item.hold_s + item.shuffle_s));
+  });
+  return svg;
+}
+
+function minutes(seconds) {
+  return seconds < 60 ? `${Math.round(seconds)} s` : `${(seconds / 60).toFixed(1)} min`;
+}
+
 async function drawPace() {
-  const chosen = new URLSearchParams(location.search).get("date") || new Date().toISOString().slice(0, 10);
-  const pace = await api(`/api/pace?date=${encodeURIComponent(chosen)}`);
+  const chosen = new URLSearchParams(location.search).get("date");
+  const pace = await api(chosen ? `/api/pace?date=${encodeURIComponent(chosen)}` : "/api/pace");
   const total = Array(24).fill(0);
   pace.tables.forEach((row) => row.rounds_by_hour.forEach((value, hour) => { total[hour] += value; }));
   const day = el("input", { type: "date", value: pace.date, onchange: (event) => go(`/pace?date=${event.target.value}`) });
-  const rows = (list, extra) => list.map((row) => el("tr", {}, el("td", {}, row.name), el("td", {}, row.rounds),
-    el("td", {}, (row.rounds / Math.max(1, row.rounds_by_hour.filter(Boolean).length)).toFixed(1)),
-    extra ? [el("td", {}, `${Math.round(row.hold_s)} s`), el("td", {}, `${Math.round(row.shuffle_s)} s`)] : null));
+  const perHour = (row) => (row.rounds / Math.max(1, row.rounds_by_hour.filter(Boolean).length)).toFixed(1);
   show(
-    el("div", { class: "filters" }, el("h1", {}, "Pace"), el("label", {}, "Day (UTC) ", day)),
-    el("p", {}, "Rounds per hour of the day, the whole floor:"),
-    barPlot(total, "rounds per hour of day"),
+    el("div", { class: "filters" }, el("h1", {}, "Pace"), el("label", { id: "pace-day" }, `Day (${pace.time_zone}) `, day)),
+    el("p", {}, `Rounds per hour of the day (${pace.time_zone}), the whole floor:`),
+    el("div", { id: "pace-plot" }, barPlot(total, "rounds per hour of day")),
+    el("h2", {}, "Time lost to holds and shuffles"),
+    el("p", { id: "lost-total" }, `held ${minutes(pace.hold_s)}, shuffling ${minutes(pace.shuffle_s)} in all`,
+      el("span", { class: "key held" }, "held"), el("span", { class: "key shuffling" }, "shuffling")),
+    lostPlot(pace.tables),
+    el("h2", {}, "Dealers"),
+    el("div", { class: "scroll" }, el("table", { class: "list", id: "pace-dealers" },
+      el("tr", {}, el("th", {}, "dealer"), el("th", {}, "rounds"), el("th", {}, "rounds per active hour"),
+        el("th", {}, "by hour of day")),
+      pace.dealers.map((row) => el("tr", { "data-dealer": row.name }, el("td", {}, row.name),
+        el("td", {}, row.rounds), el("td", {}, perHour(row)),
+        el("td", {}, barPlot(row.rounds_by_hour, `${row.name}: rounds per hour of day`, { small: true })))))),
     el("h2", {}, "Tables"),
     el("div", { class: "scroll" }, el("table", { class: "list", id: "pace-tables" },
       el("tr", {}, el("th", {}, "table"), el("th", {}, "rounds"), el("th", {}, "rounds per active hour"),
-        el("th", {}, "held"), el("th", {}, "shuffling")), rows(pace.tables, true))),
-    el("h2", {}, "Dealers"),
-    el("div", { class: "scroll" }, el("table", { class: "list", id: "pace-dealers" },
-      el("tr", {}, el("th", {}, "dealer"), el("th", {}, "rounds"), el("th", {}, "rounds per active hour")),
-      rows(pace.dealers, false))));
+        el("th", {}, "held"), el("th", {}, "shuffling")),
+      pace.tables.map((row) => el("tr", { "data-table": row.name }, el("td", {}, row.name), el("td", {}, row.rounds),
+        el("td", {}, perHour(row)), el("td", {}, minutes(row.hold_s)), el("td", {}, minutes(row.shuffle_s)))))));
 }
 
 document.addEventListener("DOMContentLoaded", async () => {
