@@ -15,27 +15,26 @@ from __future__ import annotations
 import statistics
 import subprocess
 import sys
-import time
 
-from bench_odds import ODDS_COMMAND, RUNS, best_of
-from results import Measurement, Target, print_measurements
+from bench_odds import ODDS_COMMAND
+from results import Measurement, Target, median_seconds, print_measurements
 
 HELP_COMMAND = [sys.executable, "-m", "cardshoe.controller.cli", "--help"]
 SEEN_COMMAND = [*ODDS_COMMAND, "--seen", "5H,KD,3C,9S,QH,2C,7D,AS"]
+RUNS = 5
+"""Runs of each whole-process line; the line is their median."""
 TURNS = 7
-"""Runs of each command for a median, taken in turn so load falls on both alike."""
+"""Runs of odds --seen and --help for a median, taken in turn so load falls on both alike."""
 
 
-def whole_process_seconds(command: list[str]) -> float:
-    return best_of(
-        RUNS, lambda: subprocess.run(command, check=True, capture_output=True, text=True)
+def whole_process_seconds(command: list[str], runs: int = RUNS) -> float:
+    return median_seconds(
+        runs, lambda: subprocess.run(command, check=True, capture_output=True, text=True)
     )
 
 
 def one_run_seconds(command: list[str]) -> float:
-    started = time.perf_counter()
-    subprocess.run(command, check=True, capture_output=True, text=True)
-    return time.perf_counter() - started
+    return whole_process_seconds(command, runs=1)
 
 
 def seen_over_help_seconds() -> tuple[float, float, float]:
@@ -59,14 +58,14 @@ def measure() -> list[Measurement]:
             whole_process_seconds(HELP_COMMAND),
             "s",
             Target(0.3, at_least=False, text="< 0.3 s"),
-            f"best of {RUNS}",
+            f"median of {RUNS}",
         ),
         Measurement(
             "shoectl odds --game punto-banco --decks 8 (whole process)",
             whole_process_seconds(ODDS_COMMAND),
             "s",
             Target(1.0, at_least=False, text="< 1 s"),
-            f"best of {RUNS}, exact enumeration",
+            f"median of {RUNS}, exact enumeration",
         ),
         Measurement(
             "shoectl odds --seen (8 decks) over shoectl --help (whole processes)",

@@ -5,7 +5,9 @@ opener in the project must) and writes the wire frame of one CARD event; a
 thread on the master side echoes every byte straight back; the round trip
 ends when the host has read the whole frame again. No framing, no decoding,
 no journal: whatever the real path costs above this is the controller's.
-A measurement, not a test: it asserts nothing.
+A pty has no baud rate, so beside it the time a CARD frame and its ACK take
+on the protocol's serial line (115,200 baud, 8N1) is computed from their
+real frame sizes. A measurement, not a test: it asserts nothing.
 
     .venv/bin/python bench/bench_pty_echo.py [--trips 2000]
 """
@@ -22,7 +24,15 @@ from results import Measurement, percentile, print_measurements
 
 from cardshoe.drivers.protocol.cardid import CardId, CardSuit
 from cardshoe.drivers.protocol.framing import encode_frame
-from cardshoe.drivers.protocol.messages import CardRead, Orientation, SensorFlag, encode_message
+from cardshoe.drivers.protocol.link_constants import SERIAL_BAUDRATE
+from cardshoe.drivers.protocol.messages import (
+    Ack,
+    CardRead,
+    Orientation,
+    SensorFlag,
+    encode_message,
+)
+from cardshoe.firmware_sim.timing import Timing
 
 CARD_FRAME = encode_frame(
     encode_message(
@@ -37,6 +47,8 @@ CARD_FRAME = encode_frame(
         )
     )
 )
+
+ACK_FRAME = encode_frame(encode_message(Ack(acked_seq=1)))
 
 
 def _echo(master: int) -> None:
@@ -84,6 +96,16 @@ def measure(trips: int = 2000) -> list[Measurement]:
             f"raw pyserial pty echo {name}", percentile(timings, p) * 1e6, "µs", None, detail
         )
         for name, p in (("p50", 50), ("p99", 99))
+    ] + [
+        Measurement(
+            f"per-card wire time at {SERIAL_BAUDRATE:,} baud, CARD frame and its ACK",
+            Timing(baudrate=SERIAL_BAUDRATE).wire_time_s(len(CARD_FRAME) + len(ACK_FRAME)) * 1e3,
+            "ms",
+            None,
+            f"computed: {len(CARD_FRAME)}-byte CARD frame out, {len(ACK_FRAME)}-byte ACK back, "
+            "8N1 (10 bits a byte); a serial shoe adds this to the pty's wire-to-decision "
+            "figures, which carry no wire time",
+        )
     ]
 
 

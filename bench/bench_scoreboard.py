@@ -10,6 +10,10 @@
 - Memory: 200 clients hold /events open and read every event while the
   whole shoe is appended; the web service's peak resident memory (VmHWM). Target:
   under 80 MB.
+- Bytes: one client reads /events while an 80-round shoe is appended at a
+  table's pace (each record on its own, never two in one of the page's
+  polls), so every record is an event with what changed in the board.
+  Target: at most 0.5 MB a client a shoe.
 
 The shoe is dealt by `shoectl demo` on the simulated shuffler-dealer into a
 journal of its own; its records are then written again, one transaction
@@ -43,6 +47,10 @@ BOARD_REPEATS = 300
 LATENCY_PACE_S = 0.1
 """Seconds between two rounds' results: the page settles between them, as at a table."""
 MEMORY_PACE_S = 0.002
+BYTES_ROUNDS = 80
+TABLE_PACE_S = 0.05
+"""Seconds between two records in the bytes run: past the page's poll (feed.POLL_S), so each
+record is an event with its own change, as at a table, where records come seconds apart."""
 CLIENTS = 200
 CHROMIUM = "/usr/lib/chromium/chromium-headless-shell"
 WAIT_S = 60.0
@@ -51,6 +59,7 @@ URL_LINE = re.compile(r"serving http://127\.0\.0\.1:(\d+)/")
 BOARD_TARGET = Target(5, at_least=False, text="< 5 ms")
 LATENCY_TARGET = Target(250, at_least=False, text="< 250 ms")
 MEMORY_TARGET = Target(80, at_least=False, text="< 80 MB")
+BYTES_TARGET = Target(0.5, at_least=False, text="≤ 0.5 MB")
 
 WATCH_BEAD = """() => {
   window.beadTimes = [];
@@ -61,12 +70,12 @@ WATCH_BEAD = """() => {
 }"""
 
 
-def dealt_shoe(folder: Path, seed: int) -> list[Record]:
-    """The records of a ROUNDS-round shoe as the table writes them: `shoectl demo` deals it
-    on the simulated automatic machine (which never runs out) into a journal of its own."""
+def dealt_shoe(folder: Path, seed: int, rounds: int = ROUNDS) -> list[Record]:
+    """The records of a shoe of `rounds` rounds as the table writes them: `shoectl demo` deals
+    it on the simulated automatic machine (which never runs out) into a journal of its own."""
     path = folder / f"dealt-{seed}.sqlite"
     command = [sys.executable, "-m", "cardshoe.controller.cli", "demo", "--json", "--device"]
-    command += ["auto", "--decks", str(DECKS), "--rounds", str(ROUNDS), "--seed", str(seed)]
+    command += ["auto", "--decks", str(DECKS), "--rounds", str(rounds), "--seed", str(seed)]
     subprocess.run([*command, "--journal", str(path)], check=True, capture_output=True)
     with Journal.open_readonly(path) as journal:
         return list(journal.records())
@@ -200,34 +209,56 @@ async def _hold_clients(port: int, count: int, done: threading.Event) -> int:
     return received[0]
 
 
-def measure_memory(folder: Path, records: list[Record]) -> Measurement:
-    path = folder / "memory.sqlite"
+def watched_append(
+    path: Path, records: list[Record], clients: int, pace_s: float
+) -> tuple[int, float]:
+    """Append records pace_s apart to a new journal that `shoectl web` serves to `clients`
+    /events readers: the bytes they read together, and the service's peak memory (MB)."""
     with Journal.open(path, table_id=records[0].table_id, create=True) as journal:
         web = WebProcess(path)
         done = threading.Event()
         received: list[int] = []
-        clients = threading.Thread(
-            target=lambda: received.append(asyncio.run(_hold_clients(web.port, CLIENTS, done)))
+        readers = threading.Thread(
+            target=lambda: received.append(asyncio.run(_hold_clients(web.port, clients, done)))
         )
         try:
-            clients.start()
+            readers.start()
             time.sleep(2)
             for record in records:
                 append(journal, record)
-                time.sleep(MEMORY_PACE_S)
+                time.sleep(pace_s)
             time.sleep(2)
             peak = memory_mb(web.process.pid, "VmHWM")
         finally:
             done.set()
-            clients.join()
+            readers.join()
             web.stop()
+    return received[0], peak
+
+
+def measure_memory(folder: Path, records: list[Record]) -> Measurement:
+    received, peak = watched_append(folder / "memory.sqlite", records, CLIENTS, MEMORY_PACE_S)
     return Measurement(
         f"web service peak resident memory, {CLIENTS} /events clients",
         peak,
         "MB",
         MEMORY_TARGET,
         f"VmHWM of shoectl web while {CLIENTS} clients read a {ROUNDS}-round shoe's events "
-        f"({received[0] / 1e6:.0f} MB sent in all)",
+        f"({received / 1e6:.0f} MB sent in all)",
+    )
+
+
+def measure_bytes(folder: Path) -> Measurement:
+    records = dealt_shoe(folder, seed=2, rounds=BYTES_ROUNDS)
+    received, _ = watched_append(folder / "bytes.sqlite", records, 1, TABLE_PACE_S)
+    return Measurement(
+        f"page bytes per client, an {BYTES_ROUNDS}-round shoe at a table's pace",
+        received / 1e6,
+        "MB",
+        BYTES_TARGET,
+        f"one /events client from the shoe's start while its {len(records)} records are "
+        f"appended {TABLE_PACE_S * 1000:.0f} ms apart, each its own event: the board whole "
+        "once, then what changed in it",
     )
 
 
@@ -239,6 +270,7 @@ def measure() -> list[Measurement]:
             measure_board(records),
             *measure_latency(folder, records),
             measure_memory(folder, records),
+            measure_bytes(folder),
         ]
 
 

@@ -3,7 +3,7 @@
 `shoectl list` is the first command of the technician's guide (find the
 shoe), so it must print within 0.3 s like `shoectl --help`
 (bench/bench_cli.py): it imports pyserial's port listing and pyusb, and
-nothing else heavy. Measured with interpreter start-up, best of a few runs.
+nothing else heavy. Measured with interpreter start-up, the median of a few runs.
 A measurement, not a test.
 
     .venv/bin/python bench/bench_technician.py
@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import sys
 
-from bench_cli import whole_process_seconds
-from bench_odds import RUNS
+from bench_cli import RUNS, whole_process_seconds
 from results import Measurement, Target, print_measurements
 
 LIST_COMMAND = [sys.executable, "-m", "cardshoe.controller.cli", "list"]
@@ -27,7 +26,7 @@ def measure() -> list[Measurement]:
             whole_process_seconds(LIST_COMMAND),
             "s",
             Target(0.3, at_least=False, text="< 0.3 s"),
-            f"best of {RUNS}, serial and USB discovery included",
+            f"median of {RUNS}, serial and USB discovery included",
         )
     ]
 

@@ -24,8 +24,6 @@ from cardshoe.controller.floor.uplink import Uplink, UplinkSettings
 
 GROUP = 50
 """Uplinks a process, so every descriptor stays below select()'s 1024."""
-POLL_S = 0.1
-"""Each uplink looks at its journal ten times a second (the real uplink: twenty)."""
 
 
 def main() -> None:
@@ -41,7 +39,6 @@ def main() -> None:
                 site="bench",
                 state_dir=Path(state_dir),
                 resend_after_s=30.0,
-                poll_s=POLL_S,
             )
         )
         for path in journals

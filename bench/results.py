@@ -7,6 +7,8 @@ run alone; bench/run_all.py collects them into docs/performance.md.
 from __future__ import annotations
 
 import statistics
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 
@@ -60,3 +62,17 @@ def print_measurements(measurements: list[Measurement]) -> None:
         if measurement.detail:
             line += f"  ({measurement.detail})"
         print(line)
+
+
+def median_seconds(runs: int, action: Callable[[], object]) -> float:
+    """The median wall time of `runs` calls of action.
+
+    For whole processes: the best of a few would report the one run the
+    shared cores happened to leave alone, the median what a person waits for.
+    """
+    timings = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        action()
+        timings.append(time.perf_counter() - started)
+    return statistics.median(timings)

@@ -48,6 +48,7 @@ from cardshoe.controller.floor.messages import (
     EventMessage,
     MessageError,
     StatusMessage,
+    decode_events,
 )
 from cardshoe.controller.floor.schema import connect, require_current
 from cardshoe.controller.floor.topics import Leaf, TopicName, every_table, shared, table_topic
@@ -62,6 +63,10 @@ Long enough for a restart to find its messages waiting; short, because while
 a stopped ingest's session lasts, the broker still hands it its share of the
 shared subscription. The uplinks' resend from the anchor delivers whatever
 such a session took with it, through the ingests that are running."""
+
+READ_AHEAD = 20
+"""Events messages read on arrival at most, waiting in the queue (about one batch's worth:
+an uplink's message holds up to 200 records)."""
 
 FLOOR_CHANNEL = "cardshoe_floor"
 """Each committed batch is a PostgreSQL notification here, naming the tables it touched
@@ -103,7 +108,13 @@ class IngestSettings:
     client_id: str = "cardshoe-ingest-1"
     """Stable per process, so the broker keeps its session across restarts."""
     batch_max: int = 2000
-    batch_wait_s: float = 0.02
+    """Messages a transaction takes at most."""
+    batch_bytes: int = 2 * 1024 * 1024
+    """A transaction stops taking messages once their bodies reach this many bytes (an uplink's
+    message holds up to messages.BATCH_RECORDS records)."""
+    batch_wait_s: float = 0.005
+    """How long a transaction waits for more after its first message: short, as a record's
+    time to the floor counts it, and a backlog fills the batch without waiting."""
     gap_report_s: float = 30.0
     retry_s: float = 1.0
 
@@ -116,6 +127,10 @@ class _Incoming:
     qos: int
     connection: int
     """Which connection delivered it: a packet id means nothing on a later one."""
+    records: list[tuple[EventMessage, bool]] | MessageError | None = None
+    """An events message as read on arrival: each record with whether its fields hash to its
+    hash, or why the message holds no records; None for a status, or for a message that
+    arrived behind READ_AHEAD others (read when its batch is taken)."""
 
 
 @dataclass(frozen=True)
@@ -157,7 +172,7 @@ class Ingest:
     def __init__(self, settings: IngestSettings) -> None:
         self.settings = settings
         self._stop_requested = False
-        self._queue: queue.Queue[_Incoming] = queue.Queue()
+        self._queue: queue.SimpleQueue[_Incoming] = queue.SimpleQueue()
         self._client: mqtt.Client | None = None
         self._db: psycopg.Connection | None = None
         self._connection = 0
@@ -243,19 +258,39 @@ class Ingest:
             client.ack(message.mid, message.qos)
             return
         body = bytes(message.payload)
-        self._queue.put(_Incoming(topic, body, message.mid, message.qos, self._connection))
+        # Read and hashed here, in paho's thread, while the loop waits on PostgreSQL with the
+        # batch before: the two overlap, and a record's cost is no longer their sum. Only a
+        # few messages ahead: a backlog read whole would hold millions of objects, and the
+        # garbage collector's passes over them stalled paho past its keepalive.
+        ahead = topic.leaf == Leaf.EVENTS and self._queue.qsize() < READ_AHEAD
+        records = _read_events(body) if ahead else None
+        self._queue.put(_Incoming(topic, body, message.mid, message.qos, self._connection, records))
 
     def _take_batch(self) -> list[_Incoming]:
+        """What has arrived, waiting batch_wait_s after the first message for more.
+
+        The queue is drained without waiting while it holds messages, so a
+        backlog costs one lock a message, not a timed wait.
+        """
         try:
             batch = [self._queue.get(timeout=0.2)]
         except queue.Empty:
             return []
+        size = len(batch[0].body)
         deadline = time.monotonic() + self.settings.batch_wait_s
-        while len(batch) < self.settings.batch_max:
+        while len(batch) < self.settings.batch_max and size < self.settings.batch_bytes:
             try:
-                batch.append(self._queue.get(timeout=max(0.0, deadline - time.monotonic())))
+                incoming = self._queue.get_nowait()
             except queue.Empty:
-                break
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                try:
+                    incoming = self._queue.get(timeout=left)
+                except queue.Empty:
+                    break
+            batch.append(incoming)
+            size += len(incoming.body)
         return batch
 
     def _publish(self, outcome: _Outcome) -> None:
@@ -288,11 +323,9 @@ class Ingest:
                 except MessageError as exc:
                     early.alarms.append(_refused(incoming, AlarmKind.MALFORMED, f"a status {exc}"))
                 continue
-            event, alarm = _checked_event(incoming, keys.get(table_id))
-            if alarm is not None:
-                early.alarms.append(alarm)
-            if event is not None:
-                events.append((site, event))
+            taken, alarms = _checked_events(incoming, keys.get(table_id))
+            early.alarms.extend(alarms)
+            events.extend((site, event) for event in taken)
         try:
             outcome = self._with_database(lambda db: _store(db, events, statuses, early))
         except psycopg.DataError:
@@ -391,38 +424,57 @@ def _registered_keys(db: psycopg.Connection, tables: list[str]) -> dict[str, Ed2
     return {table_id: public_key(key) for table_id, key in rows}
 
 
-def _checked_event(
+def _checked_events(
     incoming: _Incoming, key: Ed25519PublicKey | None
-) -> tuple[EventMessage | None, _Alarm | None]:
-    """The record the message carries, or the alarm (and quarantine) that refuses it.
+) -> tuple[list[EventMessage], list[_Alarm]]:
+    """The records the message carries, and the alarms (and quarantine) of those it refuses.
 
-    A registered table's record must carry the table's signature of its hash;
-    an unregistered table's record is taken on its chain alone, as before
-    signing keys (docs/floor.md).
+    A message that is not records at all is refused whole. Each record is
+    then checked alone: one of another table, one whose fields do not hash to
+    its hash and, for a registered table, one without the table's signature of
+    its hash are refused, the others go on (an unregistered table's record is
+    taken on its chain alone, as before signing keys: docs/floor.md).
     """
-    table_id = incoming.topic.table_id
+    records = incoming.records if incoming.records is not None else _read_events(incoming.body)
+    if isinstance(records, MessageError):
+        detail = f"an events message {records}"
+        return [], [_refused(incoming, AlarmKind.MALFORMED, detail, records.record_id)]
+    taken, alarms = [], []
+    for event, hash_ok in records:
+        alarm = _refusal(incoming, event, hash_ok, key)
+        if alarm is None:
+            taken.append(event)
+        else:
+            alarms.append(alarm)
+    return taken, alarms
+
+
+def _read_events(body: bytes) -> list[tuple[EventMessage, bool]] | MessageError:
+    """The records of an events message, each with whether its fields hash to its hash."""
     try:
-        event = EventMessage.decode(incoming.body)
+        events = decode_events(body)
     except MessageError as exc:
-        detail = f"an events message {exc}"
-        return None, _refused(incoming, AlarmKind.MALFORMED, detail, exc.record_id)
-    if event.table_id != table_id:
+        return exc
+    return [(event, event.hash_matches()) for event in events]
+
+
+def _refusal(
+    incoming: _Incoming, event: EventMessage, hash_ok: bool, key: Ed25519PublicKey | None
+) -> _Alarm | None:
+    """The alarm refusing one record of an events message, or None when it is taken."""
+    if event.table_id != incoming.topic.table_id:
         detail = f"record {event.record_id} of table {event.table_id} on this table's topic"
-        return None, _refused(incoming, AlarmKind.WRONG_TABLE, detail, event.record_id)
+        return _refused(incoming, AlarmKind.WRONG_TABLE, detail, event.record_id)
     if key is not None and (
         event.signature is None or not signature_verifies(key, event.hash, event.signature)
     ):
         wrong = "is unsigned" if event.signature is None else "has a signature that fails"
         detail = f"record {event.record_id} {wrong}: not the registered table's, kept out"
-        return None, _refused(
-            incoming, AlarmKind.BAD_SIGNATURE, detail, event.record_id, asdict(event)
-        )
-    if not event.hash_matches():
+        return _refused(incoming, AlarmKind.BAD_SIGNATURE, detail, event.record_id, event.to_json())
+    if not hash_ok:
         detail = f"record {event.record_id}'s fields do not hash to the hash it carries"
-        return None, _refused(
-            incoming, AlarmKind.HASH_MISMATCH, detail, event.record_id, asdict(event)
-        )
-    return event, None
+        return _refused(incoming, AlarmKind.HASH_MISMATCH, detail, event.record_id, event.to_json())
+    return None
 
 
 def _refused(
@@ -503,14 +555,14 @@ def _store(
         ([table_id for table_id, _ in tables], [site for _, site in tables]),
     )
     _insert_alarms(db, early.alarms)
+    fresh: list[EventMessage] = []
     if unique:
         sites = {event.table_id: site for site, event in unique.values()}
-        outcome.inserted = _insert_records(
-            db, [event for _, event in unique.values()], sites, outcome
-        )
+        fresh = _insert_records(db, [event for _, event in unique.values()], sites, outcome)
+        outcome.inserted = len(fresh)
     touched = dict(sorted({(event.table_id, site) for site, event in unique.values()}))
     if touched:
-        _advance_chains(db, touched, outcome)
+        _advance_chains(db, touched, fresh, outcome)
     for (_, table_id), status in statuses.items():
         db.execute(
             "UPDATE floor_tables SET online = %s, status = %s, status_at = now() "
@@ -532,7 +584,8 @@ STAGED_COLUMNS = (
 
 def _insert_records(
     db: psycopg.Connection, events: list[EventMessage], sites: dict[str, str], outcome: _Outcome
-) -> int:
+) -> list[EventMessage]:
+    """Insert the records the floor does not hold yet; those it inserted."""
     columns = (
         "table_id, record_id, time_ns, kind, shoe_id, round_no, device_serial, device_seq, "
         "payload, hash, prev_hash, signature"
@@ -568,6 +621,7 @@ def _insert_records(
             "ON CONFLICT DO NOTHING RETURNING table_id, record_id"
         ).fetchall()
     new = {(table_id, record_id) for table_id, record_id in inserted}
+    fresh = [event for event in events if (event.table_id, event.record_id) in new]
     repeats = [event for event in events if (event.table_id, event.record_id) not in new]
     if repeats:
         stored = dict(
@@ -586,7 +640,7 @@ def _insert_records(
                 f"record {event.record_id} arrived with hash {event.hash[:16]}…, the floor "
                 f"holds {stored[(event.table_id, event.record_id)][:16]}…: kept the stored one",
                 event.record_id,
-                asdict(event),
+                event.to_json(),
                 sites[event.table_id],
             )
             for event in repeats
@@ -594,34 +648,42 @@ def _insert_records(
         ]
         _insert_alarms(db, conflicts)
         outcome.alarms.extend(conflicts)
-    return len(new)
+    return fresh
 
 
-def _advance_chains(db: psycopg.Connection, sites: dict[str, str], outcome: _Outcome) -> None:
+def _advance_chains(
+    db: psycopg.Connection, sites: dict[str, str], fresh: list[EventMessage], outcome: _Outcome
+) -> None:
     """Walk each table's chain on from its last verified record; anchors for those that moved.
 
     A few statements a batch whatever the number of tables: the tables' rows
     locked in table order (two ingests never deadlock), their pending records
-    read in one query, walked here, and the new positions written in one update.
+    walked here, and the new positions written in one update. A table with
+    no record waiting behind a gap (last_record_id, written under the same
+    lock, is its verified position) has no pending records but those this
+    batch inserted (fresh): only the others' are read back from the database.
     """
     table_ids = list(sites)
-    starts = {
-        table_id: (contiguous_id, contiguous_hash)
-        for table_id, contiguous_id, contiguous_hash in db.execute(
-            "SELECT table_id, contiguous_id, contiguous_hash FROM floor_tables "
-            "WHERE table_id = ANY(%s) ORDER BY table_id FOR UPDATE",
-            (table_ids,),
-        )
-    }
-    pending: dict[str, list[tuple[int, str, str]]] = {table_id: [] for table_id in table_ids}
-    for table_id, record_id, digest, prev_hash in db.execute(
-        "SELECT r.table_id, r.record_id, r.hash, r.prev_hash FROM journal_records r "
-        "JOIN floor_tables t USING (table_id) "
-        "WHERE t.table_id = ANY(%s) AND r.record_id > t.contiguous_id "
-        "ORDER BY r.table_id, r.record_id",
+    rows = db.execute(
+        "SELECT table_id, contiguous_id, contiguous_hash, last_record_id FROM floor_tables "
+        "WHERE table_id = ANY(%s) ORDER BY table_id FOR UPDATE",
         (table_ids,),
-    ):
-        pending[table_id].append((record_id, digest, prev_hash))
+    ).fetchall()
+    starts = {table_id: (contiguous_id, digest) for table_id, contiguous_id, digest, _ in rows}
+    behind = {table_id for table_id, contiguous_id, _, last_id in rows if last_id > contiguous_id}
+    pending: dict[str, list[tuple[int, str, str]]] = {table_id: [] for table_id in table_ids}
+    for event in sorted(fresh, key=lambda event: (event.table_id, event.record_id)):
+        if event.table_id not in behind:
+            pending[event.table_id].append((event.record_id, event.hash, event.prev_hash))
+    if behind:
+        for table_id, record_id, digest, prev_hash in db.execute(
+            "SELECT r.table_id, r.record_id, r.hash, r.prev_hash FROM journal_records r "
+            "JOIN floor_tables t USING (table_id) "
+            "WHERE t.table_id = ANY(%s) AND r.record_id > t.contiguous_id "
+            "ORDER BY r.table_id, r.record_id",
+            (sorted(behind),),
+        ):
+            pending[table_id].append((record_id, digest, prev_hash))
     updates = []
     for table_id in table_ids:
         start_id, start_hash = starts[table_id]

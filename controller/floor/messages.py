@@ -1,13 +1,18 @@
 """The payloads of the floor's MQTT messages: JSON objects, one dataclass each.
 
-An events message carries a journal record whole (every hashed field, its
+An events message carries journal records whole (every hashed field, its
 hash and the previous record's hash), so the floor can recompute the hash
-with the journal's own recipe and needs nothing else from the table.
+with the journal's own recipe and needs nothing else from the table. The
+uplink sends a JSON array of up to BATCH_RECORDS records (BATCH_BYTES at
+most) in one message, so one PUBACK covers many records; a message holding
+one record as a bare object (what uplinks before the array sent) is still
+read.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, replace
 from functools import cached_property
 from typing import Any
@@ -51,7 +56,15 @@ def _finite_float(text: str) -> float:
 
 
 def _decode(body: bytes) -> dict[str, Any]:
-    """A JSON object, or MessageError for anything a peer could send instead.
+    """A JSON object, or MessageError for anything a peer could send instead."""
+    value = _decode_json(body)
+    if not isinstance(value, dict):
+        raise MessageError("not a JSON object")
+    return value
+
+
+def _decode_json(body: bytes) -> Any:
+    """Any JSON value, or MessageError for anything a peer could send instead.
 
     Text that is not UTF-8, nesting past MAX_NESTING (or too deep for the
     parser), an integer longer than Python converts, NaN or infinity are
@@ -71,24 +84,27 @@ def _decode(body: bytes) -> dict[str, Any]:
         raise MessageError(f"not JSON: {exc}") from None
     except ValueError:  # an integer past Python's digit limit
         raise MessageError("not JSON the floor can read: an integer too long") from None
-    if not isinstance(value, dict):
-        raise MessageError("not a JSON object")
     if body.count(b"[") + body.count(b"{") > MAX_NESTING:
         _check_nesting(value)
     return value
 
 
 def _check_nesting(value: Any) -> None:
-    """Walked with a list, not recursion, so that the check itself cannot run out of stack."""
+    """Walked with a list, not recursion, so that the check itself cannot run out of stack.
+
+    Only containers are pushed: a batch of records holds thousands of scalars
+    and a few levels of objects, and the walk is paid for every message.
+    """
     pending = [(value, 1)]
     while pending:
         item, depth = pending.pop()
         if depth > MAX_NESTING:
             raise MessageError(f"nested deeper than {MAX_NESTING} levels")
-        if isinstance(item, dict):
-            pending.extend((child, depth + 1) for child in item.values())
-        elif isinstance(item, list):
-            pending.extend((child, depth + 1) for child in item)
+        children = item.values() if type(item) is dict else item
+        pending.extend((child, depth + 1) for child in children if type(child) in _CONTAINERS)
+
+
+_CONTAINERS = (dict, list)
 
 
 def _check_text(body: bytes, value: Any, record_id: int | None = None) -> None:
@@ -181,12 +197,16 @@ class EventMessage:
     def signed_with(self, key: TableKey) -> EventMessage:
         return replace(self, signature=key.sign(self.hash))
 
+    def to_json(self) -> dict[str, Any]:
+        """The record's fields by name: the values themselves, not asdict's deep copies."""
+        return {name: getattr(self, name) for name in _EVENT_NAMES}
+
     def encode(self) -> bytes:
-        return canonical_json({"v": EVENT_FORMAT, **asdict(self)}).encode("utf-8")
+        return canonical_json({"v": EVENT_FORMAT, **self.to_json()}).encode("utf-8")
 
     @classmethod
-    def decode(cls, body: bytes) -> EventMessage:
-        data = _decode(body)
+    def from_json(cls, data: dict[str, Any]) -> EventMessage:
+        """The record one JSON object holds, typed and in range; decode_events reads a body."""
         claimed = data.get("record_id")
         record_id = claimed if type(claimed) is int else None
         fields = _complete(data, _EVENT_FIELDS, record_id)
@@ -201,7 +221,6 @@ class EventMessage:
             )
         if version == EVENT_FORMAT:
             fields.update(_typed(data, (("signature", _TEXT + _NONE),), record_id))
-        _check_text(body, data, record_id)
         return cls(**fields)
 
     @cached_property
@@ -211,8 +230,10 @@ class EventMessage:
 
     def hashed_values(self) -> tuple[object, ...]:
         """The record's fields in the journal's hash order (chain.HASHED_FIELDS)."""
-        fields = {**asdict(self), "id": self.record_id, "payload": self.payload_json}
-        return tuple(fields[name] for name in HASHED_FIELDS)
+        return tuple(
+            self.payload_json if name == "payload" else getattr(self, _HASHED_ATTRIBUTES[name])
+            for name in HASHED_FIELDS
+        )
 
     def hash_matches(self) -> bool:
         """Whether the record's own fields hash, after prev_hash, to the hash it carries."""
@@ -242,6 +263,68 @@ _EVENT_FIELDS: Fields = (
     ("hash", _TEXT),
 )
 """EventMessage's fields in order, with the JSON types each may hold."""
+_EVENT_NAMES = (*(name for name, _ in _EVENT_FIELDS), "signature")
+"""Every field of an EventMessage, as its JSON object names them."""
+_HASHED_ATTRIBUTES = {name: name for name in HASHED_FIELDS} | {"id": "record_id"}
+"""Each of the journal's hashed fields as EventMessage's attribute (the payload aside)."""
+
+BATCH_RECORDS = 200
+"""Records an events message holds at most: one PUBACK for up to this many."""
+BATCH_BYTES = 128 * 1024
+"""An events message's body at most, in bytes; one larger record still goes alone."""
+
+
+def event_bodies(messages: Iterable[EventMessage]) -> Iterator[tuple[EventMessage, bytes]]:
+    """Consecutive records packed into events messages: (the last record in it, its body).
+
+    Each body is a JSON array of at most BATCH_RECORDS records and BATCH_BYTES
+    bytes; a record larger than that alone goes as a bare object.
+    """
+    batch: list[bytes] = []
+    size = 2  # the array's brackets
+    last: EventMessage | None = None
+    for message in messages:
+        body = message.encode()
+        if batch and (len(batch) == BATCH_RECORDS or size + 1 + len(body) > BATCH_BYTES):
+            assert last is not None
+            yield last, b"[" + b",".join(batch) + b"]"
+            batch, size = [], 2
+        if len(body) + 2 > BATCH_BYTES:
+            yield message, body
+            continue
+        batch.append(body)
+        size += len(body) + 1
+        last = message
+    if batch:
+        assert last is not None
+        yield last, b"[" + b",".join(batch) + b"]"
+
+
+def decode_events(body: bytes) -> list[EventMessage]:
+    """The records of one events message: an array of them, or one bare (older uplinks).
+
+    The message is refused whole (MessageError) when it is not records, holds
+    none or more than BATCH_RECORDS, or has one that is not a record: the
+    floor quarantines it as it does any malformed message.
+    """
+    if len(body) > BATCH_BYTES and body.lstrip()[:1] == b"[":
+        raise MessageError(f"an array of records larger than {BATCH_BYTES:,} bytes")
+    data = _decode_json(body)
+    if isinstance(data, dict):
+        message = EventMessage.from_json(data)
+        _check_text(body, data, message.record_id)
+        return [message]
+    if not isinstance(data, list):
+        raise MessageError("neither a record nor an array of records")
+    if not 1 <= len(data) <= BATCH_RECORDS:
+        raise MessageError(f"an array of {len(data)} records, not 1 to {BATCH_RECORDS}")
+    messages = []
+    for number, item in enumerate(data, 1):
+        if not isinstance(item, dict):
+            raise MessageError(f"an array whose item {number} is not a record")
+        messages.append(EventMessage.from_json(item))
+    _check_text(body, data)
+    return messages
 
 
 @dataclass(frozen=True)

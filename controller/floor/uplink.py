@@ -4,8 +4,9 @@ The uplink is its own process: it opens the journal read-only (SQLite WAL
 readers never block the writer), so the table service never waits on the
 network and deals on while the broker is away. Delivery is at least once:
 
-- every record goes out in id order on .../events with QoS 1; the broker's
-  PUBACKs move the acked position, kept in the state file (state.py);
+- records go out in id order on .../events with QoS 1, up to
+  messages.BATCH_RECORDS in one message (a JSON array); the broker's PUBACKs
+  move the acked position, kept in the state file (state.py);
 - a PUBACK is not delivery (a broker can die before ingest has the message),
   so the floor's retained anchor is kept too, and publishing starts again
   from the anchor after every (re)connect and whenever the anchor has stayed
@@ -26,6 +27,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from importlib.metadata import version
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +44,7 @@ from cardshoe.controller.floor.messages import (
     EventMessage,
     MessageError,
     StatusMessage,
+    event_bodies,
 )
 from cardshoe.controller.floor.topics import Leaf, table_topic
 from cardshoe.controller.journal.signing import TableKey, load_signing_key, signing_key_path
@@ -72,7 +75,8 @@ class UplinkSettings:
     resend_after_s: float = 30.0
     """How long the floor's anchor may stay behind the acked position before a resend."""
     window: int = 1000
-    """Records published and not yet acknowledged, at most."""
+    """Records published and not yet acknowledged, at most (in messages of up to
+    messages.BATCH_RECORDS records each)."""
     poll_s: float = 0.05
     """How often the journal is looked at for new records."""
     board_interval_s: float = 1.0
@@ -86,8 +90,11 @@ class UplinkSettings:
 
 @dataclass
 class _Sent:
+    """One events message in flight, named by the last record it holds."""
+
     record_id: int
     hash: str
+    records: int
     acked: bool = False
 
 
@@ -101,6 +108,8 @@ class Uplink:
         self._connected = False
         self._reconnected = False
         self._in_flight: deque[_Sent] = deque()
+        self._records_in_flight = 0
+        """The records the messages in _in_flight hold: the window counts records."""
         self._by_mid: dict[int, _Sent] = {}
         self._anchor_seen: AnchorMessage | None = None
         self._client: mqtt.Client | None = None
@@ -123,6 +132,9 @@ class Uplink:
         self._saved: UplinkState | None = None
         self._seeds: list[str] = []
         """The floor's seeds not yet answered (software authentication)."""
+        self._version = version("cardshoe")
+        """Read once: the package metadata lookup takes milliseconds, and the status is
+        compared every step."""
 
     def stop(self) -> None:
         """Ask the loop to end after its current step; safe from a signal handler."""
@@ -290,22 +302,20 @@ class Uplink:
 
     def _publish_records(self) -> None:
         assert self._client is not None and self._journal is not None
-        room = self.settings.window - len(self._in_flight)
+        room = self.settings.window - self._records_in_flight
         if room <= 0 or self._next_id > self._head.record_id:
             return
-        for record in self._journal.records(after_id=self._next_id - 1):
-            body = self._message(record).encode()
+        records = islice(self._journal.records(after_id=self._next_id - 1), room)
+        for last, body in event_bodies(self._message(record) for record in records):
             info = self._client.publish(self.topic(Leaf.EVENTS), body, qos=1)
             if info.rc != mqtt.MQTT_ERR_SUCCESS:
                 return  # the connection went; the next connect resends from the anchor
-            sent = _Sent(record.id, record.hash)
+            sent = _Sent(last.record_id, last.hash, last.record_id - self._next_id + 1)
             with self._lock:
                 self._in_flight.append(sent)
                 self._by_mid[info.mid] = sent
-            self._next_id = record.id + 1
-            room -= 1
-            if room == 0:
-                return
+                self._records_in_flight += sent.records
+            self._next_id = last.record_id + 1
 
     # --- software authentication -------------------------------------------------------
 
@@ -342,6 +352,7 @@ class Uplink:
         acked = self.state.acked
         while self._in_flight and self._in_flight[0].acked:
             sent = self._in_flight.popleft()
+            self._records_in_flight -= sent.records
             if sent.record_id > acked.record_id:
                 acked = Position(sent.record_id, sent.hash)
         if acked != self.state.acked:
@@ -374,6 +385,7 @@ class Uplink:
         with self._lock:
             self._in_flight.clear()
             self._by_mid.clear()
+            self._records_in_flight = 0
         first = self.state.anchor.record_id + 1
         if first <= self._head.record_id:
             log.info("uplink resends from record %d: %s", first, why)
@@ -392,7 +404,7 @@ class Uplink:
         return StatusMessage(
             online=True,
             table_id=self.table_id,
-            version=version("cardshoe"),
+            version=self._version,
             firmware=self._firmware,
             fingerprint=self._fingerprint,
             head_id=self._head.record_id,

@@ -5,9 +5,13 @@ last one it has seen (a primary-key range, cheap; SQLite WAL readers never
 block the table service's writer). Each record becomes one server-sent event
 whose id is the record's id, so a browser that reconnects with Last-Event-ID
 is sent exactly the records after that one: nothing missed, nothing twice.
-The board (board_json) rides on the last record of each batch, computed
-once and encoded once for every client, so the page draws what Python
-computed and the cost of a record does not grow with the number of screens.
+The board (board_json) is computed once a batch and encoded once for every
+client, so the page draws what Python computed and the cost of a record does
+not grow with the number of screens. A new page gets the board whole; then
+the last record of each batch carries what changed since the batch before
+(board_delta.py), naming that board's record_id as its base. A page resumed
+from the journal rather than from the recent events, or across a new shoe,
+gets the board whole again on the last record.
 
 The stream covers the latest shoe: a page that opens, or comes back after
 the shoe changed, starts from that shoe's shoe.started.
@@ -23,6 +27,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from sse_starlette import ServerSentEvent
 
@@ -31,6 +36,7 @@ from cardshoe.controller.journal.store import Journal, JournalError, Record
 from cardshoe.controller.procedure.facts import ShoeStarted
 from cardshoe.controller.scoreboard.board_json import board_json
 from cardshoe.controller.scoreboard.shoe_replay import ShoeFollower, latest_shoe_start
+from cardshoe.controller.web.board_delta import board_delta
 
 POLL_S = 0.02
 """How often the journal is asked for new records: well inside the page's 250 ms budget."""
@@ -63,6 +69,7 @@ class BoardFeed:
         self._shoe_start = 0
         self._recent: deque[FeedEvent] = deque(maxlen=RECENT_EVENTS)
         self._changed = asyncio.Condition()
+        self._board: dict[str, Any] = {}
         self._board_text = "{}"
 
     @classmethod
@@ -90,7 +97,8 @@ class BoardFeed:
         if start is not None:
             self._shoe_start = start.id
             self._follower.take_all(self.journal.records(after_id=start.id - 1))
-        self._board_text = self._encode_board()
+        self._board = self._board_json()
+        self._board_text = _text(self._board)
 
     def take(self, records: Sequence[Record]) -> list[FeedEvent]:
         """Take records appended since the last ones taken; their events, oldest first."""
@@ -100,8 +108,10 @@ class BoardFeed:
             if record.kind == ShoeStarted.KIND:
                 self._shoe_start = record.id
             self._follower.take(record)
-        self._board_text = self._encode_board()
-        events = self._events(records, self._board_text)
+        board = self._board_json()
+        change = {"base": self._board.get("record_id"), "delta": board_delta(self._board, board)}
+        self._board, self._board_text = board, _text(board)
+        events = self._events(records, f'"board":null,"change":{_text(change)}')
         self._recent.extend(events)
         return events
 
@@ -127,23 +137,23 @@ class BoardFeed:
                     self._changed.notify_all()
             await asyncio.sleep(POLL_S)
 
-    def _encode_board(self) -> str:
+    def _board_json(self) -> dict[str, Any]:
         shown = self._follower.board
         board = board_json(shown)
         board["options"] = None
         if self.config is not None and self.config.fingerprint == shown.fingerprint:
             board["options"] = self.config.fingerprint_options()
         board["record_id"] = self._follower.last_id
-        return json.dumps(board, ensure_ascii=False, separators=(",", ":"))
+        return board
 
-    def _events(self, records: Sequence[Record], board_text: str) -> list[FeedEvent]:
-        """One event per record; the board rides on the last."""
+    def _events(self, records: Sequence[Record], last_fields: str) -> list[FeedEvent]:
+        """One event per record; the board, or what changed in it, rides on the last."""
         last = len(records) - 1
         return [
             _event(
                 record.id,
                 {"kind": record.kind, "round_no": record.round_no},
-                board_text if index == last else "null",
+                last_fields if index == last else '"board":null',
             )
             for index, record in enumerate(records)
         ]
@@ -170,26 +180,39 @@ class BoardFeed:
         """A new page gets the board as of the latest record; a returning one every record
         of the shoe after its last."""
         if after_id is None:
-            return [_event(self.last_id, {"kind": "snapshot"}, self._board_text)]
+            return [_event(self.last_id, {"kind": "snapshot"}, f'"board":{self._board_text}')]
         if after_id >= self.last_id:
             return []
-        return await self._after(max(after_id, self._shoe_start - 1))
+        if after_id < self._shoe_start - 1:
+            # The page's board is of an earlier shoe, not the base of any change kept.
+            return await self._from_journal(self._shoe_start - 1)
+        return await self._after(after_id)
 
     async def _after(self, after_id: int) -> list[FeedEvent]:
+        """The events after after_id: the recent ones (their changes apply to the board the
+        page drew at after_id's batch), else made again from the journal."""
         recent = [event for event in self._recent if event.record_id > after_id]
         if recent and recent[0].record_id == after_id + 1:
             return recent
-        # Further behind than the cache: the events are made again from the journal, up to
-        # the record the current board stands at.
+        return await self._from_journal(after_id)
+
+    async def _from_journal(self, after_id: int) -> list[FeedEvent]:
+        """The events after after_id made again from the journal, up to the record the
+        current board stands at, which rides whole on the last."""
         up_to, board_text = self.last_id, self._board_text
         records = await asyncio.to_thread(self._read_after, after_id)
         records = [record for record in records if record.id <= up_to]
-        return self._events(records, board_text) if records else []
+        return self._events(records, f'"board":{board_text}') if records else []
 
 
-def _event(record_id: int, fields: dict[str, object], board_text: str) -> FeedEvent:
-    """One server-sent event: {"id", fields..., "board"}, the board spliced in as encoded."""
+def _text(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _event(record_id: int, fields: dict[str, object], tail: str) -> FeedEvent:
+    """One server-sent event: {"id", fields..., tail}, tail (the board, or its change, as
+    `"name":json` members) spliced in as encoded."""
     head = json.dumps({"id": record_id, **fields})
-    data = f'{head[:-1]},"board":{board_text}}}'
+    data = f"{head[:-1]},{tail}}}"
     encoded = ServerSentEvent(data=data, id=str(record_id), event=EVENT_NAME).encode()
     return FeedEvent(record_id, encoded)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -13,12 +14,13 @@ from support.floor_support import (
     floor_records,
     floor_table,
     publish,
+    rejected_messages,
 )
 from support.service_support import wait_until
 from support.shoectl import ShoectlRunner
 
 from cardshoe.controller.floor.local_servers import Mosquitto, Postgres
-from cardshoe.controller.floor.messages import EventMessage, StatusMessage
+from cardshoe.controller.floor.messages import EventMessage, StatusMessage, event_bodies
 from cardshoe.controller.floor.schema import connect, migrate
 
 EVENTS = "cardshoe/v1/casino-1/{}/events"
@@ -90,6 +92,28 @@ def test_a_record_that_does_not_link_to_the_one_before_is_moved_out_into_an_alar
     assert [record_id for record_id, _ in floor_records(floor.dsn, "T4")] == [1, 2]
     publish(floor.broker.url, EVENTS.format("T4"), [good[2].encode()])
     wait_until(lambda: contiguous(floor, "T4") == 3, "the real record 3")
+
+
+def test_a_message_of_many_records_is_taken_record_by_record_beside_older_single_ones(
+    floor: Floor,
+) -> None:
+    """The uplink's arrays: each record is checked alone, and a bare record (an older uplink's
+    message) still fills the place of the one refused."""
+    floor.ingest()
+    good = chained_messages("T20", 6)
+    forged = replace(good[3], payload={"n": "forged"})
+    bodies = [body for _, body in event_bodies([*good[:3], forged, *good[4:]])]
+    assert len(bodies) == 1 and json.loads(bodies[0])[3]["record_id"] == 4
+    publish(floor.broker.url, EVENTS.format("T20"), bodies)
+    wait_until(lambda: floor_alarms(floor.dsn), "the hash alarm")
+    assert floor_alarms(floor.dsn) == [("T20", "hash_mismatch", 4)]
+    ((_, quarantined, reason),) = rejected_messages(floor.dsn)
+    assert quarantined == hashlib.sha256(bodies[0]).hexdigest() and "record 4" in reason
+    assert floor_records(floor.dsn, "T20") == [(m.record_id, m.hash) for m in good if m != good[3]]
+    assert contiguous(floor, "T20") == 3
+    publish(floor.broker.url, EVENTS.format("T20"), [good[3].encode()])
+    wait_until(lambda: contiguous(floor, "T20") == 6, "the real record 4 as a bare message")
+    assert floor_records(floor.dsn, "T20") == [(m.record_id, m.hash) for m in good]
 
 
 def test_a_gap_waits_for_the_missing_records_and_is_reported_once_it_is_old(

@@ -43,6 +43,8 @@ NAN = _record_with('{"odds": NaN}')
 INFINITY = _record_with('{"odds": 1e999}')
 LONE_SURROGATE = _record_with('{"note": "\\ud800"}')
 NUL = _record_with('{"note": "a\\u0000b"}')
+NOT_A_RECORD_IN_AN_ARRAY = b"[" + chained_messages("P1", 1)[0].encode() + b",5]"
+TOO_MANY_RECORDS = b"[" + b",".join(m.encode() for m in chained_messages("P1", 201)) + b"]"
 STATUS_ONLINE_5 = json.dumps({"online": 5, "table_id": "P1"}).encode()
 STATUS_SURROGATE = b'{"online": true, "table_id": "P1", "version": "\\udfff"}'
 RAW_SURROGATE = _record_with('{"note": "@"}').replace(b'"@"', b'"\xed\xa0\x80"')
@@ -57,6 +59,8 @@ POISON = {
     "a lone surrogate": (EVENTS, LONE_SURROGATE),
     "a surrogate in raw bytes": (EVENTS, RAW_SURROGATE),
     "a NUL character": (EVENTS, NUL),
+    "an array with an item that is not a record": (EVENTS, NOT_A_RECORD_IN_AN_ARRAY),
+    "an array of more records than a message may hold": (EVENTS, TOO_MANY_RECORDS),
     "a retained status with online 5": (STATUS, STATUS_ONLINE_5),
     "a retained status with a lone surrogate": (STATUS, STATUS_SURROGATE),
 }

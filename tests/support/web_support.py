@@ -14,6 +14,7 @@ import re
 import subprocess
 import sys
 import time
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 from urllib.request import urlopen
@@ -92,6 +93,25 @@ class WebService:
         self, count: int, *, last_event_id: str | None = None, query: str = ""
     ) -> list[dict[str, Any]]:
         """The first `count` record events of /events, as {"id", "event", "data"}."""
+        events: list[dict[str, Any]] = []
+        deadline = time.monotonic() + EVENTS_TIMEOUT_S
+        stream = self.event_stream(last_event_id=last_event_id, query=query)
+        try:
+            for event in stream:
+                events.append(event)
+                if len(events) == count:
+                    break
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"{len(events)} of {count} events came: {events[-1:]}")
+        finally:
+            stream.close()
+        return events
+
+    def event_stream(
+        self, *, last_event_id: str | None = None, query: str = ""
+    ) -> Generator[dict[str, Any], None, None]:
+        """The record events of one /events connection as they come, as {"id", "event",
+        "data"}; closing the generator closes the connection."""
         connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
         headers = {"Accept": "text/event-stream"}
         if last_event_id is not None:
@@ -99,18 +119,14 @@ class WebService:
         connection.request("GET", "/events" + query, headers=headers)
         response = connection.getresponse()
         assert response.status == 200
-        events: list[dict[str, Any]] = []
         current: dict[str, Any] = {}
-        deadline = time.monotonic() + EVENTS_TIMEOUT_S
         try:
-            while len(events) < count:
-                if time.monotonic() > deadline:
-                    raise AssertionError(f"{len(events)} of {count} events came: {events[-1:]}")
+            while True:
                 line = response.readline().decode("utf-8").rstrip("\r\n")
                 if line == "":
                     if "data" in current:
                         current["data"] = json.loads(current["data"])
-                        events.append(current)
+                        yield current
                     current = {}
                     continue
                 field, _, value = line.partition(": ")
@@ -118,4 +134,15 @@ class WebService:
                     current[field] = value
         finally:
             connection.close()
-        return events
+
+
+def apply_delta(old: Any, delta: dict[str, Any]) -> Any:
+    """What board.js's applyDelta makes of old with a change's delta, written again from
+    controller/web/board_delta.py's description, as a second reader of the format."""
+    if "v" in delta:
+        return delta["v"]
+    if "k" in delta:
+        return old[: delta["k"]] + delta["a"]
+    value = {key: item for key, item in old.items() if key not in delta.get("x", [])}
+    value.update({key: apply_delta(old.get(key), change) for key, change in delta["o"].items()})
+    return value

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from support.shoectl import ShoectlRunner
-from support.web_support import WebService
+from support.web_support import WebService, apply_delta
 
 from cardshoe.controller.journal.store import Journal
 
@@ -104,6 +104,35 @@ def test_records_appended_while_a_page_watches_reach_it_in_order(tmp_path: Path)
     assert [int(event["id"]) for event in events] == expected
     assert events[-1]["data"]["board"] == board
     assert board["rounds"] == 2
+
+
+def test_a_watching_page_gets_the_board_once_then_only_what_changed(tmp_path: Path) -> None:
+    path = tmp_path / "journal.sqlite"
+    deal(path, rounds=2, seed=5)
+    with WebService(path) as web:
+        stream = web.event_stream()
+        try:
+            snapshot = next(stream)
+            deal(path, rounds=3, seed=6)
+            last_id = record_ids(path)[-1]
+            board, events = snapshot["data"]["board"], []
+            while board["record_id"] < last_id:
+                event = next(stream)
+                events.append(event)
+                assert event["data"]["board"] is None
+                change = event["data"].get("change")
+                if change is not None:
+                    assert change["base"] == board["record_id"]
+                    board = apply_delta(board, change["delta"])
+        finally:
+            stream.close()
+        assert board == web.board()
+    assert [int(event["id"]) for event in events] == [
+        record_id for record_id in record_ids(path) if record_id > snapshot["data"]["id"]
+    ]
+    assert board["rounds"] == 3 and snapshot["data"]["board"]["rounds"] == 2
+    whole = len(json.dumps(board))
+    assert all(len(json.dumps(event["data"])) < whole for event in events)
 
 
 def test_the_page_and_its_script_are_served(dealt_journal: Path) -> None:

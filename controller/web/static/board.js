@@ -1,7 +1,9 @@
 // The scoreboard page: draws the board the server computed, never a road of its own.
-// Every server-sent event is one journal record (its id is the record's id); the last
-// record of each batch carries the whole board. The browser's EventSource resends the last
-// id on reconnecting (Last-Event-ID), so the server sends exactly the records after it.
+// Every server-sent event is one journal record (its id is the record's id). The first
+// carries the whole board; after it, the last record of each batch carries what changed
+// (controller/web/board_delta.py) since the board this page drew, or the board whole again.
+// The browser's EventSource resends the last id on reconnecting (Last-Event-ID), so the
+// server sends exactly the records after it.
 "use strict";
 
 const SUITS = { S: "♠", H: "♥", D: "♦", C: "♣" };
@@ -264,11 +266,30 @@ function setStatus(text) {
   status.className = "status " + text;
 }
 
-function onRecord(message) {
+// The new value a delta makes of the old one: {"v"} whole, {"o", "x"} an object's changed
+// and lost keys, {"k", "a"} a list's kept head and appended tail.
+function applyDelta(old, delta) {
+  if ("v" in delta) return delta.v;
+  if ("k" in delta) return old.slice(0, delta.k).concat(delta.a);
+  const value = Object.assign({}, old);
+  for (const key of delta.x || []) delete value[key];
+  for (const [key, change] of Object.entries(delta.o)) value[key] = applyDelta(old[key], change);
+  return value;
+}
+
+function onRecord(message, source) {
   const data = JSON.parse(message.data);
+  if (data.change && (state.board === null || state.board.record_id !== data.change.base)) {
+    // Not the board this change was made from (never expected): start again as a new page.
+    source.close();
+    state.lastId = null;
+    open();
+    return;
+  }
   if (data.kind !== "snapshot") state.seen.push(data.id);
   state.lastId = data.id;
   if (data.board !== null) render(data.board);
+  else if (data.change) render(applyDelta(state.board, data.change.delta));
 }
 
 function open() {
@@ -276,7 +297,7 @@ function open() {
   const source = new EventSource(url);
   state.opened += 1;
   source.addEventListener("open", () => setStatus("live"));
-  source.addEventListener("record", onRecord);
+  source.addEventListener("record", (message) => onRecord(message, source));
   source.addEventListener("error", () => {
     setStatus("reconnecting");
     // The browser retries by itself (sending Last-Event-ID) unless it gave up on the
