@@ -32,7 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_service import WAIT_S, NotifyListener, spawn_service
+from bench_service import WAIT_S, NotifyListener, memory_on_journal, spawn_service
 from results import Measurement, Target, print_measurements
 
 from cardshoe.controller.cli.demo_wiring import continue_from_journal
@@ -162,6 +162,7 @@ def measure(shoes: int = SHOES) -> list[Measurement]:
         verify = statistics.median(
             seconds_of([*SHOECTL, "journal", "verify", str(large)]) for _ in range(RUNS)
         )
+        memory = memory_on_journal(large)
     return [
         ratio_row("shoectl run to READY=1", ready, 1.3, shoes),
         ratio_row("shoectl odds --journal", odds, 1.5, shoes),
@@ -174,6 +175,7 @@ def measure(shoes: int = SHOES) -> list[Measurement]:
             f"{records:,} records, median of {RUNS} whole processes ({verify:.2f} s); "
             f"the journal built through Journal's writer in {built:.1f} s",
         ),
+        *memory,
     ]
 
 
