@@ -47,7 +47,12 @@ from cardshoe.controller.procedure.facts import HoldStarted, ShoeEnded, TableEve
 from cardshoe.controller.rules.games import GAME_NAMES, deck_range
 from cardshoe.controller.service.session import TableSession
 from cardshoe.firmware_sim.errors import SimConfigError
-from cardshoe.firmware_sim.faults import DEFAULT_DURATION_S, TRANSFER_KINDS, InjectionKind
+from cardshoe.firmware_sim.faults import (
+    DEFAULT_DURATION_S,
+    LINE_ONLY_KINDS,
+    TRANSFER_KINDS,
+    InjectionKind,
+)
 from cardshoe.firmware_sim.profiles import get_profile
 
 ROUNDS = 3
@@ -198,6 +203,16 @@ FAULT_OUTCOMES: Mapping[InjectionKind, Mapping[DeviceMode, Expected]] = {
             shoe_end=ShoeEnd.NEVER,
         )
     ),
+    **{
+        kind: on_both(
+            Expected(
+                Outcome.REJECTED,
+                "a line reader's own fault: a cardshoe device sends frames, not lines "
+                "(the readers' faults: tests/service/test_reader_whole_shoes.py)",
+            )
+        )
+        for kind in LINE_ONLY_KINDS
+    },
     InjectionKind.REVERSED_CARD: {
         DeviceMode.SHOE: Expected(
             Outcome.RECORD,
