@@ -14,7 +14,9 @@ import time
 from pathlib import Path
 
 import pytest
+from support.reader_service import ReaderDealer, dealing, simulated_reader_table
 from support.service_support import (
+    WAIT_S,
     Table,
     open_manual_shoe,
     running_service,
@@ -137,6 +139,30 @@ def test_case1_a_wal_unlinked_while_running_is_noticed_and_the_table_holds(table
     assert "removed or replaced while the service ran" in fault.payload["detail"]
 
 
+def test_case1_a_wal_unlinked_at_a_line_readers_table_holds_and_every_card_is_kept(
+    tmp_path: Path,
+) -> None:
+    with simulated_reader_table(tmp_path) as table:
+        dealer = ReaderDealer(table)
+        with dealing(dealer), running_service(table) as service:
+            service.wait_for_notification("READY=1")
+            open_manual_shoe(table, "SHOE-LW")
+            wait_until(lambda: rounds_finished(table) >= 1, "a round")
+            Path(f"{table.journal_path}-wal").unlink()
+            wait_until(lambda: HoldReason.JOURNAL_STORAGE in holds(table), "the storage hold")
+            assert table.status()["last_alarm"]["kind"] == "storage"
+            held_rounds = rounds_finished(table)
+            request(table.socket_path, "clear-hold", reason=HoldReason.JOURNAL_STORAGE)
+            wait_until(lambda: rounds_finished(table) > held_rounds, "a round after the hold")
+            assert dealer.wait_for_a_card_due(WAIT_S)
+            status = table.status()
+            assert service.stop() == 0, service.log_tail()
+    assert table.core.counts.cards == status["dealt"] + status["burned"]
+    assert_every_event_journaled_once(table.journal_path)
+    (fault,) = journaled(table.journal_path, "host.storage_fault")
+    assert "removed or replaced while the service ran" in fault.payload["detail"]
+
+
 # --- case 2 -------------------------------------------------------------------------------
 
 
@@ -250,6 +276,39 @@ def test_case5_a_full_disk_stops_the_service_with_one_line_and_loses_nothing(
             assert service.stop() == 0, service.log_tail()
         assert_every_event_journaled_once(table.journal_path)
         assert_acknowledged_equals_journaled(table)
+
+
+def test_case5_a_full_disk_at_a_line_readers_table_loses_no_card_unseen(tmp_path: Path) -> None:
+    """A reader resends nothing: the line whose commit met the full disk is gone with the
+    service. Restarted mid-shoe, the table holds until the supervisor confirms the layout, and
+    the shoe ends holding every card the reader let out."""
+    with table_on_small_disk(tmp_path, "4m", floor_mb=0, line_reader=True) as (table, disk):
+        dealer = ReaderDealer(table)
+        with dealing(dealer):
+            with running_service(table) as service:
+                service.wait_for_notification("READY=1")
+                open_manual_shoe(table, "SHOE-L")
+                wait_until(lambda: rounds_finished(table) >= 1, "a round")
+                filler = fill(disk)
+                assert service.process.wait(30) == 1
+                log = service.log_tail()
+            errors = [line for line in log.splitlines() if line.startswith("shoectl: error: ")]
+            assert len(errors) == 1 and "database or disk is full" in errors[0], log
+            assert "Traceback" not in log
+            filler.unlink()
+            with running_service(table) as service:
+                service.wait_for_notification("READY=1")
+                rounds = rounds_finished(table)
+                wait_until(lambda: rounds_finished(table) > rounds, "a round after the restart")
+                assert dealer.wait_for_a_card_due(WAIT_S)
+                status = table.status()
+                assert service.stop() == 0, service.log_tail()
+        assert table.core.counts.cards == status["dealt"] + status["burned"]
+        assert_every_event_journaled_once(table.journal_path)
+        (finding,) = journaled(table.journal_path, "host.finding")
+        assert finding.payload["hold"] == HoldReason.DEVICE_CANNOT_REPLAY
+        corrected = [r.payload["card"] for r in journaled(table.journal_path, "card.corrected")]
+        assert corrected == dealer.entered and len(dealer.entered) + dealer.cleared == 1
 
 
 # --- case 6 -------------------------------------------------------------------------------
