@@ -1015,12 +1015,23 @@ class TableSession:
         info = self.device.identity
         if self.config.device.firmware_approved(info.firmware_hash):
             return
-        alarm = Alarm(
-            AlarmKind.FIRMWARE,
-            f"device {info.serial_number} runs firmware {info.firmware_version} "
-            f"(sha256 {info.firmware_hash.hex()}), which device.allowed_firmware_hashes "
-            "does not list",
-        )
+        if info.firmware_hash:
+            detail = (
+                f"device {info.serial_number} runs firmware {info.firmware_version} "
+                f"(sha256 {info.firmware_hash.hex()}), which device.allowed_firmware_hashes "
+                "does not list"
+            )
+            fix = "install an approved image, or add its hash once it is approved"
+        else:
+            detail = (
+                f"{info.protocol} device {info.serial_number} reports no firmware, so "
+                "device.allowed_firmware_hashes cannot apply to it"
+            )
+            fix = (
+                "remove allowed_firmware_hashes from [device] in the table's configuration "
+                "(the allow-list checks only a device that reports its firmware)"
+            )
+        alarm = Alarm(AlarmKind.FIRMWARE, detail)
         record_device_refusal(
             self.journal,
             alarm,
@@ -1030,9 +1041,7 @@ class TableSession:
         )
         log.error("device refused", reason=alarm.detail)
         self._hub.publish([alarm])
-        raise DeviceNotApproved(
-            f"{alarm.detail}: install an approved image, or add its hash once it is approved"
-        )
+        raise DeviceNotApproved(f"{alarm.detail}: {fix}")
 
 
 class _Counted(Exception):

@@ -44,16 +44,18 @@ def simulated_reader_table(
     game: str = "punto-banco",
     decks: int = 8,
     cut_card_depth: int | None = 14,
+    device_lines: str = "",
     service_lines: str = "",
     journal_dir: Path | None = None,
 ) -> Iterator[Table]:
     """simulated_table's manual shoe, its device a line reader (table.core) that draws a card
-    only when told (ReaderDealer). cut_card_depth None: no cut card, the pit ends the shoe."""
+    only when told (ReaderDealer). cut_card_depth None: no cut card, the pit ends the shoe.
+    device_lines: more [device] keys, as TOML lines."""
     reader = line_reader(seed=seed, decks=decks, cut_card_depth=cut_card_depth)
     with serve_pty(reader) as pty:
         table = Table(folder, reader, pty, journal_dir)
-        device_lines = 'protocol = "line"\n' + example_profile_lines()
-        write_table_files(table, game, "shoe", decks, device_lines, service_lines)
+        device = f'protocol = "line"\n{device_lines}' + example_profile_lines()
+        write_table_files(table, game, "shoe", decks, device, service_lines)
         Journal.init(table.journal_path, table_id="T1")
         yield table
 
