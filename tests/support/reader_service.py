@@ -66,9 +66,10 @@ class ReaderDealer:
     def __init__(self, table: Table) -> None:
         self.table = table
         self.entered: list[str] = []
-        """The cards the supervisor entered: each one the reader let out and no journal holds."""
+        """The cards the supervisor entered, each one the reader let out and the journal lacked
+        (counted as asked: a service killed mid-answer may have journaled the command or not)."""
         self.cleared = 0
-        """device_cannot_replay holds cleared with nothing missing."""
+        """device_cannot_replay holds cleared with nothing missing (counted as asked)."""
         self.drawn_unheard = 0
         """Cards drawn while no service was running (deal_on)."""
         self._waiting = False
@@ -104,11 +105,11 @@ class ReaderDealer:
             if reader.counts.cards > journaled:
                 lost = reader.shoe.dealt[-1]
                 card = str(CardId(lost.rank, int(lost.suit)))
-                self._ask("enter-card", card=card, note="on the layout, not on the screen")
                 self.entered.append(card)
+                self._ask("enter-card", card=card, note="on the layout, not on the screen")
             else:
-                self._ask("clear-hold", reason=HoldReason.DEVICE_CANNOT_REPLAY, note="all there")
                 self.cleared += 1
+                self._ask("clear-hold", reason=HoldReason.DEVICE_CANNOT_REPLAY, note="all there")
         else:
             self._draw_if_due(status)
 
