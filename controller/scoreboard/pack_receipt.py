@@ -218,7 +218,7 @@ def receipt_rows(receipt: PackReceipt) -> list[tuple[str, str]]:
         ("table", receipt.table_id),
         ("shoe", receipt.shoe_id),
         ("started", receipt.started_at),
-        ("game", f"{receipt.game}, {receipt.decks} decks"),
+        ("game", f"{receipt.game}, {receipt.decks} deck{'' if receipt.decks == 1 else 's'}"),
         ("options", receipt.fingerprint),
         ("deck set", _deck_set_text(receipt)),
         ("pack count", _pack_check_text(receipt.pack_check)),

@@ -227,7 +227,7 @@ function drawHeader(board) {
   el("table-id").textContent = table.table_id ? "· table " + table.table_id : "";
   el("game").textContent = board.game || "no shoe yet";
   const parts = [];
-  if (table.decks) parts.push(table.decks + " decks");
+  if (table.decks) parts.push(table.decks + (table.decks === 1 ? " deck" : " decks"));
   if (table.device_kind) parts.push(table.device_kind === "shoe" ? "manual shoe" : "shuffler-dealer");
   if (board.options) {
     parts.push("commission " + board.options.commission, "paytable " + board.options.paytable);
