@@ -87,6 +87,7 @@ HOLDS_THAT_END = frozenset(
         HoldReason.FACE_DOWN_CARD,
         HoldReason.MISREAD_CARD,
         HoldReason.INTRUDER_ON_TABLE,
+        HoldReason.DEVICE_CANNOT_REPLAY,
         fault_hold(FaultKind.JAM),
         fault_hold(FaultKind.DOOR_OPEN),
         fault_hold(FaultKind.EVENT_BACKLOG),
@@ -94,8 +95,9 @@ HOLDS_THAT_END = frozenset(
 )
 """Holds that end at a demo table: the device recovers by itself, or the dealer corrects it
 (the face-down card, a misread card re-read), or the demo's supervisor does (a card the reader
-cannot read, entered; an intruder the simulated dealer set apart, its removal confirmed). Any
-other hold needs a technician: the demo ends the shoe."""
+cannot read, entered; an intruder the simulated dealer set apart, its removal confirmed; the
+card a card reader lost while unplugged, entered). Any other hold needs a technician: the demo
+ends the shoe."""
 DEMO_SUPERVISOR = {"uid": os.getuid(), "user": "demo-supervisor", "role": "supervisor"}
 """Who enters a card at a demo table, as the journal names an operator."""
 SUPERVISOR_AFTER_S = 2.0
@@ -310,6 +312,11 @@ class DemoDealer:
             # The simulated dealer sets the intruder apart at once; the supervisor says so.
             with self.session.acting_as(DEMO_SUPERVISOR):
                 self.session.clear_hold(HoldReason.INTRUDER_ON_TABLE, note="set apart")
+        if HoldReason.DEVICE_CANNOT_REPLAY in snapshot.holds and self.hand is not None:
+            # The card that left as the reader was unplugged: its line was lost with the cable,
+            # and the supervisor reads it on the layout.
+            with self.session.acting_as(DEMO_SUPERVISOR):
+                self.session.enter_card(str(card_of(self.hand.reader.shoe.dealt[-1])))
         if snapshot.state is State.BETTING and self.presses_button:
             self._press_button_after_pause(snapshot.round_no, now)
         if self.hand is not None:

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from cardshoe.controller.cli.options import CONFIG_OPTION, SOCKET_OPTION
+from cardshoe.drivers.api.events import firmware_text
 
 
 @click.command()
@@ -76,7 +77,7 @@ def status_text(record: dict[str, Any]) -> str:
             f"{device['model']} {device['kind']} serial {device['serial_number']} "
             f"at {device['url']} ({connected})",
         ),
-        ("firmware", f"{device['firmware_version']} (sha256 {device['firmware_hash']})"),
+        ("firmware", firmware_text(device["firmware_version"], device["firmware_hash"])),
         ("protocol", f"{device['protocol']} {device['protocol_version']}"),
         ("capabilities", ", ".join(device["capabilities"]) or "none (the table only judges)"),
     ]

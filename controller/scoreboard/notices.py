@@ -120,8 +120,9 @@ HOLDS: Mapping[str, Notice] = {
     ),
     HoldReason.DEVICE_CANNOT_REPLAY: Notice(
         Words(
-            "The table restarted: cards dealt meanwhile may be unrecorded",
-            "牌桌已重新啟動：期間發出的牌可能未有紀錄",
+            "The table could not hear its card reader for a while: cards dealt meanwhile may "
+            "be unrecorded",
+            "牌桌曾一度收不到讀牌器的訊號：期間發出的牌可能未有紀錄",
         ),
         Words(
             "Supervisor: compare the cards on the table with the screen, enter a missing card "

@@ -23,6 +23,7 @@ from cardshoe.controller.procedure.facts import (
 )
 from cardshoe.controller.procedure.inputs import PackCount, to_record
 from cardshoe.controller.procedure.shoe import CARDS_PER_DECK
+from cardshoe.drivers.api.events import NO_FIRMWARE
 
 PACK_CUSTODY_KIND = "session.pack_custody"
 """The session's record right after shoe.started: loaded_by, witnessed_by, opened_by, device
@@ -226,12 +227,7 @@ def receipt_rows(receipt: PackReceipt) -> list[tuple[str, str]]:
         ("device maker", device.get("maker") or "not configured (device.maker)"),
         ("device model", device.get("model") or "not recorded"),
         ("device serial", device.get("serial_number") or "not recorded"),
-        (
-            "firmware",
-            f"{device.get('firmware_version', '?')} sha256 {device.get('firmware_hash', '?')}"
-            if device
-            else "not recorded",
-        ),
+        ("firmware", _firmware_receipt_text(device)),
         (
             "software",
             f"cardshoe {software.get('version', '?')} manifest sha256 "
@@ -248,6 +244,14 @@ def receipt_rows(receipt: PackReceipt) -> list[tuple[str, str]]:
         )
     )
     return rows
+
+
+def _firmware_receipt_text(device: Mapping[str, Any]) -> str:
+    if not device:
+        return "not recorded"
+    if device.get("firmware_hash") == "":
+        return NO_FIRMWARE
+    return f"{device.get('firmware_version', '?')} sha256 {device.get('firmware_hash', '?')}"
 
 
 def _deck_set_text(receipt: PackReceipt) -> str:

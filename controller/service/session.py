@@ -113,6 +113,8 @@ from cardshoe.drivers.api.events import (
     CardSeen,
     DeviceEvent,
     DeviceKind,
+    LinkLost,
+    LinkRestored,
     SequenceGap,
     SequenceRegression,
 )
@@ -307,6 +309,8 @@ class TableSession:
             clock=clock,
         )
         self._last_card: CardSeen | None = None
+        self._link_lost_reason = "lost before this session started"
+        """Why the device's link was last lost, for the reason of a hold when it is back."""
         self._pack_polled_at = -PACK_POLL_S
         self._count_watch = CountWatch()
         self._count_checked_at = clock()
@@ -323,7 +327,7 @@ class TableSession:
         self._record_start()
         self._refuse_unapproved_firmware()
         self._take_up_device_stream()
-        self._hold_when_the_device_cannot_replay()
+        self._hold_when_the_device_cannot_replay("while the controller was down")
 
     def subscribe(self, observer: Observer) -> None:
         """Add an observer (a display, a floor link) after the session has started."""
@@ -735,6 +739,12 @@ class TableSession:
         self._publish(facts)
         if isinstance(event, CardSeen):
             self._last_card, self._last_card_at = event, self._clock()
+        elif isinstance(event, LinkLost):
+            self._link_lost_reason = event.reason
+        elif isinstance(event, LinkRestored):
+            self._hold_when_the_device_cannot_replay(
+                f"while its link was down ({self._link_lost_reason})"
+            )
 
     def _check_count(self) -> None:
         """Now and then, with the link quiet, compare the device's card count (count_watch.py)."""
@@ -975,10 +985,11 @@ class TableSession:
         self._last_seq = journaled
         self.device.set_journaled_seq(journaled, epoch)
 
-    def _hold_when_the_device_cannot_replay(self) -> None:
-        """Restarted in the middle of a shoe with a device that does not resend what it sent
-        meanwhile (no acknowledged delivery): a card may have left while nothing recorded it,
-        so the table holds until a supervisor confirms the layout (docs/drivers.md)."""
+    def _hold_when_the_device_cannot_replay(self, meanwhile: str) -> None:
+        """Restarted, or the link back, in the middle of a shoe with a device that does not
+        resend what it sent meanwhile (no acknowledged delivery): a card may have left while
+        nothing recorded it, so the table holds until a supervisor confirms the layout
+        (docs/drivers.md). meanwhile: when the device went unheard, for the journaled reason."""
         model = self.model
         if Capability.ACKNOWLEDGED_DELIVERY in self.device.capabilities or model.shoe is None:
             return
@@ -991,7 +1002,7 @@ class TableSession:
             HostFinding(
                 HoldReason.DEVICE_CANNOT_REPLAY,
                 f"{identity.protocol} device {identity.serial_number} does not resend what it "
-                f"sent while the controller was down, in the middle of shoe {model.shoe_id}",
+                f"sent {meanwhile}, in the middle of shoe {model.shoe_id}",
             )
         )
 
@@ -1004,12 +1015,23 @@ class TableSession:
         info = self.device.identity
         if self.config.device.firmware_approved(info.firmware_hash):
             return
-        alarm = Alarm(
-            AlarmKind.FIRMWARE,
-            f"device {info.serial_number} runs firmware {info.firmware_version} "
-            f"(sha256 {info.firmware_hash.hex()}), which device.allowed_firmware_hashes "
-            "does not list",
-        )
+        if info.firmware_hash:
+            detail = (
+                f"device {info.serial_number} runs firmware {info.firmware_version} "
+                f"(sha256 {info.firmware_hash.hex()}), which device.allowed_firmware_hashes "
+                "does not list"
+            )
+            fix = "install an approved image, or add its hash once it is approved"
+        else:
+            detail = (
+                f"{info.protocol} device {info.serial_number} reports no firmware, so "
+                "device.allowed_firmware_hashes cannot apply to it"
+            )
+            fix = (
+                "remove allowed_firmware_hashes from [device] in the table's configuration "
+                "(the allow-list checks only a device that reports its firmware)"
+            )
+        alarm = Alarm(AlarmKind.FIRMWARE, detail)
         record_device_refusal(
             self.journal,
             alarm,
@@ -1019,9 +1041,7 @@ class TableSession:
         )
         log.error("device refused", reason=alarm.detail)
         self._hub.publish([alarm])
-        raise DeviceNotApproved(
-            f"{alarm.detail}: install an approved image, or add its hash once it is approved"
-        )
+        raise DeviceNotApproved(f"{alarm.detail}: {fix}")
 
 
 class _Counted(Exception):

@@ -324,6 +324,18 @@ class DeviceIdentity:
     """The highest seq the device holds acknowledged (0: none, or it keeps no such count)."""
 
 
+NO_FIRMWARE = "none: this device reports no firmware"
+"""What a device that tells nothing of its firmware (a line or HID reader) shows for it."""
+
+
+def firmware_text(version: str, hash_hex: str) -> str:
+    """A device's firmware as people read it: version and SHA-256, or that it reports none,
+    never an empty hash that looks like one the device sent."""
+    if not hash_hex:
+        return NO_FIRMWARE
+    return f"{version} (sha256 {hash_hex})"
+
+
 @dataclass(frozen=True)
 class LinkLost(DriverEvent):
     """The link went down; with reconnect on, the driver is already trying again."""

@@ -42,6 +42,27 @@ def test_a_garbled_line_is_one_alarm_and_the_shoe_goes_on(shoectl: ShoectlRunner
     assert only(lines, "shoe_ended")["rounds"] > 5
 
 
+def test_an_unplugged_reader_holds_until_the_supervisor_enters_the_card_it_lost(
+    shoectl: ShoectlRunner,
+) -> None:
+    """The cable comes out as round 2's first card leaves: its line is lost, and no reader
+    resends one. Back on the link, the table holds until the demo's supervisor enters it."""
+    faults = ("--inject", "unplug@round=2,for=0.2")
+    lines = demo_json(shoectl, "--protocol", "line", "--decks", "1", "--seed", "4", *faults)
+    holds = [(line["reason"], line["held_state"]) for line in of(lines, "hold")]
+    assert holds == [("link_lost", "dealing"), ("device_cannot_replay", "dealing")]
+    ended_holds = [line["reason"] for line in of(lines, "hold_ended")]
+    assert ended_holds == ["link_lost", "device_cannot_replay"]
+    (corrected,) = of(lines, "correction")
+    assert (corrected["round"], corrected["correction"]) == (2, "entered")
+    assert corrected["by"]["user"] == "demo-supervisor"
+    (round_2,) = [line for line in of(lines, "round") if line["round"] == 2]
+    assert round_2["dealt"][0] == {"card": corrected["card"], "to": corrected["to"]}
+    ended = only(lines, "shoe_ended")
+    assert ended["reconciled"] and not [line for line in of(lines, "round") if line["void"]]
+    assert only(lines, "link")["counters"]["link_losses"] == 1
+
+
 @pytest.mark.parametrize(
     ("options", "message"),
     [

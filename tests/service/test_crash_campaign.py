@@ -20,6 +20,12 @@ round equal to the rules engine's result for its journaled cards, replayed
 independently; every restart's replay agreeing with the journal; no alarm
 and no void round, since a crash of the controller is no irregularity.
 
+The line campaign deals through a line reader (tests/support/reader_service.py), which
+resends nothing: each service started mid-shoe holds device_cannot_replay, and the pit's
+supervisor enters the card a killed service read but never journaled, or clears the hold.
+The kills start once round 1 is open (a burn card the reader let out unheard could not be
+entered), and the reader has no cut card: the pit ends the shoe after its rounds.
+
 CARDSHOE_CRASH_SEED=<n> replays a run: the seed is printed and named in every
 failure message. CARDSHOE_CRASH_KILLS=<n> sets the kills per device kind.
 """
@@ -34,11 +40,13 @@ import signal
 import threading
 import time
 from collections import Counter
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support.reader_service import ReaderDealer, simulated_reader_table
 from support.service_support import (
     Table,
     assert_shoe_dealt_once,
@@ -82,12 +90,17 @@ class Campaign:
     deal_s: float = 0.0
     """The automatic machine's time to deal a card."""
     rounds: int | None = None
-    """The pit ends a shoe of the automatic machine (no cut card) after this many rounds."""
+    """The pit ends a shoe without a cut card (the automatic machine's, or the line reader's
+    here) after this many rounds."""
+    kills: int = KILLS
 
 
 CAMPAIGNS = [
     pytest.param(Campaign("shoe", "punto-banco", decks=8, pull_interval_s=0.06), id="shoe"),
     pytest.param(Campaign("auto", "macau-1", decks=6, deal_s=0.03, rounds=120), id="auto"),
+    pytest.param(
+        Campaign("line", "punto-banco", decks=2, rounds=14, kills=max(1, KILLS // 8)), id="line"
+    ),
 ]
 
 
@@ -98,10 +111,12 @@ class PitBoss(threading.Thread):
     is simply read again from the next service: nothing is sent twice.
     """
 
-    def __init__(self, table: Table, campaign: Campaign) -> None:
+    def __init__(self, table: Table, campaign: Campaign, dealer: ReaderDealer | None) -> None:
         super().__init__(name="pit-boss")
         self.table = table
         self.campaign = campaign
+        self.dealer = dealer
+        """A reader's dealer and supervisor; None: the simulated device deals by itself."""
         self.shoe_seen_open = False
         self.shoe_done = threading.Event()
         self.failure: BaseException | None = None
@@ -130,8 +145,12 @@ class PitBoss(threading.Thread):
 
     def _act(self, status: dict[str, Any]) -> None:
         state = status["state"]
+        if self.dealer is not None:
+            self.dealer.act(status)
         if state == "idle" and self.shoe_seen_open:
             self.shoe_done.set()
+        elif state == "idle" and self.dealer is not None:
+            self._ask("new-shoe", shoe_id=SHOE_ID)  # a reader's cards name no deck set
         elif state == "idle":
             self._ask("new-shoe", shoe_id=SHOE_ID, deck_set=DECK_SET)
         elif state == "loading":
@@ -157,15 +176,25 @@ def campaign_seed() -> int:
     return seed
 
 
-def kill_and_restart(table: Table, rng: random.Random, seed: int) -> None:
-    """KILLS lives of the service, each ended by SIGKILL after a random time."""
-    for life in range(KILLS):
+def kill_and_restart(
+    table: Table, rng: random.Random, seed: int, kills: int, dealer: ReaderDealer | None
+) -> None:
+    """kills lives of the service, each ended by SIGKILL after a random time. At a reader's
+    table every other life ends once a card is due, and the dealer draws it while no service
+    listens: its line is lost for certain."""
+    for life in range(kills):
+        draws_unheard = dealer is not None and life % 2 == 1
         with running_service(table) as service:
             time.sleep(rng.uniform(0, LONGEST_LIFE_S))
+            if draws_unheard:
+                assert dealer is not None
+                draws_unheard = dealer.wait_for_a_card_due(LONGEST_LIFE_S)
             code = service.stop(signal.SIGKILL)
             assert code == -signal.SIGKILL, (
                 f"seed {seed}: life {life} ended by itself, exit {code}: {service.log_tail()}"
             )
+        if dealer is not None:
+            dealer.deal_on(draw_first=draws_unheard)
 
 
 def deal_to_the_end(table: Table, pit: PitBoss, seed: int) -> None:
@@ -184,28 +213,68 @@ def test_sigkill_at_random_moments_loses_nothing_and_decides_nothing_differently
 ) -> None:
     seed = campaign_seed()
     rng = random.Random(seed)
-    with simulated_table(
-        tmp_path,
+    with campaign_table(tmp_path, campaign, seed) as table:
+        dealer = ReaderDealer(table) if campaign.kind == "line" else None
+        pit = PitBoss(table, campaign, dealer)
+        pit.start()
+        try:
+            if dealer is not None:
+                deal_into_round_one(table, seed)
+            kill_and_restart(table, rng, seed, campaign.kills, dealer)
+            deal_to_the_end(table, pit, seed)
+        finally:
+            pit.stop()
+        core = table.core
+        device_cards_dealt = core.status().cards_dealt if dealer is None else core.counts.cards
+        config = table.config()
+    check_the_journal(table, campaign, device_cards_dealt, seed)
+    if dealer is not None:
+        check_the_layout_confirmations(table, dealer, seed)
+    with Journal.open(table.journal_path, table_id=config.table_id, create=True) as journal:
+        rebuilt = recover(config, journal)
+    assert (rebuilt.mismatches, rebuilt.model.state) == ((), "idle"), f"seed {seed}"
+
+
+def campaign_table(folder: Path, campaign: Campaign, seed: int) -> AbstractContextManager[Table]:
+    if campaign.kind == "line":
+        return simulated_reader_table(
+            folder, seed=seed, game=campaign.game, decks=campaign.decks, cut_card_depth=None
+        )
+    return simulated_table(
+        folder,
         seed=seed,
         kind=campaign.kind,
         game=campaign.game,
         decks=campaign.decks,
         pull_interval_s=campaign.pull_interval_s,
         timing=Timing(deal_s=campaign.deal_s),
-    ) as table:
-        pit = PitBoss(table, campaign)
-        pit.start()
-        try:
-            kill_and_restart(table, rng, seed)
-            deal_to_the_end(table, pit, seed)
-        finally:
-            pit.stop()
-        device_cards_dealt = table.core.status().cards_dealt
-        config = table.config()
-    check_the_journal(table, campaign, device_cards_dealt, seed)
-    with Journal.open(table.journal_path, table_id=config.table_id, create=True) as journal:
-        rebuilt = recover(config, journal)
-    assert (rebuilt.mismatches, rebuilt.model.state) == ((), "idle"), f"seed {seed}"
+    )
+
+
+def deal_into_round_one(table: Table, seed: int) -> None:
+    """The first service lives until the start-of-shoe burn is over, then stops cleanly."""
+    with running_service(table) as service:
+        service.wait_for_notification("READY=1")
+        dealing = lambda: (table.status()["round_no"] or 0) >= 1  # noqa: E731
+        wait_until(dealing, f"seed {seed}: round 1", FINAL_WAIT_S)
+        assert service.stop() == 0, f"seed {seed}: {service.log_tail()}"
+
+
+def check_the_layout_confirmations(table: Table, dealer: ReaderDealer, seed: int) -> None:
+    """Services started mid-shoe held the table (device_cannot_replay), and each card drawn
+    while no service ran came back as the supervisor's entry. (A kill can take the answer to a
+    confirmation with it, journaled or not: the next service holds and is confirmed again.)"""
+    path, failure = table.journal_path, f"seed {seed}"
+    findings = {r.payload["hold"] for r in journaled(path, "host.finding")}
+    assert findings == {"device_cannot_replay"}, failure
+    corrected = [r.payload for r in journaled(path, "card.corrected")]
+    assert len(corrected) >= dealer.drawn_unheard > 0, failure
+    assert {payload["card"] for payload in corrected} <= set(dealer.entered), failure
+    assert {payload["irregularity"] for payload in corrected} == {"device_cannot_replay"}
+    print(
+        f"{len(dealer.entered)} lost cards entered ({dealer.drawn_unheard} drawn while no "
+        f"service ran), {dealer.cleared} holds cleared"
+    )
 
 
 def check_the_journal(table: Table, campaign: Campaign, device_cards_dealt: int, seed: int) -> None:
@@ -213,14 +282,20 @@ def check_the_journal(table: Table, campaign: Campaign, device_cards_dealt: int,
     failure = f"seed {seed}"
     starts = journaled(path, "session.started")
     mid_shoe = sum(record.shoe_id is not None for record in starts)
-    print(f"{len(starts)} of {KILLS + 1} lives reached the session, {mid_shoe} in the open shoe")
-    assert 1 <= len(starts) <= KILLS + 1, failure
+    lives = campaign.kills + 1 + (campaign.kind == "line")  # and deal_into_round_one's
+    print(f"{len(starts)} of {lives} lives reached the session, {mid_shoe} in the open shoe")
+    assert 1 <= len(starts) <= lives, failure
     assert [r.payload["replay_mismatches"] for r in starts] == [[]] * len(starts), failure
     assert [r.payload for r in procedure_alarms(path)] == [], failure
     assert journaled(path, "round.void") == [], failure
     assert [r.payload["shoe_id"] for r in journaled(path, "shoe.started")] == [SHOE_ID], failure
     (ended,) = [r.payload for r in journaled(path, "shoe.ended")]
     assert ended["dealt"] + ended["burned"] == device_cards_dealt, failure
+    if campaign.kind == "line":
+        assert_every_event_journaled_once(path)
+        assert ended["reconciled"] and ended["device_cards_dealt"] is None, failure
+        rounds_as_the_rules_engine_plays_them(path, table.config())
+        return
     if campaign.kind == "shoe":
         assert_shoe_dealt_once(table, SHOE_ID)
         return

@@ -301,3 +301,50 @@ def test_the_ack_reply_follows_each_journaled_line(tmp_path: Path) -> None:
     with Journal.open_readonly(path) as journal:
         journaled_lines = [r for r in journal.records() if r.kind.startswith("device.")]
     assert written == len(journaled_lines) == reader.counts.lines == reader.counts.acks
+
+
+READER_LINKS = {"line-pty": (LineReader, line_reader_link), "hid-usb": (HidReader, hid_reader_link)}
+
+
+@pytest.mark.parametrize("family", list(READER_LINKS))
+def test_a_reader_unplugged_mid_shoe_holds_when_back_until_the_lost_card_is_entered(
+    tmp_path: Path, family: str
+) -> None:
+    """The cable comes out as card 20 leaves the shoe, so its line is lost; the reader is back
+    half a second later. Nothing resends that card: once the link is back, the table holds
+    (device_cannot_replay) until the supervisor enters it, and the shoe goes on to reconcile."""
+    config = table_config("punto-banco", decks=1)
+    options = find_family("line").parse_options(example_line_table(), EXAMPLE_PROFILE.parent)
+    make_reader, open_link = READER_LINKS[family]
+    unplug = parse_injection("unplug@card=20,for=0.5")
+    reader = make_reader(format=format_for(options), seed=7, decks=1, injections=[unplug])
+    path = tmp_path / "journal.sqlite"
+    entered: list[str] = []
+    with open_link(reader) as link:
+        dealer = ReaderDealer(reader, link)
+
+        def supervise_then_deal() -> None:
+            assert dealer.session is not None
+            if HoldReason.DEVICE_CANNOT_REPLAY in dealer.session.model.holds:
+                lost = reader.shoe.dealt[-1]
+                entered.append(str(CardId(lost.rank, int(lost.suit))))
+                with dealer.session.acting_as({"uid": 1000, "user": "sup", "role": "supervisor"}):
+                    dealer.session.enter_card(entered[-1])
+            dealer.step()
+
+        with Journal.open(path, table_id=config.table_id, create=True) as journal:
+            session = dealer.session = TableSession(config, journal, link, [dealer])
+            ended = session.run_shoe(on_step=supervise_then_deal, poll_s=0.01)
+        assert link.counters()["link_losses"] == 1
+    assert ended is not None and ended.reconciled
+    assert ended.dealt + ended.burned == len(reader.shoe.dealt) == reader.counts.cards
+    rounds_as_the_rules_engine_plays_them(path, config)
+    assert_every_event_journaled_once(path)
+    (finding,) = journaled(path, "host.finding")
+    assert finding.payload["hold"] == HoldReason.DEVICE_CANNOT_REPLAY
+    assert "does not resend what it sent while its link was down" in finding.payload["detail"]
+    (lost, restored) = journaled(path, "link.lost"), journaled(path, "link.restored")
+    assert len(lost) == len(restored) == 1 and lost[0].id < restored[0].id < finding.id
+    (corrected,) = journaled(path, "card.corrected")
+    assert [corrected.payload["card"]] == entered
+    assert corrected.payload["irregularity"] == HoldReason.DEVICE_CANNOT_REPLAY

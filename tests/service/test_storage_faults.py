@@ -8,13 +8,17 @@ event lost or one invented.
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import sqlite3
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
+from support.reader_service import ReaderDealer, dealing, simulated_reader_table
 from support.service_support import (
+    WAIT_S,
     Table,
     open_manual_shoe,
     running_service,
@@ -117,22 +121,37 @@ def signal_number(loss: str) -> int:
     return signal.SIGKILL if loss.startswith("wal") else signal.SIGTERM
 
 
-def test_case1_a_wal_unlinked_while_running_is_noticed_and_the_table_holds(table: Table) -> None:
-    with running_service(table) as service:
-        service.wait_for_notification("READY=1")
-        open_manual_shoe(table, "SHOE-W")
-        wait_until(lambda: rounds_finished(table) >= 1, "a round")
-        Path(f"{table.journal_path}-wal").unlink()
-        wait_until(lambda: HoldReason.JOURNAL_STORAGE in holds(table), "the storage hold")
-        assert table.status()["last_alarm"]["kind"] == "storage"
-        assert_nothing_dealt_while_held(table)
-        held_rounds = rounds_finished(table)
-        request(table.socket_path, "clear-hold", reason=HoldReason.JOURNAL_STORAGE)
-        wait_until(lambda: rounds_finished(table) > held_rounds, "a round after the hold")
-        assert service.stop() == 0, service.log_tail()
-    assert Path(f"{table.journal_path}").exists()
-    assert_every_event_journaled_once(table.journal_path)
-    assert_acknowledged_equals_journaled(table)
+@pytest.mark.parametrize("device", ["shoe", "line reader"])
+def test_case1_a_wal_unlinked_while_running_is_noticed_and_the_table_holds(
+    tmp_path: Path, device: str
+) -> None:
+    reader = device == "line reader"
+    make_table = simulated_reader_table if reader else simulated_table
+    with make_table(tmp_path) as table:
+        dealer = ReaderDealer(table) if reader else None
+        with (
+            contextlib.nullcontext() if dealer is None else dealing(dealer),
+            running_service(table) as service,
+        ):
+            service.wait_for_notification("READY=1")
+            open_manual_shoe(table, "SHOE-W")
+            wait_until(lambda: rounds_finished(table) >= 1, "a round")
+            Path(f"{table.journal_path}-wal").unlink()
+            wait_until(lambda: HoldReason.JOURNAL_STORAGE in holds(table), "the storage hold")
+            assert table.status()["last_alarm"]["kind"] == "storage"
+            assert_nothing_dealt_while_held(table)
+            held_rounds = rounds_finished(table)
+            request(table.socket_path, "clear-hold", reason=HoldReason.JOURNAL_STORAGE)
+            wait_until(lambda: rounds_finished(table) > held_rounds, "a round after the hold")
+            assert dealer is None or dealer.wait_for_a_card_due(WAIT_S)
+            status = table.status()
+            assert service.stop() == 0, service.log_tail()
+        assert Path(f"{table.journal_path}").exists()
+        assert_every_event_journaled_once(table.journal_path)
+        if dealer is None:
+            assert_acknowledged_equals_journaled(table)
+        else:
+            assert table.core.counts.cards == status["dealt"] + status["burned"]
     (fault,) = journaled(table.journal_path, "host.storage_fault")
     assert "removed or replaced while the service ran" in fault.payload["detail"]
 
@@ -226,30 +245,55 @@ def test_case5_free_space_below_the_floor_holds_before_the_disk_is_full(tmp_path
         assert_every_event_journaled_once(table.journal_path)
 
 
+@pytest.mark.parametrize("device", ["shoe", "line reader"])
 def test_case5_a_full_disk_stops_the_service_with_one_line_and_loses_nothing(
-    tmp_path: Path,
+    tmp_path: Path, device: str
 ) -> None:
-    with table_on_small_disk(tmp_path, "4m", floor_mb=0) as (table, disk):
-        with running_service(table) as service:
-            service.wait_for_notification("READY=1")
-            open_manual_shoe(table, "SHOE-D")
-            wait_until(lambda: rounds_finished(table) >= 1, "a round")
-            filler = fill(disk)
-            assert service.process.wait(30) == 1
-            log = service.log_tail()
-        errors = [line for line in log.splitlines() if line.startswith("shoectl: error: ")]
-        assert len(errors) == 1, log
-        assert f"{table.journal_path}: database or disk is full" in errors[0]
-        assert "Traceback" not in log
-        assert_acknowledged_equals_journaled(table)
-        filler.unlink()
-        with running_service(table) as service:
-            service.wait_for_notification("READY=1")
-            rounds = rounds_finished(table)
-            wait_until(lambda: rounds_finished(table) > rounds, "a round after the restart")
-            assert service.stop() == 0, service.log_tail()
+    """A line reader resends nothing: the line whose commit met the full disk is gone with the
+    service. Restarted mid-shoe, its table holds until the supervisor confirms the layout, and
+    the shoe holds every card the reader let out."""
+    reader = device == "line reader"
+    with table_on_small_disk(tmp_path, "4m", floor_mb=0, line_reader=reader) as (table, disk):
+        dealer = ReaderDealer(table) if reader else None
+        with contextlib.nullcontext() if dealer is None else dealing(dealer):
+            with running_service(table) as service:
+                service.wait_for_notification("READY=1")
+                open_manual_shoe(table, "SHOE-D")
+                wait_until(lambda: rounds_finished(table) >= 1, "a round")
+                filler = fill(disk)
+                assert service.process.wait(30) == 1
+                log = service.log_tail()
+            errors = [line for line in log.splitlines() if line.startswith("shoectl: error: ")]
+            assert len(errors) == 1, log
+            assert f"{table.journal_path}: database or disk is full" in errors[0]
+            assert "Traceback" not in log
+            if dealer is None:
+                assert_acknowledged_equals_journaled(table)
+            filler.unlink()
+            with running_service(table) as service:
+                service.wait_for_notification("READY=1")
+                rounds = rounds_finished(table)
+                wait_until(lambda: rounds_finished(table) > rounds, "a round after the restart")
+                assert dealer is None or dealer.wait_for_a_card_due(WAIT_S)
+                status = table.status()
+                assert service.stop() == 0, service.log_tail()
         assert_every_event_journaled_once(table.journal_path)
-        assert_acknowledged_equals_journaled(table)
+        if dealer is None:
+            assert_acknowledged_equals_journaled(table)
+        else:
+            assert_the_reader_lost_nothing(table, status, dealer)
+
+
+def assert_the_reader_lost_nothing(
+    table: Table, status: dict[str, Any], dealer: ReaderDealer
+) -> None:
+    """The status (every card drawn journaled) holds every card the reader let out: the one a
+    stopped service lost is the supervisor's, after the one device_cannot_replay hold."""
+    assert table.core.counts.cards == status["dealt"] + status["burned"]
+    (finding,) = journaled(table.journal_path, "host.finding")
+    assert finding.payload["hold"] == HoldReason.DEVICE_CANNOT_REPLAY
+    corrected = [r.payload["card"] for r in journaled(table.journal_path, "card.corrected")]
+    assert corrected == dealer.entered and len(dealer.entered) + dealer.cleared == 1
 
 
 # --- case 6 -------------------------------------------------------------------------------

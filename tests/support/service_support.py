@@ -30,6 +30,7 @@ from cardshoe.firmware_sim.attach_pty import PtyAttachment, serve_pty
 from cardshoe.firmware_sim.core import FirmwareCore
 from cardshoe.firmware_sim.devices import create_device
 from cardshoe.firmware_sim.faults import parse_injection
+from cardshoe.firmware_sim.line_reader import LineReader
 from cardshoe.firmware_sim.timing import INSTANT, Timing
 from support.session_support import (
     assert_every_event_journaled_once,
@@ -50,7 +51,8 @@ class Table:
     """One table's files and its simulated shoe."""
 
     folder: Path
-    core: FirmwareCore
+    core: FirmwareCore | LineReader
+    """The simulated device: a cardshoe shoe or machine, or a line card reader."""
     pty: PtyAttachment
     journal_dir: Path | None = None
     """Where the journal lives when not beside the configuration (a small filesystem)."""
@@ -116,16 +118,29 @@ def simulated_table(
     with serve_pty(core) as pty:
         table = Table(folder, core, pty, journal_dir)
         game = game or ("punto-banco" if kind == "shoe" else "macau-1")
-        journal_file = "journal.sqlite" if journal_dir is None else table.journal_path
-        table.config_path.write_text(
-            f'table_id = "T1"\n[game]\nname = "{game}"\ndecks = {decks}\n'
-            f'[device]\nkind = "{kind}"\nurl = "{pty.link}"\n{device_lines}'
-            f'[service]\njournal_path = "{journal_file}"\ncontrol_socket = "control.sock"\n'
-            f'key_dir = "keys"\n{service_lines}' + (f"[shoe]\n{shoe_lines}" if shoe_lines else "")
-        )
+        write_table_files(table, game, kind, decks, device_lines, service_lines, shoe_lines)
         if journal:
             Journal.init(table.journal_path, table_id="T1")
         yield table
+
+
+def write_table_files(
+    table: Table,
+    game: str,
+    kind: str,
+    decks: int,
+    device_lines: str = "",
+    service_lines: str = "",
+    shoe_lines: str = "",
+) -> None:
+    """The table's configuration, naming its device on the pty (simulated_table's keys)."""
+    journal_file = "journal.sqlite" if table.journal_dir is None else table.journal_path
+    table.config_path.write_text(
+        f'table_id = "T1"\n[game]\nname = "{game}"\ndecks = {decks}\n'
+        f'[device]\nkind = "{kind}"\nurl = "{table.pty.link}"\n{device_lines}'
+        f'[service]\njournal_path = "{journal_file}"\ncontrol_socket = "control.sock"\n'
+        f'key_dir = "keys"\n{service_lines}' + (f"[shoe]\n{shoe_lines}" if shoe_lines else "")
+    )
 
 
 class FakeSystemd:

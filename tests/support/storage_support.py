@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from cardshoe.controller.journal.store import Journal, Record
+from support.reader_service import simulated_reader_table
 from support.service_support import Table, simulated_table
 
 FILLER_CHUNK = 64 * 1024
@@ -41,13 +42,17 @@ def small_filesystem(mount_point: Path, size: str) -> Iterator[Path]:
 
 
 @contextlib.contextmanager
-def table_on_small_disk(folder: Path, size: str, floor_mb: int) -> Iterator[tuple[Table, Path]]:
+def table_on_small_disk(
+    folder: Path, size: str, floor_mb: int, *, line_reader: bool = False
+) -> Iterator[tuple[Table, Path]]:
     """A simulated table in folder/table whose journal lives on a tmpfs of size at folder/disk,
-    with service.journal_min_free_mb = floor_mb; yields the table and the tmpfs."""
+    with service.journal_min_free_mb = floor_mb; yields the table and the tmpfs.
+    line_reader: the table's device is a line reader (support/reader_service.py)."""
     (folder / "table").mkdir()
+    make_table = simulated_reader_table if line_reader else simulated_table
     with (
         small_filesystem(folder / "disk", size) as disk,
-        simulated_table(
+        make_table(
             folder / "table",
             journal_dir=disk,
             service_lines=f"journal_min_free_mb = {floor_mb}\n",
