@@ -37,6 +37,7 @@ from cardshoe.controller.config import GameConfig, TableConfig
 from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.procedure.table import TableModel
 from cardshoe.controller.service.session import TableSession
+from cardshoe.drivers.api.events import CardSeen
 from cardshoe.drivers.api.protocols import open_device
 from cardshoe.drivers.protocol.errors import ProtocolError
 from cardshoe.drivers.protocol.framing import FrameDecoder
@@ -121,7 +122,7 @@ def time_apply(model: TableModel, samples: list[float]) -> None:
     def timed(item: object) -> list:
         started = time.perf_counter()
         facts = apply(item)
-        if isinstance(item, CardRead):
+        if isinstance(item, CardSeen):
             samples.append(time.perf_counter() - started)
         return facts
 
