@@ -147,7 +147,10 @@ class Link:
         self._reconnect = reconnect
         self._decoder = FrameDecoder()
         self._cond = threading.Condition()
-        self._command_lock = threading.Lock()
+        self._command_lock = threading.RLock()
+        """One exchange at a time, and a whole handshake (GET_INFO, then AUTH_CHALLENGE)
+        as one: a second handshake begun between the two would replace the challenge
+        the device is answering, leaving it and this host in different sessions."""
         self._write_lock = threading.RLock()
         self._closing = threading.Event()
         self._state = LinkState.CONNECTING
@@ -386,6 +389,10 @@ class Link:
             raise
 
     def _handshake(self, attempts: int) -> Hello:
+        with self._command_lock:
+            return self._handshake_locked(attempts)
+
+    def _handshake_locked(self, attempts: int) -> Hello:
         with self._cond:
             self._auth = None
             self._challenge = None

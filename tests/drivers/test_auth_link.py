@@ -366,3 +366,22 @@ def test_a_refused_challenge_refuses_the_device(peer: SealingPeer) -> None:
         peer.send(Reply(challenge.request_id, ErrorCode.UNSUPPORTED))
         with pytest.raises(AuthenticationFailed, match="refused authentication"):
             opening.result(timeout=WAIT_S)
+
+
+def test_resets_raced_by_the_restart_hello_all_end_in_one_authenticated_session() -> None:
+    """After RESET the device restarts and says HELLO unasked while the host is already
+    handshaking again; the supervisor's own handshake must wait for that one to finish,
+    not cut its challenge short (the device would then hold one session, the host
+    another, and every frame after would fail authentication)."""
+    key = new_pairing_key()
+    core = create_device("cs-1", seed=5, pairing_key=key)
+    timing = LinkTiming(supervise_tick_s=0.005)
+    with (
+        attach_simulator("pty", core) as attached,
+        attached.open(keys=keys_for(core.serial_number, key), timing=timing) as device,
+    ):
+        for _ in range(12):
+            device.reset()
+            assert device.get_status() is not None
+        assert device.info.authenticated
+        assert device.info.counters["auth_failures"] == core.link.auth_failures == 0
