@@ -40,6 +40,7 @@ from cardshoe.controller.procedure.holds import HoldReason, fault_hold
 from cardshoe.controller.procedure.irregularities import card_of
 from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.protection.shoe_records import read_shoes
+from cardshoe.controller.record_kinds import check_payload
 from cardshoe.controller.service.recovery import recover
 from cardshoe.controller.service.session import TableSession
 from cardshoe.drivers.api.events import FaultKind
@@ -248,12 +249,19 @@ def demo_journal(settings: DemoSettings) -> Iterator[Journal]:
     """The journal at --journal (kept, so a rerun resumes its shoe), or a temporary one."""
     table_id = settings.config.table_id
     if settings.journal_path is not None:
-        with Journal.open(settings.journal_path, table_id=table_id, create=True) as journal:
+        with Journal.open(
+            settings.journal_path, table_id=table_id, create=True, check_record=check_payload
+        ) as journal:
             yield journal
         return
     with (
         tempfile.TemporaryDirectory(prefix="shoectl-demo-") as folder,
-        Journal.open(Path(folder) / "journal.sqlite", table_id=table_id, create=True) as journal,
+        Journal.open(
+            Path(folder) / "journal.sqlite",
+            table_id=table_id,
+            create=True,
+            check_record=check_payload,
+        ) as journal,
     ):
         yield journal
 

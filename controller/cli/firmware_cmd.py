@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 from cardshoe.controller.cli.options import DEVICE_TIMEOUT_OPTION
+from cardshoe.controller.record_kinds import check_payload
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -238,7 +239,9 @@ def update(url: str, signed_path: Path, config_path: Path, timeout: float, as_js
     read = firmware_update.read_signed_image(_read(signed_path, "the signed image"))
     operator = operator_of(Peer(os.getpid(), os.getuid(), os.getgid()), config.roles)
     try:
-        journal = Journal.open(config.service.journal_path, table_id=config.table_id)
+        journal = Journal.open(
+            config.service.journal_path, table_id=config.table_id, check_record=check_payload
+        )
     except JournalBusy as exc:
         raise UserError(
             f"cannot journal the update: {exc}; while the service runs, use "

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from cardshoe.controller import record_kinds
 from cardshoe.controller.procedure.facts import TableEvent
 from cardshoe.controller.scoreboard.round_recall import correction_text
 
@@ -56,34 +57,34 @@ def _shoe_ended(p: Mapping[str, Any]) -> str:
 
 
 LINES: dict[str, Callable[[Mapping[str, Any]], str]] = {
-    "shoe.started": _shoe_started,
-    "shoe.shuffled": lambda p: f"the machine shuffled {p['card_count']} cards",
-    "card.burned": _burned,
-    "shoe.last_round": lambda p: f"round {p['last_round']} is the last ({p['cause']})",
-    "shoe.relief_burn_due": lambda p: (
+    record_kinds.SHOE_STARTED: _shoe_started,
+    record_kinds.SHOE_SHUFFLED: lambda p: f"the machine shuffled {p['card_count']} cards",
+    record_kinds.CARD_BURNED: _burned,
+    record_kinds.SHOE_LAST_ROUND: lambda p: f"round {p['last_round']} is the last ({p['cause']})",
+    record_kinds.SHOE_RELIEF_BURN_DUE: lambda p: (
         f"{p['dealer'] or 'a dealer'} relieves {p['relieves']}: {p['cards']} card(s) burn "
         f"before round {p['before_round']} is dealt"
     ),
-    "card.assigned": lambda p: f"round {p['round_no']}: {p['card']} to {p['to']}",
-    "card.set_aside": lambda p: (
+    record_kinds.CARD_ASSIGNED: lambda p: f"round {p['round_no']}: {p['card']} to {p['to']}",
+    record_kinds.CARD_SET_ASIDE: lambda p: (
         f"round {p['round_no']}: {p['card'] or '??'} set aside ({p['reason']})"
     ),
-    "round.result": _result,
-    "round.void": lambda p: f"round {p['round_no']}: VOID ({p['reason']})",
-    "round.cards_returned": lambda p: (
+    record_kinds.ROUND_RESULT: _result,
+    record_kinds.ROUND_VOID: lambda p: f"round {p['round_no']}: VOID ({p['reason']})",
+    record_kinds.ROUND_CARDS_RETURNED: lambda p: (
         f"the machine took back {p['counted']} cards ({p['expected']} expected)"
     ),
-    "irregularity": lambda p: (
+    record_kinds.IRREGULARITY: lambda p: (
         f"irregularity {p['code']} in round {p['round_no']}: {p['consequence']} ({p['detail']})"
     ),
-    "card.corrected": lambda p: f"round {p['round_no']}: {correction_text(p)}",
-    "hold.started": lambda p: f"HOLD {p['reason']} (while {p['held_state']})",
-    "hold.ended": lambda p: (
+    record_kinds.CARD_CORRECTED: lambda p: f"round {p['round_no']}: {correction_text(p)}",
+    record_kinds.HOLD_STARTED: lambda p: f"HOLD {p['reason']} (while {p['held_state']})",
+    record_kinds.HOLD_ENDED: lambda p: (
         f"hold {p['reason']} ended"
         + (f"; still held: {', '.join(p['holds_left'])}" if p["holds_left"] else "")
     ),
-    "alarm": lambda p: f"ALARM {p['kind']}: {p['detail']}",
-    "shoe.ended": _shoe_ended,
+    record_kinds.ALARM: lambda p: f"ALARM {p['kind']}: {p['detail']}",
+    record_kinds.SHOE_ENDED: _shoe_ended,
 }
 """Event kind -> its line; kinds not here (round opened, bets closed, ...) print nothing."""
 

@@ -34,6 +34,7 @@ from typing import Any
 import paho.mqtt.client as mqtt
 from paho.mqtt.reasoncodes import ReasonCode
 
+from cardshoe.controller import record_kinds
 from cardshoe.controller.canonical import canonical_json
 from cardshoe.controller.errors import UserError
 from cardshoe.controller.floor.broker import KEEPALIVE_S, BrokerSettings, new_client
@@ -60,10 +61,6 @@ from cardshoe.controller.scoreboard.board import TableBoard
 from cardshoe.controller.service.software_identity import authenticate, parse_seed
 
 log = logging.getLogger(__name__)
-
-ALARM_KIND = "alarm"
-SESSION_STARTED_KIND = "session.started"
-SHOE_STARTED_KIND = "shoe.started"
 
 
 @dataclass(frozen=True)
@@ -268,11 +265,11 @@ class Uplink:
             self._board_id = record.id
             self._head = Position(record.id, record.hash)
             self._head_time_ns = record.time_ns
-            if record.kind == SESSION_STARTED_KIND:
+            if record.kind == record_kinds.SESSION_STARTED:
                 self._firmware = record.payload.get("device", {}).get("firmware_version")
-            elif record.kind == SHOE_STARTED_KIND:
+            elif record.kind == record_kinds.SHOE_STARTED:
                 self._fingerprint = record.payload.get("fingerprint")
-            elif record.kind == ALARM_KIND and record.id > self._alarms_from:
+            elif record.kind == record_kinds.ALARM and record.id > self._alarms_from:
                 self._publish_alarm(record)
         if self._board.table_id is None:
             self._board.table_id = self.table_id

@@ -17,10 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from cardshoe.controller import record_kinds
 from cardshoe.controller.journal.store import ChainAnchor, Journal, JournalError
 from cardshoe.controller.journal.uplink_state import load_state, state_path
 
-SHOE_ENDED_KIND = "shoe.ended"
 NS_PER_DAY = 86_400 * 1_000_000_000
 
 
@@ -39,7 +39,7 @@ def prune_cut(journal: Journal, anchor: ChainAnchor, keep_before_ns: int) -> tup
     start = journal.checkpoint()
     cut, shoes = 0, []
     after_id = 0 if start is None else start.record_id
-    for record in journal.records(kinds=[SHOE_ENDED_KIND], after_id=after_id):
+    for record in journal.records(kinds=[record_kinds.SHOE_ENDED], after_id=after_id):
         if record.id > anchor.record_id or record.time_ns > keep_before_ns:
             break
         cut = record.id

@@ -44,6 +44,7 @@ from cardshoe.controller.journal.chain import (
     record_hash,
 )
 from cardshoe.controller.own_files import open_own_file, sync_folder
+from cardshoe.controller.record_kinds import CLOCK_STEPPED
 from cardshoe.controller.timestamps import utc_timestamp
 
 BUSY_TIMEOUT_S = 10.0
@@ -114,10 +115,8 @@ PRUNE_CHECKPOINT_DDL = """CREATE TABLE IF NOT EXISTS prune_checkpoint (
 """Created by the first prune (journal/prune.py): the last record deleted and its hash, where
 verify() starts the chain of what remains. A journal never pruned has no such table."""
 
-CLOCK_STEPPED = "clock.stepped"
-"""The record the journal adds before one whose wall-clock time is more than
-CLOCK_STEP_TOLERANCE_NS earlier than the record before it: the clock was set back, so the
-times around it do not order the records (their ids always do)."""
+RecordCheck = Callable[[str, Mapping[str, Any]], None]
+"""Refuses a record (kind, payload) before it is written (Journal.check_record)."""
 CLOCK_STEP_TOLERANCE_NS = 2_000_000_000
 """A step back this small is no alarm: NTP's corrections and leap seconds stay well inside."""
 
@@ -299,6 +298,8 @@ class Transaction:
         if not self._open:
             raise RuntimeError("this transaction has ended; open a new one to append")
         _check_record_fields(kind, payload, round_no, device_serial, device_seq)
+        if self._journal.check_record is not None:
+            self._journal.check_record(kind, payload)
         now = time.time_ns()
         if self._last_time_ns - now > CLOCK_STEP_TOLERANCE_NS:
             self._write(
@@ -404,8 +405,12 @@ class Journal:
         connection: sqlite3.Connection,
         table_id: str,
         writer_lock: WriterLock | None = None,
+        check_record: RecordCheck | None = None,
     ) -> None:
         self.path = path
+        self.check_record = check_record
+        """Refuses a record that does not fit its kind: the table's writers open the journal
+        with record_kinds.check_payload; None for a bare store of records, as its tests use."""
         self.table_id = table_id
         self._connection = connection
         self._writer_lock = writer_lock
@@ -444,7 +449,14 @@ class Journal:
             writer_lock.release()
 
     @classmethod
-    def open(cls, path: Path | str, *, table_id: str, create: bool = False) -> Journal:
+    def open(
+        cls,
+        path: Path | str,
+        *,
+        table_id: str,
+        create: bool = False,
+        check_record: RecordCheck | None = None,
+    ) -> Journal:
         """Open the table's journal for writing.
 
         create makes the file and its schema where there is none (`shoectl journal
@@ -496,7 +508,7 @@ class Journal:
                 f"{path}: this journal belongs to table {stored_table_id}, not {table_id}: "
                 "check table_id and service.journal_path"
             )
-        return cls(path, connection, table_id, writer_lock)
+        return cls(path, connection, table_id, writer_lock, check_record)
 
     @classmethod
     def open_readonly(cls, path: Path | str) -> Journal:

@@ -9,6 +9,7 @@ from typing import Any
 
 import psycopg
 
+from cardshoe.controller import record_kinds
 from cardshoe.controller.floor.messages import EventMessage
 from cardshoe.controller.journal.chain import GENESIS_HASH
 from cardshoe.controller.journal.store import Record
@@ -18,8 +19,6 @@ from cardshoe.controller.scoreboard.round_recall import (
     JournalEntry,
     recall_round,
 )
-
-SIGN_IN_KIND = "command.sign_in"
 
 
 def round_recall(
@@ -82,6 +81,6 @@ def _dealer_at(db: psycopg.Connection, table_id: str, record_id: int) -> str | N
     row = db.execute(
         "SELECT payload->>'dealer' FROM journal_records WHERE table_id = %s AND kind = %s "
         "AND record_id < %s ORDER BY record_id DESC LIMIT 1",
-        (table_id, SIGN_IN_KIND, record_id),
+        (table_id, record_kinds.COMMAND_SIGN_IN, record_id),
     ).fetchone()
     return None if row is None else row[0]

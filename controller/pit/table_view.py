@@ -7,6 +7,7 @@ from typing import Any
 
 import psycopg
 
+from cardshoe.controller import record_kinds
 from cardshoe.controller.pit.accounts import Role
 from cardshoe.controller.pit.floor_copy import floor_records
 from cardshoe.controller.pit.tiles import floor_tiles
@@ -53,10 +54,12 @@ def table_view(
                 "winner": record.payload.get("winner"),
                 "player": record.payload.get("player"),
                 "banker": record.payload.get("banker"),
-                "void": record.payload.get("reason") if record.kind == "round.void" else None,
+                "void": record.payload.get("reason")
+                if record.kind == record_kinds.ROUND_VOID
+                else None,
             }
             for record in records
-            if record.kind in ("round.result", "round.void")
+            if record.kind in (record_kinds.ROUND_RESULT, record_kinds.ROUND_VOID)
         ]
     return {
         "table": tiles[0].to_json(),

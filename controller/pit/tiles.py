@@ -14,6 +14,7 @@ from typing import Any
 
 import psycopg
 
+from cardshoe.controller import record_kinds
 from cardshoe.controller.floor.status import feed_lag
 from cardshoe.controller.pit.accounts import Role
 from cardshoe.controller.pit.alarms import unacknowledged_counts
@@ -22,13 +23,13 @@ from cardshoe.controller.timestamps import utc_timestamp
 LAST_RESULTS = 6
 """How many of the latest results a tile shows."""
 STATE_AFTER_KIND = {
-    "shoe.started": "shoe started",
-    "round.opened": "dealing",
-    "round.result": "between rounds",
-    "round.void": "between rounds",
-    "hold.started": "held",
-    "hold.ended": "between rounds",
-    "shoe.ended": "shoe ended",
+    record_kinds.SHOE_STARTED: "shoe started",
+    record_kinds.ROUND_OPENED: "dealing",
+    record_kinds.ROUND_RESULT: "between rounds",
+    record_kinds.ROUND_VOID: "between rounds",
+    record_kinds.HOLD_STARTED: "held",
+    record_kinds.HOLD_ENDED: "between rounds",
+    record_kinds.SHOE_ENDED: "shoe ended",
 }
 """What a table is doing, by the latest of these records it journaled."""
 
@@ -126,7 +127,7 @@ def _latest_facts(
         "  FROM journal_records j WHERE j.table_id = t.table_id AND j.kind = k.kind "
         "  AND j.kind = ANY(%(kinds)s) ORDER BY j.record_id DESC LIMIT 1) r "
         "WHERE %(only)s::text IS NULL OR t.table_id = %(only)s",
-        only | {"kinds": [*STATE_AFTER_KIND, "command.sign_in"]},
+        only | {"kinds": [*STATE_AFTER_KIND, record_kinds.COMMAND_SIGN_IN]},
     ):
         latest[(tid, kind)] = (record_id, shoe_id, round_no, payload)
     for tid, tile in tiles.items():
@@ -134,15 +135,17 @@ def _latest_facts(
         if facts:
             last_kind = max(facts, key=lambda kind: facts[kind][0])
             tile.state = STATE_AFTER_KIND[last_kind]
-        if "shoe.started" in facts:
-            started = facts["shoe.started"][3]
+        if record_kinds.SHOE_STARTED in facts:
+            started = facts[record_kinds.SHOE_STARTED][3]
             tile.game, tile.shoe_id = started.get("game"), started.get("shoe_id")
-        if "round.opened" in facts:
-            tile.round_no = facts["round.opened"][2]
-        sign_in = latest.get((tid, "command.sign_in"))
+        if record_kinds.ROUND_OPENED in facts:
+            tile.round_no = facts[record_kinds.ROUND_OPENED][2]
+        sign_in = latest.get((tid, record_kinds.COMMAND_SIGN_IN))
         if sign_in is not None:
             tile.dealer = sign_in[3].get("dealer")
-        tile.open_holds = _open_holds(facts.get("hold.started"), facts.get("hold.ended"))
+        tile.open_holds = _open_holds(
+            facts.get(record_kinds.HOLD_STARTED), facts.get(record_kinds.HOLD_ENDED)
+        )
 
 
 def _open_holds(

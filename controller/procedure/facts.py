@@ -19,6 +19,7 @@ from enum import Enum, StrEnum
 from fractions import Fraction
 from typing import Any, ClassVar, Protocol
 
+from cardshoe.controller import record_kinds
 from cardshoe.controller.rules.cards import Card
 from cardshoe.controller.rules.hands import Hand
 
@@ -115,7 +116,7 @@ def _plain(value: Any) -> Any:
 
 @dataclass(frozen=True)
 class ShoeStarted(TableEvent):
-    KIND: ClassVar[str] = "shoe.started"
+    KIND: ClassVar[str] = record_kinds.SHOE_STARTED
     shoe_id: str
     game: str
     decks: int
@@ -133,7 +134,7 @@ class ShoeStarted(TableEvent):
 class DeckSetAdopted(TableEvent):
     """No deck set was declared: the first tagged card's set is taken as the loaded one."""
 
-    KIND: ClassVar[str] = "shoe.deck_set"
+    KIND: ClassVar[str] = record_kinds.SHOE_DECK_SET
     deck_set: str
     """As printed: 0x00BC614E."""
 
@@ -142,13 +143,13 @@ class DeckSetAdopted(TableEvent):
 class ShoeShuffled(TableEvent):
     """The automatic machine loaded and shuffled the cards it counted."""
 
-    KIND: ClassVar[str] = "shoe.shuffled"
+    KIND: ClassVar[str] = record_kinds.SHOE_SHUFFLED
     card_count: int
 
 
 @dataclass(frozen=True)
 class Burned(TableEvent):
-    KIND: ClassVar[str] = "card.burned"
+    KIND: ClassVar[str] = record_kinds.CARD_BURNED
     card: Card | None
     """None when the card could not be read."""
     physical_id: str | None
@@ -161,7 +162,7 @@ class Burned(TableEvent):
 class ReliefBurnDue(TableEvent):
     """A dealer relieved another in the shoe: the house burns before the next deal."""
 
-    KIND: ClassVar[str] = "shoe.relief_burn_due"
+    KIND: ClassVar[str] = record_kinds.SHOE_RELIEF_BURN_DUE
     dealer: str | None
     relieves: str
     cards: int
@@ -173,7 +174,7 @@ class ReliefBurnDue(TableEvent):
 class ReliefBurnDropped(TableEvent):
     """The shoe ended with a relief burn still due: no round is left to burn before."""
 
-    KIND: ClassVar[str] = "shoe.relief_burn_dropped"
+    KIND: ClassVar[str] = record_kinds.SHOE_RELIEF_BURN_DROPPED
     cards: int
 
 
@@ -181,7 +182,7 @@ class ReliefBurnDropped(TableEvent):
 class LastRoundSet(TableEvent):
     """The shoe ends after this round: the cut card showed (Art. 3.1) or the house ends it."""
 
-    KIND: ClassVar[str] = "shoe.last_round"
+    KIND: ClassVar[str] = record_kinds.SHOE_LAST_ROUND
     last_round: int
     cause: str
     """"cut_card" or "house"."""
@@ -191,7 +192,7 @@ class LastRoundSet(TableEvent):
 
 @dataclass(frozen=True)
 class RoundOpened(TableEvent):
-    KIND: ClassVar[str] = "round.opened"
+    KIND: ClassVar[str] = record_kinds.ROUND_OPENED
     round_no: int
     demo: bool
     """A demonstration round (Macau Art. 2.2): dealt, never settled."""
@@ -199,7 +200,7 @@ class RoundOpened(TableEvent):
 
 @dataclass(frozen=True)
 class BetsClosed(TableEvent):
-    KIND: ClassVar[str] = "round.bets_closed"
+    KIND: ClassVar[str] = record_kinds.ROUND_BETS_CLOSED
     round_no: int
     by: str
     """"dealer_button" or "command"."""
@@ -207,7 +208,7 @@ class BetsClosed(TableEvent):
 
 @dataclass(frozen=True)
 class CardAssigned(TableEvent):
-    KIND: ClassVar[str] = "card.assigned"
+    KIND: ClassVar[str] = record_kinds.CARD_ASSIGNED
     round_no: int
     card: Card
     physical_id: str
@@ -233,7 +234,7 @@ ENTERED_CARD_ID = "entered"
 class CardCorrected(TableEvent):
     """An irregular card put right at once (Macau Art. 10): it went to the hand it was due."""
 
-    KIND: ClassVar[str] = "card.corrected"
+    KIND: ClassVar[str] = record_kinds.CARD_CORRECTED
     round_no: int
     irregularity: str
     """What was wrong: misread_card."""
@@ -252,7 +253,7 @@ class FirstCardCorrected(TableEvent):
     """The start-of-shoe burn's first card, unread, is known now: under the first-card burn
     its face value fixes how many cards the burn takes (Macau Art. 2.1)."""
 
-    KIND: ClassVar[str] = "shoe.first_card_corrected"
+    KIND: ClassVar[str] = record_kinds.SHOE_FIRST_CARD_CORRECTED
     correction: CorrectionMethod
     card: Card
     physical_id: str
@@ -267,7 +268,7 @@ class FirstCardCorrected(TableEvent):
 class CardSetAside(TableEvent):
     """A card of a round that no hand may receive (its round is void): dealt, not assigned."""
 
-    KIND: ClassVar[str] = "card.set_aside"
+    KIND: ClassVar[str] = record_kinds.CARD_SET_ASIDE
     round_no: int
     card: Card | None
     physical_id: str | None
@@ -276,7 +277,7 @@ class CardSetAside(TableEvent):
 
 @dataclass(frozen=True)
 class RoundResult(TableEvent):
-    KIND: ClassVar[str] = "round.result"
+    KIND: ClassVar[str] = record_kinds.ROUND_RESULT
     round_no: int
     demo: bool
     player: tuple[Card, ...]
@@ -301,7 +302,7 @@ class BetsCarried(TableEvent):
     """After a tie, the Banker and Player bets stay on the layout into the next round
     (Macau Art. 11(2) stand, or 11(3) change)."""
 
-    KIND: ClassVar[str] = "round.bets_carried"
+    KIND: ClassVar[str] = record_kinds.ROUND_BETS_CARRIED
     round_no: int
     into_round: int
     option: str
@@ -321,7 +322,7 @@ class CarriedBetsEnd(StrEnum):
 class CarriedBetsReturned(TableEvent):
     """Bets a tie left on the layout (Macau Art. 11(2) or 11(3)) are returned, undecided."""
 
-    KIND: ClassVar[str] = "round.carried_bets_returned"
+    KIND: ClassVar[str] = record_kinds.ROUND_CARRIED_BETS_RETURNED
     round_no: int
     """The tied round the bets were carried from."""
     reason: CarriedBetsEnd
@@ -333,7 +334,7 @@ class CarriedBetsReturned(TableEvent):
 class RoundVoided(TableEvent):
     """The round settles nothing: every stake is returned; earlier results stand."""
 
-    KIND: ClassVar[str] = "round.void"
+    KIND: ClassVar[str] = record_kinds.ROUND_VOID
     round_no: int
     reason: str
     cards: tuple[Card | None, ...]
@@ -341,7 +342,7 @@ class RoundVoided(TableEvent):
 
 @dataclass(frozen=True)
 class IrregularityFound(TableEvent):
-    KIND: ClassVar[str] = "irregularity"
+    KIND: ClassVar[str] = record_kinds.IRREGULARITY
     code: str
     round_no: int | None
     card: Card | None
@@ -352,7 +353,7 @@ class IrregularityFound(TableEvent):
 
 @dataclass(frozen=True)
 class HoldStarted(TableEvent):
-    KIND: ClassVar[str] = "hold.started"
+    KIND: ClassVar[str] = record_kinds.HOLD_STARTED
     reason: str
     held_state: str
     """Where the procedure stood; it resumes exactly there."""
@@ -360,14 +361,14 @@ class HoldStarted(TableEvent):
 
 @dataclass(frozen=True)
 class HoldEnded(TableEvent):
-    KIND: ClassVar[str] = "hold.ended"
+    KIND: ClassVar[str] = record_kinds.HOLD_ENDED
     reason: str
     holds_left: tuple[str, ...]
 
 
 @dataclass(frozen=True)
 class Alarm(TableEvent):
-    KIND: ClassVar[str] = "alarm"
+    KIND: ClassVar[str] = record_kinds.ALARM
     kind: AlarmKind
     detail: str
 
@@ -377,7 +378,7 @@ class RefusedCommand(TableEvent):
     """An operator command the procedure does not allow now: journaled and counted, but no
     alarm, since a command given too early is not a reason for the pit to look."""
 
-    KIND: ClassVar[str] = "command.refused"
+    KIND: ClassVar[str] = record_kinds.COMMAND_REFUSED
     command: str
     """As the operator types it: no-more-bets."""
     reason: str
@@ -385,7 +386,7 @@ class RefusedCommand(TableEvent):
 
 @dataclass(frozen=True)
 class CardsReturned(TableEvent):
-    KIND: ClassVar[str] = "round.cards_returned"
+    KIND: ClassVar[str] = record_kinds.ROUND_CARDS_RETURNED
     expected: int
     counted: int
 
@@ -394,7 +395,7 @@ class CardsReturned(TableEvent):
 class ShoeEnded(TableEvent):
     """The shoe's card accounting: loaded + intruders = dealt + burned - returned + remaining."""
 
-    KIND: ClassVar[str] = "shoe.ended"
+    KIND: ClassVar[str] = record_kinds.SHOE_ENDED
     shoe_id: str
     rounds: int
     loaded: int
@@ -414,7 +415,7 @@ class ShoeEnded(TableEvent):
 class TableIdle(TableEvent):
     """No shoe open and no hold active: recovery replays from the latest of these."""
 
-    KIND: ClassVar[str] = "table.idle"
+    KIND: ClassVar[str] = record_kinds.TABLE_IDLE
 
 
 class Observer(Protocol):

@@ -7,10 +7,11 @@ gaps), and the operator's or host's commands below. Each input is journaled as
 one record together with the records it causes, in one transaction; replaying
 the inputs through a fresh procedure rebuilds the exact state (recovery.py).
 
-Device and driver records carry a record version (RECORD_VERSION_KEY): 2 is the
-neutral form written today. A record without it is version 1, the cardshoe
-wire form journals written before the device seam hold; from_record reads
-those through the legacy reader its caller passes (the cardshoe family's).
+Device and driver records carry a record version (record_kinds.RECORD_VERSION_KEY,
+as every kind that changed form does): 2 is the neutral form written today. A record
+without it is version 1, the cardshoe wire form journals written before the device
+seam hold; from_record reads those through the legacy reader its caller passes (the
+cardshoe family's).
 """
 
 from __future__ import annotations
@@ -19,7 +20,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from cardshoe.controller import record_kinds
 from cardshoe.controller.procedure.facts import ShoeEnding
+from cardshoe.controller.record_kinds import (
+    DEVICE_PREFIX,
+    RECORD_VERSION_KEY,
+    spec_of,
+    stored_version,
+)
 from cardshoe.drivers.api.events import (
     AuthFailure,
     ButtonPressed,
@@ -201,52 +209,48 @@ class HostFinding:
 
 
 HOST_INPUTS: Mapping[str, type] = {
-    "command.start_shoe": StartShoe,
-    "command.sign_in": SignIn,
-    "command.shoe_loaded": ShoeLoaded,
-    "command.cut_done": CutDone,
-    "command.close_bets": CloseBets,
-    "command.confirm_face_up": ConfirmFaceUp,
-    "command.end_shoe": EndShoe,
-    "command.abandon_shoe": AbandonShoe,
-    "command.clear_hold": ClearHold,
-    "command.void_round": VoidRound,
-    "command.enter_card": EnterCard,
-    "host.device_count": DeviceCount,
-    "host.pack_count": PackCount,
-    "host.journal_behind_device": JournalBehindDevice,
-    "host.storage_fault": StorageFault,
-    "host.storage_low": StorageLow,
-    "host.storage_recovered": StorageRecovered,
-    "host.finding": HostFinding,
+    record_kinds.COMMAND_START_SHOE: StartShoe,
+    record_kinds.COMMAND_SIGN_IN: SignIn,
+    record_kinds.COMMAND_SHOE_LOADED: ShoeLoaded,
+    record_kinds.COMMAND_CUT_DONE: CutDone,
+    record_kinds.COMMAND_CLOSE_BETS: CloseBets,
+    record_kinds.COMMAND_CONFIRM_FACE_UP: ConfirmFaceUp,
+    record_kinds.COMMAND_END_SHOE: EndShoe,
+    record_kinds.COMMAND_ABANDON_SHOE: AbandonShoe,
+    record_kinds.COMMAND_CLEAR_HOLD: ClearHold,
+    record_kinds.COMMAND_VOID_ROUND: VoidRound,
+    record_kinds.COMMAND_ENTER_CARD: EnterCard,
+    record_kinds.HOST_DEVICE_COUNT: DeviceCount,
+    record_kinds.HOST_PACK_COUNT: PackCount,
+    record_kinds.HOST_JOURNAL_BEHIND_DEVICE: JournalBehindDevice,
+    record_kinds.HOST_STORAGE_FAULT: StorageFault,
+    record_kinds.HOST_STORAGE_LOW: StorageLow,
+    record_kinds.HOST_STORAGE_RECOVERED: StorageRecovered,
+    record_kinds.HOST_FINDING: HostFinding,
 }
 _HOST_KINDS = {cls: kind for kind, cls in HOST_INPUTS.items()}
 
 DEVICE_INPUTS: Mapping[str, type] = {
-    "device.card_seen": CardSeen,
-    "device.cut_card_seen": CutCardSeen,
-    "device.shoe_emptied": ShoeEmptied,
-    "device.button_pressed": ButtonPressed,
-    "device.fault_raised": FaultRaised,
-    "device.fault_cleared": FaultCleared,
-    "device.self_test_done": SelfTestDone,
-    "device.operation_done": OperationDone,
+    record_kinds.DEVICE_CARD_SEEN: CardSeen,
+    record_kinds.DEVICE_CUT_CARD_SEEN: CutCardSeen,
+    record_kinds.DEVICE_SHOE_EMPTIED: ShoeEmptied,
+    record_kinds.DEVICE_BUTTON_PRESSED: ButtonPressed,
+    record_kinds.DEVICE_FAULT_RAISED: FaultRaised,
+    record_kinds.DEVICE_FAULT_CLEARED: FaultCleared,
+    record_kinds.DEVICE_SELF_TEST_DONE: SelfTestDone,
+    record_kinds.DEVICE_OPERATION_DONE: OperationDone,
 }
 DRIVER_INPUTS: Mapping[str, type] = {
-    "link.lost": LinkLost,
-    "link.restored": LinkRestored,
-    "link.sequence_gap": SequenceGap,
-    "link.sequence_regression": SequenceRegression,
-    "link.protocol_violation": ProtocolViolation,
-    "link.auth_failure": AuthFailure,
+    record_kinds.LINK_LOST: LinkLost,
+    record_kinds.LINK_RESTORED: LinkRestored,
+    record_kinds.LINK_SEQUENCE_GAP: SequenceGap,
+    record_kinds.LINK_SEQUENCE_REGRESSION: SequenceRegression,
+    record_kinds.LINK_PROTOCOL_VIOLATION: ProtocolViolation,
+    record_kinds.LINK_AUTH_FAILURE: AuthFailure,
 }
 _EVENT_INPUTS = {**DEVICE_INPUTS, **DRIVER_INPUTS}
 _EVENT_KINDS = {cls: kind for kind, cls in _EVENT_INPUTS.items()}
-_DEVICE_PREFIX = "device."
-RECORD_VERSION_KEY = "record_version"
-RECORD_VERSION = 2
-"""The neutral form; version 1 (no key) is the cardshoe wire form of older journals."""
-_LEGACY_DRIVER_KINDS = frozenset({"link.restored"})
+_LEGACY_DRIVER_KINDS = frozenset({record_kinds.LINK_RESTORED})
 """The driver records whose version 1 form differs from version 2 (a wire HELLO)."""
 
 LegacyReader = Callable[[str, Mapping[str, Any]], Any]
@@ -266,7 +270,7 @@ def to_record(item: Any) -> InputRecord:
     """The journal form of one input."""
     kind = _EVENT_KINDS.get(type(item))
     if kind is not None:
-        payload = {**to_json(item), RECORD_VERSION_KEY: RECORD_VERSION}
+        payload = {**to_json(item), RECORD_VERSION_KEY: spec_of(kind).version}
         return InputRecord(kind, payload, item.seq if isinstance(item, DeviceEvent) else None)
     if isinstance(item, DriverEvent):
         raise TypeError(f"{item!r} is a driver event the journal has no kind for")
@@ -286,14 +290,14 @@ def _device_seq_of(item: object) -> int | None:
 
 
 def is_input_kind(kind: str) -> bool:
-    return kind in HOST_INPUTS or kind in DRIVER_INPUTS or kind.startswith(_DEVICE_PREFIX)
+    return kind in HOST_INPUTS or kind in DRIVER_INPUTS or kind.startswith(DEVICE_PREFIX)
 
 
 def record_version(kind: str, payload: Mapping[str, Any]) -> int | None:
     """2 or 1 for a device or driver record (1: the wire form), None for a host input."""
     if kind in HOST_INPUTS:
         return None
-    return int(payload.get(RECORD_VERSION_KEY, 1))
+    return stored_version(payload)
 
 
 def from_record(kind: str, payload: Mapping[str, Any], legacy: LegacyReader | None = None) -> Any:
@@ -305,12 +309,12 @@ def from_record(kind: str, payload: Mapping[str, Any], legacy: LegacyReader | No
     if host_input is not None:
         return host_input(**payload)
     version = record_version(kind, payload)
-    if version == RECORD_VERSION and kind in _EVENT_INPUTS:
+    if kind in _EVENT_INPUTS and version == spec_of(kind).version:
         fields = {key: value for key, value in payload.items() if key != RECORD_VERSION_KEY}
         return from_json(_EVENT_INPUTS[kind], fields)
     if version == 1 and kind in DRIVER_INPUTS and kind not in _LEGACY_DRIVER_KINDS:
         return from_json(DRIVER_INPUTS[kind], payload)
-    if version == 1 and (kind.startswith(_DEVICE_PREFIX) or kind in _LEGACY_DRIVER_KINDS):
+    if version == 1 and (kind.startswith(DEVICE_PREFIX) or kind in _LEGACY_DRIVER_KINDS):
         if legacy is None:
             raise ValueError(
                 f"journal record kind {kind!r} is in record version 1 (the cardshoe wire form): "

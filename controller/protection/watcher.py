@@ -29,6 +29,7 @@ from typing import ClassVar
 
 import structlog
 
+from cardshoe.controller import record_kinds
 from cardshoe.controller.config import TableConfig
 from cardshoe.controller.journal.store import Journal, Record
 from cardshoe.controller.procedure.facts import (
@@ -66,7 +67,7 @@ passes through its pack, whose shoe may deal the same cards again without end (A
 class Advantage(TableEvent):
     """A bet of the remaining shoe turned in the player's favour (journal record only)."""
 
-    KIND: ClassVar[str] = "advantage"
+    KIND: ClassVar[str] = record_kinds.ADVANTAGE
     bet: Bet
     player_edge: float
     """The player's expected return per unit staked on the remaining shoe."""

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from cardshoe.controller import record_kinds
 from cardshoe.controller.procedure.facts import WATCHER_ALARMS
 from cardshoe.controller.rules.cards import ShoeComposition
 from cardshoe.controller.rules.games import get_game
@@ -328,21 +329,21 @@ class TableBoard:
 
 
 _HANDLERS: dict[str, Callable[[TableBoard, Mapping[str, Any]], None]] = {
-    "shoe.started": TableBoard._shoe_started,
-    "shoe.shuffled": TableBoard._shuffled,
-    "card.burned": TableBoard._burned,
-    "shoe.last_round": TableBoard._last_round,
-    "round.opened": TableBoard._round_opened,
-    "round.bets_closed": TableBoard._bets_closed,
-    "card.assigned": TableBoard._card_assigned,
-    "card.set_aside": TableBoard._card_set_aside,
-    "round.result": TableBoard._round_result,
-    "round.void": TableBoard._round_void,
-    "round.cards_returned": TableBoard._cards_returned,
-    "hold.started": TableBoard._hold_started,
-    "hold.ended": TableBoard._hold_ended,
-    "alarm": TableBoard._alarm,
-    "irregularity": TableBoard._irregularity,
-    "shoe.ended": TableBoard._shoe_ended,
+    record_kinds.SHOE_STARTED: TableBoard._shoe_started,
+    record_kinds.SHOE_SHUFFLED: TableBoard._shuffled,
+    record_kinds.CARD_BURNED: TableBoard._burned,
+    record_kinds.SHOE_LAST_ROUND: TableBoard._last_round,
+    record_kinds.ROUND_OPENED: TableBoard._round_opened,
+    record_kinds.ROUND_BETS_CLOSED: TableBoard._bets_closed,
+    record_kinds.CARD_ASSIGNED: TableBoard._card_assigned,
+    record_kinds.CARD_SET_ASIDE: TableBoard._card_set_aside,
+    record_kinds.ROUND_RESULT: TableBoard._round_result,
+    record_kinds.ROUND_VOID: TableBoard._round_void,
+    record_kinds.ROUND_CARDS_RETURNED: TableBoard._cards_returned,
+    record_kinds.HOLD_STARTED: TableBoard._hold_started,
+    record_kinds.HOLD_ENDED: TableBoard._hold_ended,
+    record_kinds.ALARM: TableBoard._alarm,
+    record_kinds.IRREGULARITY: TableBoard._irregularity,
+    record_kinds.SHOE_ENDED: TableBoard._shoe_ended,
 }
 """Event kind (observers.TableEvent.KIND) -> how the board takes it."""

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from cardshoe.controller import record_kinds
 from cardshoe.controller.journal.store import Record
 from cardshoe.controller.procedure.facts import WATCHER_ALARMS, Alarm, TableEvent
 from cardshoe.controller.rules.cards import ShoeComposition, parse_card
@@ -30,14 +31,14 @@ JsonLine = dict[str, Any]
 Payload = Mapping[str, Any]
 
 PASSED_THROUGH: dict[str, str] = {
-    "shoe.shuffled": "shuffled",
-    "shoe.last_round": "last_round",
-    "irregularity": "irregularity",
-    "card.corrected": "correction",
-    "hold.started": "hold",
-    "hold.ended": "hold_ended",
-    "alarm": "alarm",
-    "round.cards_returned": "cards_returned",
+    record_kinds.SHOE_SHUFFLED: "shuffled",
+    record_kinds.SHOE_LAST_ROUND: "last_round",
+    record_kinds.IRREGULARITY: "irregularity",
+    record_kinds.CARD_CORRECTED: "correction",
+    record_kinds.HOLD_STARTED: "hold",
+    record_kinds.HOLD_ENDED: "hold_ended",
+    record_kinds.ALARM: "alarm",
+    record_kinds.ROUND_CARDS_RETURNED: "cards_returned",
 }
 """Event kind -> the name its payload is printed under ("round_no" becomes "round")."""
 OUTCOME_FIELDS = (
@@ -186,13 +187,13 @@ def _renamed(payload: Payload) -> JsonLine:
 
 
 _HANDLERS: dict[str, Callable[[DemoEventStream, Payload], None]] = {
-    "shoe.started": DemoEventStream._shoe_started,
-    "card.burned": DemoEventStream._burned,
-    "round.opened": DemoEventStream._round_opened,
-    "card.assigned": DemoEventStream._card_assigned,
-    "card.set_aside": DemoEventStream._card_set_aside,
-    "round.result": DemoEventStream._round_result,
-    "round.void": DemoEventStream._round_void,
-    "shoe.ended": DemoEventStream._shoe_ended,
+    record_kinds.SHOE_STARTED: DemoEventStream._shoe_started,
+    record_kinds.CARD_BURNED: DemoEventStream._burned,
+    record_kinds.ROUND_OPENED: DemoEventStream._round_opened,
+    record_kinds.CARD_ASSIGNED: DemoEventStream._card_assigned,
+    record_kinds.CARD_SET_ASIDE: DemoEventStream._card_set_aside,
+    record_kinds.ROUND_RESULT: DemoEventStream._round_result,
+    record_kinds.ROUND_VOID: DemoEventStream._round_void,
+    record_kinds.SHOE_ENDED: DemoEventStream._shoe_ended,
 }
 """Event kinds the stream gathers or reshapes; PASSED_THROUGH kinds print as they are."""

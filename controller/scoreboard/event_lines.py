@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from cardshoe.controller.procedure.inputs import RECORD_VERSION_KEY, to_record
+from cardshoe.controller.procedure.inputs import to_record
+from cardshoe.controller.record_kinds import RECORD_VERSION_KEY
 from cardshoe.controller.timestamps import utc_timestamp
 from cardshoe.drivers.api.events import CardSeen, Event
 

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from cardshoe.controller import record_kinds
 from cardshoe.controller.procedure.facts import (
     DeckSetAdopted,
     RoundVoided,
@@ -21,14 +22,9 @@ from cardshoe.controller.procedure.facts import (
     ShoeShuffled,
     ShoeStarted,
 )
-from cardshoe.controller.procedure.inputs import PackCount, to_record
 from cardshoe.controller.procedure.shoe import CARDS_PER_DECK
 from cardshoe.drivers.api.events import NO_FIRMWARE
 
-PACK_CUSTODY_KIND = "session.pack_custody"
-"""The session's record right after shoe.started: loaded_by, witnessed_by, opened_by, device
-(maker, model, serial_number, firmware_version, firmware_hash) and software."""
-PACK_COUNT_KIND = to_record(PackCount(0, None)).kind
 _DECLARED_SOURCE = "declared"
 _ADOPTED_SOURCE = "first card"
 
@@ -139,7 +135,7 @@ def pack_receipt(table_id: str, records: Iterable[ReceiptRecord]) -> PackReceipt
     started = _first(shown, ShoeStarted.KIND)
     if started is None:
         return None
-    custody = _first(shown, PACK_CUSTODY_KIND)
+    custody = _first(shown, record_kinds.SESSION_PACK_CUSTODY)
     held = {} if custody is None else custody.payload
     deck_set, source = _deck_set(started, _first(shown, DeckSetAdopted.KIND))
     decks = int(started.payload["decks"])
@@ -183,7 +179,7 @@ def _pack_check(records: list[ReceiptRecord], expected: int) -> PackCheck | None
     shuffled = _first(records, ShoeShuffled.KIND)
     if shuffled is not None:
         return PackCheck(int(shuffled.payload["card_count"]), expected, "machine shuffle")
-    counted = _first(records, PACK_COUNT_KIND)
+    counted = _first(records, record_kinds.HOST_PACK_COUNT)
     if counted is None:
         return None
     remaining = counted.payload.get("cards_remaining")

@@ -19,17 +19,17 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from cardshoe.controller import record_kinds
 from cardshoe.controller.scoreboard.demo_events import OUTCOME_FIELDS
 
-CARD_KINDS = {"card.assigned": None, "card.set_aside": "set_aside", "card.burned": "burn"}
+CARD_KINDS = {
+    record_kinds.CARD_ASSIGNED: None,
+    record_kinds.CARD_SET_ASIDE: "set_aside",
+    record_kinds.CARD_BURNED: "burn",
+}
 """Card facts -> where the card went (None: the hand in its payload). A burned or set-aside
 card also says why (the burn's reason: round_burn, dealer_relief...; the void's)."""
-OPERATOR_KIND = "session.operator"
-REREAD_BY_KIND = "session.reread_by"
-"""The dealer signed in at a re-read, journaled right after its card.corrected."""
-CARRIED_KIND = "round.bets_carried"
-CARRIED_RETURNED_KIND = "round.carried_bets_returned"
-RECALL_KINDS_BEFORE = (CARRIED_KIND,)
+RECALL_KINDS_BEFORE = (record_kinds.ROUND_BETS_CARRIED,)
 """The kinds a recall reads of the round before its own: what a tie there carried into it."""
 
 
@@ -83,7 +83,7 @@ def recall_round(
     for entry in entries:
         recall.records.append(entry.id)
         payload = entry.payload
-        if entry.kind == "round.opened":
+        if entry.kind == record_kinds.ROUND_OPENED:
             opened, recall.demo = True, bool(payload["demo"])
         elif entry.kind in CARD_KINDS:
             went = CARD_KINDS[entry.kind] or payload["to"]
@@ -96,7 +96,7 @@ def recall_round(
                     "reason": payload.get("reason"),
                 }
             )
-        elif entry.kind == "round.result":
+        elif entry.kind == record_kinds.ROUND_RESULT:
             result_record = entry.id
             recall.player, recall.banker = list(payload["player"]), list(payload["banker"])
             recall.settlement = payload["settlement"]
@@ -105,10 +105,10 @@ def recall_round(
                 for name in ("winner", *OUTCOME_FIELDS, "tie_bets")
                 if name in payload
             }
-        elif entry.kind == "round.void":
+        elif entry.kind == record_kinds.ROUND_VOID:
             # Voided after its result (within the correction window), it settles nothing.
             recall.void, recall.settlement = payload["reason"], None
-        elif entry.kind == CARRIED_KIND and payload["into_round"] == round_no:
+        elif entry.kind == record_kinds.ROUND_BETS_CARRIED and payload["into_round"] == round_no:
             recall.carried_in = {
                 "record": entry.id,
                 "from_round": payload["round_no"],
@@ -116,34 +116,37 @@ def recall_round(
                 "went": None,
                 "went_record": None,
             }
-        elif entry.kind == CARRIED_KIND:
+        elif entry.kind == record_kinds.ROUND_BETS_CARRIED:
             recall.carried_out = {
                 "record": entry.id,
                 "into_round": payload["into_round"],
                 "option": payload["option"],
                 "returned": None,
             }
-        elif entry.kind == CARRIED_RETURNED_KIND and payload.get("voided_round") == round_no:
+        elif (
+            entry.kind == record_kinds.ROUND_CARRIED_BETS_RETURNED
+            and payload.get("voided_round") == round_no
+        ):
             if recall.carried_in is not None:
                 recall.carried_in |= {"went": "returned", "went_record": entry.id}
-        elif entry.kind == CARRIED_RETURNED_KIND:
+        elif entry.kind == record_kinds.ROUND_CARRIED_BETS_RETURNED:
             recall.carried_out = {
                 "record": entry.id,
                 "into_round": None,
                 "option": None,
                 "returned": payload["reason"],
             }
-        elif entry.kind == "irregularity":
+        elif entry.kind == record_kinds.IRREGULARITY:
             recall.irregularities.append({"record": entry.id, **payload})
-        elif entry.kind == "card.corrected":
+        elif entry.kind == record_kinds.CARD_CORRECTED:
             recall.corrections.append({"record": entry.id, **payload})
-        elif entry.kind == REREAD_BY_KIND and recall.corrections:
+        elif entry.kind == record_kinds.SESSION_REREAD_BY and recall.corrections:
             recall.corrections[-1]["dealer"] = payload["dealer"]
-        elif entry.kind == "alarm":
+        elif entry.kind == record_kinds.ALARM:
             recall.alarms.append({"record": entry.id, **payload})
-        elif entry.kind == OPERATOR_KIND:
+        elif entry.kind == record_kinds.SESSION_OPERATOR:
             by = {name: payload[name] for name in ("user", "uid", "role")}
-        elif entry.kind.startswith("command."):
+        elif entry.kind.startswith(record_kinds.COMMAND_PREFIX):
             recall.commands.append(
                 {
                     "record": entry.id,

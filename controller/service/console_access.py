@@ -16,15 +16,12 @@ from typing import Any
 
 from cardshoe.controller.config import RolesConfig
 from cardshoe.controller.errors import EXIT_DEVICE_UNAVAILABLE, UserError
+from cardshoe.controller.record_kinds import SESSION_CONSOLE_PIN, SESSION_CONSOLE_SIGNED_OUT
 from cardshoe.controller.service.console_desk import ConsoleDesk, PinCheck, PinOutcome
 from cardshoe.controller.service.control_socket import Peer
 from cardshoe.controller.service.pins import PinEntry, PinRole, read_pins
 from cardshoe.controller.service.roles import COMMAND_ROLES, Operator, Role, is_console, user_name
-from cardshoe.controller.service.session import (
-    CONSOLE_PIN,
-    CONSOLE_SIGNED_OUT,
-    TableSession,
-)
+from cardshoe.controller.service.session import TableSession
 
 SIGN_IN = "console-sign-in"
 SIGN_OUT = "console-sign-out"
@@ -52,7 +49,7 @@ class ConsoleAccess:
         name, pin = _name_and_pin(request, SIGN_IN)
         with self._lock:
             check = self._desk.check_pin(self._people(), name, pin, SIGN_IN)
-            session.record_console(CONSOLE_PIN, {**check.payload(), "via": console_user})
+            session.record_console(SESSION_CONSOLE_PIN, {**check.payload(), "via": console_user})
             _raise_unless_accepted(check)
             assert check.role is not None
             operator = Operator(peer.uid if peer else 0, name, ROLE_OF[check.role], console_user)
@@ -69,7 +66,9 @@ class ConsoleAccess:
         with self._lock:
             person = self._desk.sign_out(token) if isinstance(token, str) else None
         if person is not None:
-            session.record_console(CONSOLE_SIGNED_OUT, {"name": person.name, "why": "sign-out"})
+            session.record_console(
+                SESSION_CONSOLE_SIGNED_OUT, {"name": person.name, "why": "sign-out"}
+            )
 
     def expire(self, session: TableSession) -> None:
         """Sign out whoever has been idle too long; journaled."""
@@ -106,7 +105,8 @@ class ConsoleAccess:
                 raise UserError(f'{name}: "supervisor" is {{"name": NAME, "pin": PIN}}')
             check = self._desk.check_pin(self._people(), approver, pin, name)
             session.record_console(
-                CONSOLE_PIN, {**check.payload(), "via": console_user, "signed_in": person.name}
+                SESSION_CONSOLE_PIN,
+                {**check.payload(), "via": console_user, "signed_in": person.name},
             )
             _raise_unless_accepted(check)
             assert check.role is not None
@@ -115,7 +115,7 @@ class ConsoleAccess:
     def _expire_held(self, session: TableSession) -> None:
         """expire(), for a caller that holds the lock already."""
         for person in self._desk.expired():
-            session.record_console(CONSOLE_SIGNED_OUT, {"name": person.name, "why": "idle"})
+            session.record_console(SESSION_CONSOLE_SIGNED_OUT, {"name": person.name, "why": "idle"})
 
     def _console_user(self, peer: Peer | None) -> str:
         """The console's own user name; refused for anyone else."""

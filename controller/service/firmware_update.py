@@ -5,7 +5,7 @@ the house key's and the image's SHA-256 must be in device.allowed_firmware_hashe
 so a table never sends firmware it would then refuse to deal with. The device
 checks the signature again itself, refuses an older version and switches slots
 only once the whole image has arrived (docs/protocol.md, firmware update). Every
-attempt, installed, refused or cut short, is journaled (FIRMWARE_UPDATE) with the
+attempt, installed, refused or cut short, is journaled (SOFTWARE_FIRMWARE_UPDATE) with the
 image's hash and version and the uid that ran it, so the journal says who put which
 firmware on the device.
 """
@@ -25,7 +25,7 @@ from cryptography.hazmat.primitives.serialization import load_pem_public_key
 from cardshoe.controller.config import DeviceConfig
 from cardshoe.controller.errors import EXIT_CHECK_FAILED, EXIT_DEVICE_UNAVAILABLE, UserError
 from cardshoe.controller.journal.store import Journal
-from cardshoe.controller.service.recovery import SOFTWARE_KIND_PREFIX
+from cardshoe.controller.record_kinds import SOFTWARE_FIRMWARE_UPDATE
 from cardshoe.drivers.api.device_link import DeviceLink
 from cardshoe.drivers.device import Device
 from cardshoe.drivers.errors import CommandRefused, DriverError
@@ -37,8 +37,6 @@ from cardshoe.drivers.protocol.firmware_image import (
 
 COMMAND = "firmware-update"
 """The control-socket command, and the name a role check gives it (a technician's)."""
-FIRMWARE_UPDATE = SOFTWARE_KIND_PREFIX + "firmware_update"
-"""One firmware update attempt: the image's hash and version, who ran it, and the outcome."""
 
 
 class Outcome(StrEnum):
@@ -186,7 +184,7 @@ def journal_attempt(
 ) -> None:
     with journal.transaction() as transaction:
         transaction.append(
-            FIRMWARE_UPDATE,
+            SOFTWARE_FIRMWARE_UPDATE,
             attempt.payload(operator),
             shoe_id=shoe_id,
             round_no=None,

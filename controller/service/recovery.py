@@ -26,10 +26,9 @@ from typing import Any
 
 from cardshoe.controller.canonical import canonical_json
 from cardshoe.controller.config import TableConfig
-from cardshoe.controller.journal.store import CLOCK_STEPPED, Journal, Record, Transaction
+from cardshoe.controller.journal.store import Journal, Record, Transaction
 from cardshoe.controller.procedure.facts import ShoeStarted, TableIdle
 from cardshoe.controller.procedure.inputs import (
-    RECORD_VERSION_KEY,
     from_record,
     is_input_kind,
     record_version,
@@ -38,13 +37,15 @@ from cardshoe.controller.procedure.inputs import (
 from cardshoe.controller.procedure.shoe import Fact
 from cardshoe.controller.procedure.table import TableModel
 from cardshoe.controller.protection.watcher import is_watcher_record
+from cardshoe.controller.record_kinds import (
+    CLOCK_STEPPED,
+    RECORD_VERSION_KEY,
+    SESSION_PREFIX,
+    SOFTWARE_PREFIX,
+)
 from cardshoe.drivers.cardshoe_family import read_version_1_record
 
-SESSION_KIND_PREFIX = "session."
-"""Records about the controller process itself (start, recovery); not part of any replay."""
-SOFTWARE_KIND_PREFIX = "software."
-"""Records about the controller's own software (a regulator's authentication); no replay."""
-NOT_REPLAYED_PREFIXES = (SESSION_KIND_PREFIX, SOFTWARE_KIND_PREFIX, CLOCK_STEPPED)
+NOT_REPLAYED_PREFIXES = (SESSION_PREFIX, SOFTWARE_PREFIX, CLOCK_STEPPED)
 """Record kinds (by prefix) replay passes over; CLOCK_STEPPED is the journal's own alarm."""
 
 

@@ -83,21 +83,33 @@ from cardshoe.controller.procedure.refusals import clear_hold_needs_text
 from cardshoe.controller.procedure.shoe import CardDue, Fact
 from cardshoe.controller.procedure.table import TableModel
 from cardshoe.controller.protection.watcher import ProtectionWatcher
+from cardshoe.controller.record_kinds import (
+    COMMAND_PREFIX,
+    COMMAND_SIGN_IN,
+    SESSION_COMMAND_DENIED,
+    SESSION_DEVICE_REFUSED,
+    SESSION_DEVICE_RESYNC,
+    SESSION_OPERATOR,
+    SESSION_PACK_CUSTODY,
+    SESSION_REPEATED,
+    SESSION_REREAD_BY,
+    SESSION_STARTED,
+    SESSION_STORAGE_ALARM,
+    SESSION_SUPERVISOR_SIGNED_IN,
+    SOFTWARE_AUTHENTICATED,
+    SOFTWARE_FIRMWARE_UPDATE,
+)
 from cardshoe.controller.rules.cards import Card
-from cardshoe.controller.scoreboard.pack_receipt import PACK_CUSTODY_KIND
 from cardshoe.controller.service.count_watch import CHECK_INTERVAL_S, QUIET_S, CountWatch
 from cardshoe.controller.service.draw_control import DrawControl
 from cardshoe.controller.service.feed_watch import stalled_feed
 from cardshoe.controller.service.firmware_update import (
-    FIRMWARE_UPDATE,
     FirmwareAttempt,
     Outcome,
     install,
     read_signed_image,
 )
 from cardshoe.controller.service.recovery import (
-    SESSION_KIND_PREFIX,
-    SOFTWARE_KIND_PREFIX,
     Recovered,
     journaled_apply,
     recover,
@@ -124,38 +136,10 @@ log = structlog.get_logger(__name__)
 
 PACK_POLL_S = 0.5
 """While --auto-shoe waits for a freshly loaded pack, ask the device this often."""
-SESSION_STARTED = SESSION_KIND_PREFIX + "started"
-"""A record about the controller process itself, which replay skips."""
-DEVICE_REFUSED = SESSION_KIND_PREFIX + "device_refused"
-"""Why the controller would not deal with the device; its payload is the alarm's."""
-REPEATED = SESSION_KIND_PREFIX + "repeated"
-"""How many records of a kind were only counted in the last interval (journal/repeats.py)."""
-STORAGE_ALARM = SESSION_KIND_PREFIX + "storage_alarm"
-"""A storage fault the table goes on through (a failing checkpoint); payload is the alarm's."""
 REPEAT_INTERVAL_S = 10.0
 """At most one record of each refused or rejected kind per this many seconds."""
 REPEATABLE_ALARMS = frozenset({AlarmKind.PROCEDURE_VIOLATION, AlarmKind.DEVICE_FAULT})
 """An input whose only facts are these alarms changed nothing: a refusal, a rejected frame."""
-COMMAND_PREFIX = "command."
-"""The journal kinds of operator commands (inputs.HOST_INPUTS)."""
-OPERATOR = SESSION_KIND_PREFIX + "operator"
-"""Who gave the command journaled right after it in the same transaction: uid, user, role."""
-COMMAND_DENIED = SESSION_KIND_PREFIX + "command_denied"
-"""A command refused because of who gave it (their role), before it reached the procedure."""
-SIGNED_IN = to_record(SignIn(None, None)).kind
-"""The journal kind of a sign-in: the dealer who took the table and the one relieved."""
-REREAD_BY = SESSION_KIND_PREFIX + "reread_by"
-"""The dealer signed in when a misread card was re-read (the card.corrected before it)."""
-DEVICE_RESYNC = SESSION_KIND_PREFIX + "device_resync"
-"""An operator re-synchronised to the device's stream after a regression (a new epoch)."""
-SOFTWARE_AUTHENTICATED = SOFTWARE_KIND_PREFIX + "authenticated"
-"""A regulator's seed and the software's answer to it (software_identity.py), and who asked."""
-SUPERVISOR_SIGNED_IN = SESSION_KIND_PREFIX + "supervisor_signed_in"
-"""The supervisor who took the table and the one relieved: who witnesses each pack loaded."""
-CONSOLE_PIN = SESSION_KIND_PREFIX + "console_pin"
-"""A PIN given at the table's console: the name, what for, accepted, wrong or locked."""
-CONSOLE_SIGNED_OUT = SESSION_KIND_PREFIX + "console_signed_out"
-"""A person signed out of the table's console: by a key, or after console_idle_s idle."""
 
 ROUND_UNDER_WAY = frozenset({State.ROUND_BURN, State.DEALING})
 """Where the house's end-shoe lets the round finish and makes it the last (Art. 3.2)."""
@@ -180,7 +164,7 @@ class DeviceNotApproved(UserError):
 def last_dealer(journal: Journal) -> str | None:
     """The dealer the journal last recorded signing in, so a restart keeps who deals."""
     signed = None
-    for record in journal.records(kinds=(SIGNED_IN,)):
+    for record in journal.records(kinds=(COMMAND_SIGN_IN,)):
         signed = record.payload.get("dealer")
     return signed
 
@@ -188,7 +172,7 @@ def last_dealer(journal: Journal) -> str | None:
 def last_supervisor(journal: Journal) -> str | None:
     """The supervisor the journal last recorded signing in, so a restart keeps the witness."""
     signed = None
-    for record in journal.records(kinds=(SUPERVISOR_SIGNED_IN,)):
+    for record in journal.records(kinds=(SESSION_SUPERVISOR_SIGNED_IN,)):
         signed = record.payload.get("supervisor")
     return signed
 
@@ -199,10 +183,10 @@ def journaled_stream_epoch(journal: Journal, device_serial: str) -> int | None:
     The latest of: a re-sync's new epoch, or the epoch a session started with.
     """
     epoch = None
-    for record in journal.records(kinds=[SESSION_STARTED, DEVICE_RESYNC]):
+    for record in journal.records(kinds=[SESSION_STARTED, SESSION_DEVICE_RESYNC]):
         if record.device_serial != device_serial:
             continue
-        if record.kind == DEVICE_RESYNC:
+        if record.kind == SESSION_DEVICE_RESYNC:
             epoch = record.payload.get("to_epoch")
         else:
             epoch = record.payload.get("device", {}).get("stream_epoch")
@@ -220,7 +204,7 @@ def record_device_refusal(
     """Journal why a device was refused, as a session record that recovery passes over."""
     with journal.transaction() as transaction:
         transaction.append(
-            DEVICE_REFUSED,
+            SESSION_DEVICE_REFUSED,
             alarm.payload(),
             shoe_id=shoe_id,
             round_no=round_no,
@@ -385,7 +369,7 @@ class TableSession:
                 )
             self._command(StartShoe(shoe_id, declared))
             if self.model.shoe_id == shoe_id:
-                self._record_session(PACK_CUSTODY_KIND, self._pack_custody())
+                self._record_session(SESSION_PACK_CUSTODY, self._pack_custody())
             if self.model.shoe_id == shoe_id and self.device.connected:
                 with contextlib.suppress(CommandRefused, DeviceGone, DeviceTimeout):
                     dealt = self.device.get_status().cards_dealt
@@ -478,7 +462,7 @@ class TableSession:
         if reason == HoldReason.SEQUENCE_REGRESSION and isinstance(gap, SequenceRegression):
             accepted = gap.device_acked_seq
             resync = (
-                DEVICE_RESYNC,
+                SESSION_DEVICE_RESYNC,
                 {
                     "from_epoch": gap.host_epoch,
                     "to_epoch": self.device.identity.epoch,
@@ -516,11 +500,12 @@ class TableSession:
         refusal it is journaled once per command and uid per interval and otherwise counted:
         who was denied what still shows for each person.
         """
-        kind = f"{COMMAND_DENIED}.{command}.uid-{operator.get('uid')}.{operator.get('user')}"
+        uid, user = operator.get("uid"), operator.get("user")
+        kind = f"{SESSION_COMMAND_DENIED}.{command}.uid-{uid}.{user}"
         with self._lock:
             if self._repeats.admit(kind, self._clock()):
                 self._record_session(
-                    COMMAND_DENIED, {**operator, "command": command, "needs": needs}
+                    SESSION_COMMAND_DENIED, {**operator, "command": command, "needs": needs}
                 )
 
     def record_console(self, kind: str, payload: dict[str, object]) -> None:
@@ -557,7 +542,7 @@ class TableSession:
                 )
             else:
                 attempt = install(self.device, read, house_key, self.config.device)
-            self._record_session(FIRMWARE_UPDATE, attempt.payload(operator))
+            self._record_session(SOFTWARE_FIRMWARE_UPDATE, attempt.payload(operator))
         return attempt
 
     def supervisor_sign_in(self) -> str | None:
@@ -571,7 +556,7 @@ class TableSession:
             relieved = self.supervisor
             supervisor = str(operator.get("user", "")) or None
             self._record_session(
-                SUPERVISOR_SIGNED_IN, {"supervisor": supervisor, "relieves": relieved}
+                SESSION_SUPERVISOR_SIGNED_IN, {"supervisor": supervisor, "relieves": relieved}
             )
             self.supervisor = supervisor
             return relieved
@@ -786,7 +771,7 @@ class TableSession:
                 kind = to_record(item).kind
                 if self._operator is not None and kind.startswith(COMMAND_PREFIX):
                     transaction.append(
-                        OPERATOR,
+                        SESSION_OPERATOR,
                         {**self._operator, "command": kind},
                         shoe_id=self.model.shoe_id,
                         round_no=self.model.round_no,
@@ -826,7 +811,7 @@ class TableSession:
             event = fact.event
             if isinstance(event, CardCorrected) and event.correction is CorrectionMethod.REREAD:
                 transaction.append(
-                    REREAD_BY,
+                    SESSION_REREAD_BY,
                     {"dealer": self.dealer, "card": str(event.card)},
                     shoe_id=fact.shoe_id,
                     round_no=fact.round_no,
@@ -853,11 +838,11 @@ class TableSession:
             log.error("journal storage fault", problem=notice.problem.value, detail=notice.detail)
             if notice.problem is StorageProblem.FILES_REPLACED:
                 self._publish(self._apply(StorageFault(notice.detail)))
-            elif self._repeats.admit(STORAGE_ALARM, self._clock()):
-                self._record_alarm(STORAGE_ALARM, Alarm(AlarmKind.STORAGE, notice.detail))
+            elif self._repeats.admit(SESSION_STORAGE_ALARM, self._clock()):
+                self._record_alarm(SESSION_STORAGE_ALARM, Alarm(AlarmKind.STORAGE, notice.detail))
         for repeats in self._repeats.due(self._clock()):
             self._record_session(
-                REPEATED,
+                SESSION_REPEATED,
                 {
                     "kind": repeats.kind,
                     "count": repeats.count,

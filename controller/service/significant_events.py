@@ -11,59 +11,34 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from cardshoe.controller.procedure.facts import (
-    Alarm,
-    CardCorrected,
-    HoldEnded,
-    HoldStarted,
-    RoundVoided,
-    ShoeStarted,
-)
-from cardshoe.controller.procedure.inputs import DRIVER_INPUTS
-from cardshoe.controller.service.firmware_update import FIRMWARE_UPDATE
-from cardshoe.controller.service.session import (
-    COMMAND_DENIED,
-    CONSOLE_PIN,
-    CONSOLE_SIGNED_OUT,
-    DEVICE_REFUSED,
-    DEVICE_RESYNC,
-    SESSION_STARTED,
-    SIGNED_IN,
-    SOFTWARE_AUTHENTICATED,
-    STORAGE_ALARM,
-    SUPERVISOR_SIGNED_IN,
-)
-from cardshoe.controller.service.table_service import JOURNAL_REFUSED
-from cardshoe.drivers.api.events import AuthFailure, LinkLost, LinkRestored
-
-
-def _driver_kind(event_type: type) -> str:
-    return next(kind for kind, known in DRIVER_INPUTS.items() if known is event_type)
-
+from cardshoe.controller import record_kinds
 
 SIGNIFICANT_KINDS: Mapping[str, str] = {
-    SESSION_STARTED: "service start: the software's manifest digest, the device's identity "
-    "and firmware",
-    JOURNAL_REFUSED: "service start refused: the journal failed its check",
-    DEVICE_REFUSED: "device refused: unapproved firmware, failed authentication",
-    _driver_kind(LinkLost): "device disconnected",
-    _driver_kind(LinkRestored): "device reconnected, with its identity and firmware",
-    DEVICE_RESYNC: "device stream re-synchronised by an operator",
-    SOFTWARE_AUTHENTICATED: "software authentication: the seed and the digest given",
-    FIRMWARE_UPDATE: "device firmware update, installed or refused: the image's hash and "
-    "version, and who ran it",
-    _driver_kind(AuthFailure): "link authentication failure",
-    ShoeStarted.KIND: "shoe start: the game options' fingerprint (a change shows here)",
-    SIGNED_IN: "dealer sign-in",
-    SUPERVISOR_SIGNED_IN: "supervisor sign-in",
-    COMMAND_DENIED: "command refused for the giver's role",
-    CONSOLE_PIN: "a PIN given at the table's console: accepted, wrong or locked, and what for",
-    CONSOLE_SIGNED_OUT: "sign-out at the table's console, by a key or after idle",
-    HoldStarted.KIND: "hold",
-    HoldEnded.KIND: "hold cleared",
-    RoundVoided.KIND: "void",
-    CardCorrected.KIND: "correction",
-    Alarm.KIND: "alarm",
-    STORAGE_ALARM: "storage alarm",
+    record_kinds.SESSION_STARTED: "service start: the software's manifest digest, the device's "
+    "identity and firmware",
+    record_kinds.SESSION_JOURNAL_REFUSED: "service start refused: the journal failed its check",
+    record_kinds.SESSION_DEVICE_REFUSED: "device refused: unapproved firmware, failed "
+    "authentication",
+    record_kinds.LINK_LOST: "device disconnected",
+    record_kinds.LINK_RESTORED: "device reconnected, with its identity and firmware",
+    record_kinds.SESSION_DEVICE_RESYNC: "device stream re-synchronised by an operator",
+    record_kinds.SOFTWARE_AUTHENTICATED: "software authentication: the seed and the digest given",
+    record_kinds.SOFTWARE_FIRMWARE_UPDATE: "device firmware update, installed or refused: the "
+    "image's hash and version, and who ran it",
+    record_kinds.LINK_AUTH_FAILURE: "link authentication failure",
+    record_kinds.SHOE_STARTED: "shoe start: the game options' fingerprint (a change shows here)",
+    record_kinds.COMMAND_SIGN_IN: "dealer sign-in",
+    record_kinds.SESSION_SUPERVISOR_SIGNED_IN: "supervisor sign-in",
+    record_kinds.SESSION_COMMAND_DENIED: "command refused for the giver's role",
+    record_kinds.SESSION_CONSOLE_PIN: "a PIN given at the table's console: accepted, wrong or "
+    "locked, and what for",
+    record_kinds.SESSION_CONSOLE_SIGNED_OUT: "sign-out at the table's console, by a key or after "
+    "idle",
+    record_kinds.HOLD_STARTED: "hold",
+    record_kinds.HOLD_ENDED: "hold cleared",
+    record_kinds.ROUND_VOID: "void",
+    record_kinds.CARD_CORRECTED: "correction",
+    record_kinds.ALARM: "alarm",
+    record_kinds.SESSION_STORAGE_ALARM: "storage alarm",
 }
 """Record kind -> why a lab reads it."""

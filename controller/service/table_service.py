@@ -57,6 +57,12 @@ from cardshoe.controller.procedure.facts import (
     TableEvent,
 )
 from cardshoe.controller.procedure.machine import State
+from cardshoe.controller.record_kinds import (
+    SESSION_DEVICE_REFUSED,
+    SESSION_JOURNAL_REFUSED,
+    SESSION_REPEATED,
+    check_payload,
+)
 from cardshoe.controller.scoreboard.board import TableBoard
 from cardshoe.controller.service import console_access, firmware_update
 from cardshoe.controller.service.console_access import ConsoleAccess
@@ -84,9 +90,7 @@ from cardshoe.controller.service.roles import (
 )
 from cardshoe.controller.service.sdnotify import Notifier
 from cardshoe.controller.service.session import (
-    DEVICE_REFUSED,
     REPEAT_INTERVAL_S,
-    REPEATED,
     TableSession,
     TableSnapshot,
     record_device_refusal,
@@ -273,7 +277,9 @@ class TableService:
                 ControlServer(claim, self._handlers(), feed, is_operator=self._is_operator)
             )
             journal = resources.enter_context(
-                Journal.open(service.journal_path, table_id=self.config.table_id)
+                Journal.open(
+                    service.journal_path, table_id=self.config.table_id, check_record=check_payload
+                )
             )
             self._phase = (STARTING, "checking the journal")
             self._notify_status("checking the journal")
@@ -358,7 +364,7 @@ class TableService:
     def _journal_refusal(self, journal: Journal, problem: DriverError) -> None:
         """Journal a refusal as an alarm, unless one of its kind was within the interval."""
         kind = refusal_kind(problem) or type(problem).__name__
-        if not self._told_refusals.admit(f"{DEVICE_REFUSED}:{kind}", self._clock()):
+        if not self._told_refusals.admit(f"{SESSION_DEVICE_REFUSED}:{kind}", self._clock()):
             return
         alarm = Alarm(AlarmKind.DEVICE_FAULT, f"start-up refused the device: {problem}")
         record_device_refusal(journal, alarm, device_serial=None)
@@ -370,7 +376,7 @@ class TableService:
         for repeats in self._told_refusals.due(now):
             with journal.transaction() as transaction:
                 transaction.append(
-                    REPEATED,
+                    SESSION_REPEATED,
                     {
                         "kind": repeats.kind,
                         "count": repeats.count,
@@ -584,10 +590,6 @@ def refusal_kind(problem: DriverError) -> str | None:
     return next((kind for error, kind in REFUSAL_KINDS if isinstance(problem, error)), None)
 
 
-JOURNAL_REFUSED = "session.journal_refused"
-"""Why the service would not deal on its journal; payload is the alarm's."""
-
-
 def check_journal(journal: Journal, when: str) -> None:
     """Deal nothing on a journal whose schema or recent chain is damaged.
 
@@ -604,7 +606,7 @@ def check_journal(journal: Journal, when: str) -> None:
     log.error("journal refused", reason=detail)
     with contextlib.suppress(JournalError), journal.transaction() as transaction:
         transaction.append(
-            JOURNAL_REFUSED,
+            SESSION_JOURNAL_REFUSED,
             Alarm(AlarmKind.JOURNAL, detail).payload(),
             shoe_id=None,
             round_no=None,

@@ -26,7 +26,7 @@ from support.service_support import Table, open_manual_shoe, running_service, si
 from support.shoectl import ShoectlRunner
 
 from cardshoe.controller.journal.store import Journal
-from cardshoe.controller.service.firmware_update import FIRMWARE_UPDATE
+from cardshoe.controller.record_kinds import SOFTWARE_FIRMWARE_UPDATE
 from cardshoe.drivers.protocol.firmware_image import SignedImage, public_key_id
 from cardshoe.firmware_sim.profiles import get_profile
 
@@ -124,7 +124,7 @@ def running(shoectl: ShoectlRunner, table: Table) -> dict[str, object]:
 
 def attempts(table: Table) -> list[dict[str, object]]:
     with Journal.open_readonly(table.journal_path) as journal:
-        return [record.payload for record in journal.records(kinds=[FIRMWARE_UPDATE])]
+        return [record.payload for record in journal.records(kinds=[SOFTWARE_FIRMWARE_UPDATE])]
 
 
 def test_a_good_image_switches_and_the_next_hello_shows_its_hash(

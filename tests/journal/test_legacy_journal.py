@@ -13,7 +13,8 @@ from support.shoectl import ShoectlRunner
 
 from cardshoe.controller.config import DeviceConfig, DeviceMode, ShoeProcedure, TableConfig
 from cardshoe.controller.journal.store import Journal
-from cardshoe.controller.procedure.inputs import RECORD_VERSION_KEY, from_record, to_record
+from cardshoe.controller.procedure.inputs import from_record, to_record
+from cardshoe.controller.record_kinds import RECORD_VERSION_KEY
 from cardshoe.controller.service.recovery import read_input, recover
 from cardshoe.drivers.api.events import CardSeen, LinkRestored, OperationDone
 

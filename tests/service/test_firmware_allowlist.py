@@ -19,7 +19,8 @@ from support.shoectl import ShoectlRunner
 from cardshoe.controller.config import DeviceConfig, TableConfig
 from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.procedure.facts import Alarm, AlarmKind, TableEvent
-from cardshoe.controller.service.session import DEVICE_REFUSED, DeviceNotApproved, TableSession
+from cardshoe.controller.record_kinds import SESSION_DEVICE_REFUSED
+from cardshoe.controller.service.session import DeviceNotApproved, TableSession
 from cardshoe.drivers.protocol.messages import GateMode
 from cardshoe.firmware_sim.attach_pty import serve_pty
 from cardshoe.firmware_sim.core import FirmwareCore
@@ -65,7 +66,7 @@ def test_an_allowed_image_deals_a_round(tmp_path: Path) -> None:
     with session_on(allowing(OTHER, APPROVED), core, journal_path) as (session, _dealer):
         session.run_shoe(rounds=1)
     assert journaled(journal_path, "round.result")
-    assert journaled(journal_path, DEVICE_REFUSED) == []
+    assert journaled(journal_path, SESSION_DEVICE_REFUSED) == []
 
 
 def test_a_tampered_image_is_refused_journaled_and_alarmed_and_deals_nothing(
@@ -83,7 +84,7 @@ def test_a_tampered_image_is_refused_journaled_and_alarmed_and_deals_nothing(
     message = str(refused.value)
     assert refused.value.exit_code == 3 and "\n" not in message
     assert core.firmware_hash.hex() in message and "allowed_firmware_hashes" in message
-    (record,) = journaled(journal_path, DEVICE_REFUSED)
+    (record,) = journaled(journal_path, SESSION_DEVICE_REFUSED)
     assert record.payload["kind"] == AlarmKind.FIRMWARE
     assert record.device_serial == core.serial_number
     assert [event for event in heard.events if isinstance(event, Alarm)] == [
@@ -133,7 +134,8 @@ def test_shoectl_run_refuses_to_deal_with_one_line_and_exit_3(
     (line,) = result.stderr.splitlines()
     assert line.startswith("shoectl: error: device ") and "allowed_firmware_hashes" in line
     assert [
-        record.payload["kind"] for record in journaled(tmp_path / "journal.sqlite", DEVICE_REFUSED)
+        record.payload["kind"]
+        for record in journaled(tmp_path / "journal.sqlite", SESSION_DEVICE_REFUSED)
     ] == ["firmware"]
 
 

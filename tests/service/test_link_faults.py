@@ -22,8 +22,9 @@ from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.procedure.facts import CardAssigned, TableEvent
 from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.procedure.table import HoldReason
+from cardshoe.controller.record_kinds import SESSION_DEVICE_REFUSED, SESSION_DEVICE_RESYNC
 from cardshoe.controller.service.pairing import KeyStore, staged_key_file
-from cardshoe.controller.service.session import DEVICE_REFUSED, DEVICE_RESYNC, TableSession
+from cardshoe.controller.service.session import TableSession
 from cardshoe.drivers.api.protocols import open_device
 from cardshoe.drivers.errors import AuthenticationFailed
 from cardshoe.drivers.protocol.auth import LinkKey, new_pairing_key
@@ -75,7 +76,7 @@ def test_case_7_a_wiped_device_is_resynchronised_by_one_journaled_clear(tmp_path
         stopper.round_no = 4
         assert session.run_shoe() is None
         assert session.snapshot().holds == ()
-    (resync,) = journaled(path, DEVICE_RESYNC)
+    (resync,) = journaled(path, SESSION_DEVICE_RESYNC)
     assert resync.payload == {
         "from_epoch": old_epoch,
         "to_epoch": core.link.epoch,
@@ -116,7 +117,7 @@ def test_case_10_one_replayed_auth_response_at_start_up_is_retried(tmp_path: Pat
             assert status["device"]["authenticated"]
             assert service.stop() == 0
     assert table.core.link.wire_faults.stale_auth_responses == 0
-    assert journaled(table.journal_path, DEVICE_REFUSED) == []
+    assert journaled(table.journal_path, SESSION_DEVICE_REFUSED) == []
 
 
 def test_case_10_a_start_up_refusal_is_journaled(tmp_path: Path) -> None:
@@ -130,7 +131,7 @@ def test_case_10_a_start_up_refusal_is_journaled(tmp_path: Path) -> None:
             log = service.log_tail()
     assert code == 3, log
     assert "Traceback" not in log
-    (refusal,) = journaled(table.journal_path, DEVICE_REFUSED)
+    (refusal,) = journaled(table.journal_path, SESSION_DEVICE_REFUSED)
     assert refusal.payload["kind"] == "device_fault"
     assert "did not prove it holds" in refusal.payload["detail"]
 

@@ -37,8 +37,9 @@ from support.storage_support import device_events, fill, table_on_small_disk
 from cardshoe.controller.errors import UserError
 from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.procedure.holds import HoldReason
+from cardshoe.controller.record_kinds import SESSION_REPEATED
 from cardshoe.controller.service.control_socket import request
-from cardshoe.controller.service.session import REPEAT_INTERVAL_S, REPEATED, TableSession
+from cardshoe.controller.service.session import REPEAT_INTERVAL_S, TableSession
 from cardshoe.drivers.api.protocols import open_device
 from cardshoe.drivers.protocol.framing import encode_frame
 from cardshoe.firmware_sim.attach_pty import serve_pty
@@ -318,7 +319,7 @@ def test_case6_refused_commands_grow_the_journal_by_time_not_by_count(table: Tab
     intervals = int(elapsed // REPEAT_INTERVAL_S) + 1
     grown = host_records(table.journal_path)[before:]
     per_refusal = {"session.operator", "command.cut_done", "command.refused"}
-    assert set(grown) <= per_refusal | {REPEATED}
+    assert set(grown) <= per_refusal | {SESSION_REPEATED}
     assert len(grown) <= (len(per_refusal) + 1) * intervals
     assert 1 <= grown.count("command.cut_done") <= intervals
 
@@ -352,7 +353,7 @@ def test_case6_undecodable_frames_on_an_unpaired_link_are_counted_not_journaled(
         clock.now += REPEAT_INTERVAL_S
         session.step(0.01)
     violations = journaled(path, "link.protocol_violation")
-    (summary,) = journaled(path, REPEATED)
+    (summary,) = journaled(path, SESSION_REPEATED)
     assert len(violations) == 1
     assert summary.payload["kind"] == "link.protocol_violation"
     assert summary.payload["count"] + len(violations) >= 250

@@ -18,7 +18,7 @@ from support.session_support import journaled
 from support.shoectl import ShoectlRunner
 from support.wire_relay import Rewrite, WireRelay, altering_hello, downgrading, passing
 
-from cardshoe.controller.service.session import DEVICE_REFUSED, REPEATED
+from cardshoe.controller.record_kinds import SESSION_DEVICE_REFUSED, SESSION_REPEATED
 from cardshoe.drivers.protocol.link_constants import PROTOCOL_MINOR
 
 RETRIES = 4
@@ -55,20 +55,20 @@ def test_case_1_a_relay_downgrading_a_paired_link_to_1_1_is_refused_and_journale
     with paired_behind_a_relay(tmp_path, shoectl, downgrading(1)) as (table, relay):
         with running_service(table, "--device-wait", "120") as service:
             wait_until(lambda: relay.seen["GetInfo"] >= RETRIES, "the service retrying")
-            wait_until(lambda: journaled(table.journal_path, DEVICE_REFUSED), "a refusal")
+            wait_until(lambda: journaled(table.journal_path, SESSION_DEVICE_REFUSED), "a refusal")
             status = status_of(table, shoectl)
             assert service.stop() == 0
         key_file = next((tmp_path / "keys").iterdir())
     assert key_file.read_text().splitlines()[1] == f"minimum protocol 1.{PROTOCOL_MINOR}"
     assert status["state"] == "waiting for device"
     assert f"below the 1.{PROTOCOL_MINOR} it was paired at" in str(status["reason"])
-    (refusal,) = journaled(table.journal_path, DEVICE_REFUSED)
+    (refusal,) = journaled(table.journal_path, SESSION_DEVICE_REFUSED)
     assert refusal.payload["kind"] == "device_fault"
     pinned = f"answers in protocol 1.1, below the 1.{PROTOCOL_MINOR} it was paired at"
     assert pinned in refusal.payload["detail"]
     assert journaled(table.journal_path, "session.started") == []
-    (repeated,) = journaled(table.journal_path, REPEATED)
-    assert repeated.payload["kind"] == f"{DEVICE_REFUSED}:protocol_downgrade"
+    (repeated,) = journaled(table.journal_path, SESSION_REPEATED)
+    assert repeated.payload["kind"] == f"{SESSION_DEVICE_REFUSED}:protocol_downgrade"
     assert repeated.payload["count"] >= 1
 
 
@@ -107,10 +107,10 @@ def test_case_2_a_tampered_hello_at_start_up_is_journaled_and_status_tells_why(
         config = str(table.config_path)
         with running_service(table, "--device-wait", "120") as service:
             wait_until(lambda: relay.seen["GetInfo"] >= RETRIES, "the service retrying")
-            wait_until(lambda: journaled(table.journal_path, DEVICE_REFUSED), "a refusal")
+            wait_until(lambda: journaled(table.journal_path, SESSION_DEVICE_REFUSED), "a refusal")
             shown = shoectl("status", "--config", config)
             refused = shoectl("control", "no-more-bets", "--config", config)
-            assert len(journaled(table.journal_path, DEVICE_REFUSED)) == 1
+            assert len(journaled(table.journal_path, SESSION_DEVICE_REFUSED)) == 1
             relay.rewrite = passing
             service.wait_for_notification("READY=1")
             up = status_of(table, shoectl)
@@ -123,12 +123,12 @@ def test_case_2_a_tampered_hello_at_start_up_is_journaled_and_status_tells_why(
     assert refused.stderr.splitlines() == [
         next(line for line in refused.stderr.splitlines() if "the table is waiting" in line)
     ]
-    (refusal,) = journaled(table.journal_path, DEVICE_REFUSED)
+    (refusal,) = journaled(table.journal_path, SESSION_DEVICE_REFUSED)
     assert "not the one the device vouched for" in refusal.payload["detail"]
     assert up["state"] != "waiting for device" and up["reason"] is None
     assert up["device"]["authenticated"]  # type: ignore[index]
-    (repeated,) = journaled(table.journal_path, REPEATED)
-    assert repeated.payload["kind"] == f"{DEVICE_REFUSED}:authentication_failed"
+    (repeated,) = journaled(table.journal_path, SESSION_REPEATED)
+    assert repeated.payload["kind"] == f"{SESSION_DEVICE_REFUSED}:authentication_failed"
 
 
 def test_case_2_status_answers_while_the_device_is_absent(
@@ -148,4 +148,4 @@ def test_case_2_status_answers_while_the_device_is_absent(
     assert status["state"] == "waiting for device"
     assert str(absent) in str(status["reason"])
     assert status["device"] is None
-    assert journaled(table.journal_path, DEVICE_REFUSED) == []
+    assert journaled(table.journal_path, SESSION_DEVICE_REFUSED) == []
