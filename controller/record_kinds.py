@@ -699,17 +699,17 @@ def check_payload(kind: str, payload: Mapping[str, Any]) -> None:
         raise RecordKindError(
             f"journal record kind {kind!r} is only read from old journals; nothing writes it now"
         )
-    missing = sorted(spec.payload.__required_keys__ - payload.keys())  # type: ignore[attr-defined]
-    if missing:
-        raise RecordKindError(
-            f"a {kind} record's payload lacks {', '.join(missing)} "
-            f"({spec.payload.__name__} in controller/record_kinds.py)"
-        )
     version = stored_version(payload)
     if version != spec.version:
         raise RecordKindError(
             f"a {kind} record is written in version {spec.version}, not {version} "
             f"({RECORD_VERSION_KEY} in its payload)"
+        )
+    missing = sorted(spec.payload.__required_keys__ - payload.keys())  # type: ignore[attr-defined]
+    if missing:
+        raise RecordKindError(
+            f"a {kind} record's payload lacks {', '.join(missing)} "
+            f"({spec.payload.__name__} in controller/record_kinds.py)"
         )
 
 
