@@ -15,15 +15,84 @@ form is version 1, so its records are stored exactly as before this registry (th
 chain covers them). A kind whose payload changes form gets version n + 1 and an upcast
 from n, so that journals written before still read.
 
-A leaf module (nothing of the project imported): the journal, the procedure and every
-layer above them import it, and import-linter keeps the journal and the procedure apart.
+Nearly a leaf (it imports only record_payloads.py, the TypedDicts, which imports nothing of
+the project): the journal, the procedure and every layer above them import it, and
+import-linter keeps the journal and the procedure apart.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, NotRequired, TypedDict
+from typing import Any
+
+from cardshoe.controller.record_payloads import (
+    AdvantagePayload,
+    AlarmPayload,
+    BetsCarriedPayload,
+    BetsClosedPayload,
+    BurnedPayload,
+    ButtonPressedPayload,
+    CardAssignedPayload,
+    CardCorrectedPayload,
+    CardSeenPayload,
+    CardSetAsidePayload,
+    CardsReturnedPayload,
+    CarriedBetsReturnedPayload,
+    ClearHoldPayload,
+    ClockSteppedPayload,
+    CommandDeniedPayload,
+    CommandRefusedPayload,
+    ConsolePinPayload,
+    ConsoleSignedOutPayload,
+    CountsPayload,
+    DeckSetPayload,
+    DetailPayload,
+    DeviceEventPayload,
+    DeviceResyncPayload,
+    EmptyPayload,
+    EnterCardPayload,
+    FaultClearedPayload,
+    FaultRaisedPayload,
+    FirmwareUpdatePayload,
+    FirstCardCorrectedPayload,
+    HoldEndedPayload,
+    HoldStartedPayload,
+    HostFindingPayload,
+    IrregularityPayload,
+    JournalBehindDevicePayload,
+    LastRoundPayload,
+    LinkLostPayload,
+    LinkRestoredPayload,
+    OperationDonePayload,
+    OperatorCommandPayload,
+    PackCustodyPayload,
+    ProtocolViolationPayload,
+    ReasonPayload,
+    ReliefBurnDroppedPayload,
+    ReliefBurnDuePayload,
+    RepeatedPayload,
+    RereadByPayload,
+    RoundOpenedPayload,
+    RoundResultPayload,
+    RoundVoidPayload,
+    SelfTestDonePayload,
+    SequenceGapPayload,
+    SequenceRegressionPayload,
+    SessionStartedPayload,
+    ShoeEmptiedPayload,
+    ShoeEndedPayload,
+    ShoeStartedPayload,
+    ShuffledPayload,
+    SignInPayload,
+    SoftwareAuthenticatedPayload,
+    StartShoePayload,
+    StorageLowPayload,
+    StorageRecoveredPayload,
+    SupervisorSignedInPayload,
+    VoidRoundPayload,
+    WirePayload,
+)
 
 RECORD_VERSION_KEY = "record_version"
 """The payload key holding the payload's version; a payload without it is version 1."""
@@ -43,7 +112,8 @@ class KindSpec:
 
     name: str
     payload: type
-    """A TypedDict: its required keys must all be in a payload written now."""
+    """A TypedDict of record_payloads.py: its required keys must all be in a payload written
+    now."""
     version: int
     """The version written now."""
     upcasts: Mapping[int, Upcast] = field(default_factory=dict)
@@ -73,445 +143,6 @@ def _kind(
         name, payload, version, upcasts or {}, retired=retired, upcast_elsewhere=upcast_elsewhere
     )
     return name
-
-
-# --- payloads: the procedure's facts (procedure/facts.py, protection/watcher.py) -----------
-
-
-class EmptyPayload(TypedDict):
-    """A record whose kind says everything."""
-
-
-class AlarmPayload(TypedDict):
-    kind: str
-    """An AlarmKind (procedure/facts.py)."""
-    detail: str
-
-
-class ShoeStartedPayload(TypedDict):
-    shoe_id: str
-    game: str
-    decks: int
-    device_kind: str
-    fingerprint: str
-    options: dict[str, Any]
-    deck_set: str | None
-
-
-class DeckSetPayload(TypedDict):
-    deck_set: str
-
-
-class ShuffledPayload(TypedDict):
-    card_count: int
-
-
-class BurnedPayload(TypedDict):
-    card: str | None
-    physical_id: str | None
-    reason: str
-    burn_remaining: int | None
-
-
-class ReliefBurnDuePayload(TypedDict):
-    dealer: str | None
-    relieves: str
-    cards: int
-    before_round: int
-
-
-class ReliefBurnDroppedPayload(TypedDict):
-    cards: int
-
-
-class LastRoundPayload(TypedDict):
-    last_round: int
-    cause: str
-    reason: str | None
-
-
-class RoundOpenedPayload(TypedDict):
-    round_no: int
-    demo: bool
-
-
-class BetsClosedPayload(TypedDict):
-    round_no: int
-    by: str
-
-
-class CardAssignedPayload(TypedDict):
-    round_no: int
-    card: str
-    physical_id: str
-    to: str
-    next_recipient: str | None
-
-
-class CardCorrectedPayload(TypedDict):
-    round_no: int
-    irregularity: str
-    correction: str
-    card: str
-    physical_id: str
-    to: str
-    by: dict[str, Any] | None
-
-
-class FirstCardCorrectedPayload(TypedDict):
-    correction: str
-    card: str
-    physical_id: str
-    burn_total: int
-    by: dict[str, Any] | None
-
-
-class CardSetAsidePayload(TypedDict):
-    round_no: int
-    card: str | None
-    physical_id: str | None
-    reason: str
-
-
-class RoundResultPayload(TypedDict):
-    round_no: int
-    demo: bool
-    player: list[str]
-    banker: list[str]
-    player_total: int
-    banker_total: int
-    winner: str
-    natural: bool
-    player_pair: bool | None
-    banker_pair: bool | None
-    sevens: int | None
-    settlement: dict[str, str] | None
-    tie_bets: str | None
-
-
-class BetsCarriedPayload(TypedDict):
-    round_no: int
-    into_round: int
-    option: str
-
-
-class CarriedBetsReturnedPayload(TypedDict):
-    round_no: int
-    reason: str
-    voided_round: int | None
-
-
-class RoundVoidPayload(TypedDict):
-    round_no: int
-    reason: str
-    cards: list[str | None]
-
-
-class IrregularityPayload(TypedDict):
-    code: str
-    round_no: int | None
-    card: str | None
-    physical_id: str | None
-    consequence: str
-    detail: str
-
-
-class HoldStartedPayload(TypedDict):
-    reason: str
-    held_state: str
-
-
-class HoldEndedPayload(TypedDict):
-    reason: str
-    holds_left: list[str]
-
-
-class CommandRefusedPayload(TypedDict):
-    command: str
-    reason: str
-
-
-class CardsReturnedPayload(TypedDict):
-    expected: int
-    counted: int
-
-
-class ShoeEndedPayload(TypedDict):
-    shoe_id: str
-    rounds: int
-    loaded: int
-    dealt: int
-    burned: int
-    returned: int
-    intruders: int
-    remaining: int | None
-    device_cards_dealt: int | None
-    reconciled: bool
-
-
-class AdvantagePayload(TypedDict):
-    bet: str
-    player_edge: float
-    player_edge_exact: str
-    round_no: int
-    cards_left: int
-
-
-# --- payloads: the host's inputs (procedure/inputs.py) --------------------------------------
-
-
-class StartShoePayload(TypedDict):
-    shoe_id: str
-    deck_set: int | None
-
-
-class SignInPayload(TypedDict):
-    dealer: str | None
-    relieves: str | None
-
-
-class ReasonPayload(TypedDict):
-    reason: str
-
-
-class ClearHoldPayload(TypedDict):
-    reason: str
-    accepted_seq: int | None
-    note: str | None
-
-
-class VoidRoundPayload(TypedDict):
-    reason: str
-    note: str | None
-    round_no: int | None
-
-
-class EnterCardPayload(TypedDict):
-    card: str
-    note: str | None
-    operator: dict[str, Any] | None
-
-
-class CountsPayload(TypedDict):
-    cards_dealt: int | None
-    cards_remaining: int | None
-
-
-class JournalBehindDevicePayload(TypedDict):
-    journaled_seq: int
-    device_acked_seq: int
-
-
-class DetailPayload(TypedDict):
-    detail: str
-
-
-class StorageLowPayload(TypedDict):
-    free_bytes: int
-    floor_bytes: int
-
-
-class StorageRecoveredPayload(TypedDict):
-    free_bytes: int
-
-
-class HostFindingPayload(TypedDict):
-    hold: str
-    detail: str
-
-
-# --- payloads: the device's and the driver's events (drivers/api/events.py, version 2) -----
-
-
-class DeviceEventPayload(TypedDict):
-    seq: int
-    device_time_ms: int
-    record_version: int
-
-
-class CardSeenPayload(DeviceEventPayload):
-    card: str | None
-    flags: list[str]
-    orientation: str
-    feed_group: int
-    feed_size: int
-    code: str
-
-
-class ShoeEmptiedPayload(DeviceEventPayload):
-    cards_dealt: int
-
-
-class ButtonPressedPayload(DeviceEventPayload):
-    button: int
-
-
-class FaultRaisedPayload(DeviceEventPayload):
-    kind: str
-    detail: int
-
-
-class FaultClearedPayload(DeviceEventPayload):
-    kind: str
-
-
-class SelfTestDonePayload(DeviceEventPayload):
-    checks_run: int
-    failures: list[str]
-    firmware_hash: str
-
-
-class OperationDonePayload(DeviceEventPayload):
-    request_id: int
-    operation: str
-    ok: bool
-    result: str
-    card_count: int
-
-
-class LinkLostPayload(TypedDict):
-    reason: str
-    record_version: int
-
-
-class IdentityPayload(TypedDict):
-    kind: str
-    model: str
-    serial_number: str
-    firmware_version: str
-    firmware_hash: str
-    protocol: str
-    protocol_version: str
-    epoch: int | None
-    next_seq: int
-    last_acked_seq: int
-
-
-class LinkRestoredPayload(TypedDict):
-    identity: IdentityPayload
-    record_version: int
-
-
-class SequenceGapPayload(TypedDict):
-    expected: int
-    got: int
-    record_version: int
-
-
-class SequenceRegressionPayload(TypedDict):
-    host_seq: int
-    device_next_seq: int
-    device_acked_seq: int
-    host_epoch: int | None
-    device_epoch: int | None
-    record_version: int
-
-
-class ProtocolViolationPayload(TypedDict):
-    reason: str
-    seq: int | None
-    record_version: int
-
-
-class WirePayload(TypedDict, total=False):
-    """A version 1 device record: the cardshoe protocol message's fields, as sent."""
-
-
-# --- payloads: the session's own records (service/) ----------------------------------------
-
-
-class SessionStartedPayload(TypedDict):
-    device: Any
-    software: Any
-    inputs_replayed: int
-    replay_mismatches: list[Any]
-
-
-class RepeatedPayload(TypedDict):
-    kind: str
-    count: int
-    interval_s: float
-
-
-class OperatorPayload(TypedDict):
-    """Who gave a command at the control socket or the console (service/roles.py)."""
-
-    uid: int | None
-    user: str | None
-    role: str
-    via: NotRequired[str]
-    signed_in: NotRequired[str]
-
-
-class OperatorCommandPayload(OperatorPayload):
-    command: str
-
-
-class CommandDeniedPayload(OperatorPayload):
-    command: str
-    needs: str
-
-
-class RereadByPayload(TypedDict):
-    dealer: str | None
-    card: str
-
-
-class DeviceResyncPayload(TypedDict):
-    from_epoch: int | None
-    to_epoch: int | None
-    host_seq: int
-    resumed_after: int | None
-
-
-class SupervisorSignedInPayload(TypedDict):
-    supervisor: str | None
-    relieves: str | None
-
-
-class ConsolePinPayload(TypedDict):
-    name: str
-    outcome: str
-    purpose: str
-    via: str
-    role: NotRequired[str]
-    locked_for_s: NotRequired[float]
-    signed_in: NotRequired[str]
-
-
-class ConsoleSignedOutPayload(TypedDict):
-    name: str
-    why: str
-
-
-class PackCustodyPayload(TypedDict):
-    loaded_by: str | None
-    witnessed_by: str | None
-    opened_by: str | None
-    device: dict[str, Any]
-    software: Any
-
-
-class SoftwareAuthenticatedPayload(TypedDict):
-    seed: str
-    digest: str
-    operator: dict[str, Any]
-
-
-class FirmwareUpdatePayload(TypedDict):
-    image_sha256: str
-    version: int | None
-    outcome: str
-    reason: str
-    operator: dict[str, Any]
-    before: dict[str, str] | None
-    after: dict[str, str] | None
-
-
-class ClockSteppedPayload(TypedDict):
-    kind: str
-    detail: str
-    stepped_back_s: float
 
 
 def _same_fields(payload: dict[str, Any]) -> dict[str, Any]:
@@ -689,6 +320,13 @@ def registered_kinds() -> frozenset[str]:
 def stored_version(payload: Mapping[str, Any]) -> int:
     """The version of a stored payload: its RECORD_VERSION_KEY, 1 without it."""
     return int(payload.get(RECORD_VERSION_KEY, 1))
+
+
+def versioned(kind: str, payload: Mapping[str, Any]) -> dict[str, Any]:
+    """The payload as written for its kind now: with RECORD_VERSION_KEY from version 2 on, so
+    a version 1 kind's records stay exactly as they were stored before versions."""
+    version = spec_of(kind).version
+    return dict(payload) if version == 1 else {**payload, RECORD_VERSION_KEY: version}
 
 
 def check_payload(kind: str, payload: Mapping[str, Any]) -> None:

@@ -95,8 +95,9 @@ class TableEvent:
     KIND: ClassVar[str]
 
     def payload(self) -> dict[str, Any]:
-        """The record payload: the fields as plain JSON values."""
-        return {item.name: _plain(getattr(self, item.name)) for item in fields(self)}  # type: ignore[arg-type]
+        """The record payload: the fields as plain JSON values, in the kind's version."""
+        plain = {item.name: _plain(getattr(self, item.name)) for item in fields(self)}  # type: ignore[arg-type]
+        return record_kinds.versioned(self.KIND, plain)
 
 
 def _plain(value: Any) -> Any:

@@ -27,6 +27,7 @@ from cardshoe.controller.record_kinds import (
     RECORD_VERSION_KEY,
     spec_of,
     stored_version,
+    versioned,
 )
 from cardshoe.drivers.api.events import (
     AuthFailure,
@@ -270,14 +271,14 @@ def to_record(item: Any) -> InputRecord:
     """The journal form of one input."""
     kind = _EVENT_KINDS.get(type(item))
     if kind is not None:
-        payload = {**to_json(item), RECORD_VERSION_KEY: spec_of(kind).version}
+        payload = versioned(kind, to_json(item))
         return InputRecord(kind, payload, item.seq if isinstance(item, DeviceEvent) else None)
     if isinstance(item, DriverEvent):
         raise TypeError(f"{item!r} is a driver event the journal has no kind for")
     kind = _HOST_KINDS.get(type(item))
     if kind is None:
         raise TypeError(f"{item!r} is not an input of the table procedure")
-    return InputRecord(kind, asdict(item), _device_seq_of(item))
+    return InputRecord(kind, versioned(kind, asdict(item)), _device_seq_of(item))
 
 
 def _device_seq_of(item: object) -> int | None:
