@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from cardshoe.controller import record_kinds
 from cardshoe.controller.cli.receipt_cmd import receipt
 from cardshoe.controller.cli.run_cmd import TABLE_CONFIG_OPTION
 
@@ -370,7 +371,7 @@ def round_(path: Path, shoe_id: str, round_no: int, as_json: bool) -> None:
     if recall is None:
         raise UserError(
             f"{path} holds no round {round_no} of shoe {shoe_id}: "
-            f"`shoectl journal show {path} --kind round.opened` lists the rounds"
+            f"`shoectl journal show {path} --kind {record_kinds.ROUND_OPENED}` lists the rounds"
         )
     click.echo(json.dumps(recall.to_json(), ensure_ascii=False) if as_json else recall_text(recall))
 

@@ -23,6 +23,7 @@ def receipt(path: Path, shoe_id: str, as_json: bool, html_path: Path | None) -> 
     """A pack's receipt: its chain of custody at shoe start (deck set, pack count, who
     loaded and who witnessed, the device and its firmware, the software, the time) and its
     reconciliation at shoe end, with the journal records it was read from."""
+    from cardshoe.controller import record_kinds
     from cardshoe.controller.errors import UserError
     from cardshoe.controller.journal.store import Journal
     from cardshoe.controller.scoreboard.pack_receipt import (
@@ -43,7 +44,7 @@ def receipt(path: Path, shoe_id: str, as_json: bool, html_path: Path | None) -> 
     if made is None:
         raise UserError(
             f"{path} holds no shoe {shoe_id}: "
-            f"`shoectl journal show {path} --kind shoe.started` lists the shoes"
+            f"`shoectl journal show {path} --kind {record_kinds.SHOE_STARTED}` lists the shoes"
         )
     if html_path is not None:
         try:

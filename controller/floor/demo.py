@@ -24,6 +24,7 @@ from rich.console import Console, Group
 from rich.live import Live
 from rich.table import Table
 
+from cardshoe.controller import record_kinds
 from cardshoe.controller.errors import UserError
 from cardshoe.controller.floor.broker import BrokerSettings, new_client
 from cardshoe.controller.floor.local_servers import Mosquitto, Postgres
@@ -262,8 +263,8 @@ def _watch(
 
 def _rounds(connection: psycopg.Connection) -> dict[str, int]:
     rows = connection.execute(
-        "SELECT table_id, count(*) FROM journal_records WHERE kind = 'round.result' "
-        "GROUP BY table_id"
+        "SELECT table_id, count(*) FROM journal_records "
+        f"WHERE kind = '{record_kinds.ROUND_RESULT}' GROUP BY table_id"
     ).fetchall()
     return {table_id: int(count) for table_id, count in rows}
 

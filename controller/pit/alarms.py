@@ -14,6 +14,7 @@ from typing import Any
 
 import psycopg
 
+from cardshoe.controller import record_kinds
 from cardshoe.controller.pit.accounts import AuditAction, Role, Session, audit
 from cardshoe.controller.procedure.facts import WATCHER_ALARMS
 from cardshoe.controller.timestamps import utc_timestamp
@@ -25,16 +26,17 @@ NOTE_MAX_CHARS = 2000
 
 _ALL_ALARMS = f"""(
     SELECT r.table_id || ':' || r.record_id AS id, r.table_id,
-        CASE r.kind WHEN 'alarm' THEN r.payload->>'kind'
-            WHEN 'irregularity' THEN 'irregularity'
+        CASE r.kind WHEN '{record_kinds.ALARM}' THEN r.payload->>'kind'
+            WHEN '{record_kinds.IRREGULARITY}' THEN 'irregularity'
             ELSE 'hold' END AS kind,
-        CASE r.kind WHEN 'alarm' THEN r.payload->>'detail'
-            WHEN 'irregularity' THEN (r.payload->>'code') || ': ' || (r.payload->>'consequence')
-                || ' (' || (r.payload->>'detail') || ')'
+        CASE r.kind WHEN '{record_kinds.ALARM}' THEN r.payload->>'detail'
+            WHEN '{record_kinds.IRREGULARITY}' THEN (r.payload->>'code') || ': '
+                || (r.payload->>'consequence') || ' (' || (r.payload->>'detail') || ')'
             ELSE r.payload->>'reason' END AS detail,
         to_timestamp(r.time_ns / 1e9) AS raised_at
     FROM journal_records r
-    WHERE r.kind IN ('alarm', 'irregularity', 'hold.started')
+    WHERE r.kind IN ('{record_kinds.ALARM}', '{record_kinds.IRREGULARITY}',
+        '{record_kinds.HOLD_STARTED}')
     UNION ALL
     SELECT '{FLOOR_ID_PREFIX}' || a.id, a.table_id, a.kind, a.detail, a.raised_at
     FROM floor_alarms a

@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import psycopg
 
+from cardshoe.controller import record_kinds
 from cardshoe.controller.errors import UserError
 
 HOURS = 24
@@ -100,9 +101,9 @@ def day_pace(db: psycopg.Connection, day: date, zone: ZoneInfo) -> DayPace:
     for table_id, elapsed_hours, dealer, rounds in db.execute(
         "SELECT r.table_id, floor((r.time_ns - %(start_ns)s) / 3600e9)::int, "
         "coalesce((SELECT s.payload->>'dealer' FROM journal_records s "
-        "  WHERE s.table_id = r.table_id AND s.kind = 'command.sign_in' "
+        f"  WHERE s.table_id = r.table_id AND s.kind = '{record_kinds.COMMAND_SIGN_IN}' "
         "  AND s.record_id < r.record_id ORDER BY s.record_id DESC LIMIT 1), '-'), count(*) "
-        "FROM journal_records r WHERE r.kind = 'round.result' "
+        f"FROM journal_records r WHERE r.kind = '{record_kinds.ROUND_RESULT}' "
         "AND r.time_ns >= %(start_ns)s AND r.time_ns < %(end_ns)s GROUP BY 1, 2, 3",
         window,
     ):
@@ -112,14 +113,16 @@ def day_pace(db: psycopg.Connection, day: date, zone: ZoneInfo) -> DayPace:
     for table_id, hold_s, shuffle_s in db.execute(
         "WITH marks AS (SELECT table_id, kind, time_ns, "
         "  lead(kind) OVER w AS next_kind, lead(time_ns) OVER w AS next_ns "
-        "  FROM journal_records WHERE kind IN ('hold.started', 'hold.ended', 'shoe.ended', "
-        "  'round.opened') AND time_ns >= %(start_ns)s AND time_ns < %(end_ns)s "
+        f"  FROM journal_records WHERE kind IN ('{record_kinds.HOLD_STARTED}', "
+        f"  '{record_kinds.HOLD_ENDED}', '{record_kinds.SHOE_ENDED}', "
+        f"  '{record_kinds.ROUND_OPENED}') "
+        "  AND time_ns >= %(start_ns)s AND time_ns < %(end_ns)s "
         "  WINDOW w AS (PARTITION BY table_id ORDER BY record_id)) "
         "SELECT table_id, "
-        "coalesce(sum(next_ns - time_ns) FILTER (WHERE kind = 'hold.started' "
-        "  AND next_kind = 'hold.ended'), 0) / 1e9, "
-        "coalesce(sum(next_ns - time_ns) FILTER (WHERE kind = 'shoe.ended' "
-        "  AND next_kind = 'round.opened'), 0) / 1e9 "
+        f"coalesce(sum(next_ns - time_ns) FILTER (WHERE kind = '{record_kinds.HOLD_STARTED}' "
+        f"  AND next_kind = '{record_kinds.HOLD_ENDED}'), 0) / 1e9, "
+        f"coalesce(sum(next_ns - time_ns) FILTER (WHERE kind = '{record_kinds.SHOE_ENDED}' "
+        f"  AND next_kind = '{record_kinds.ROUND_OPENED}'), 0) / 1e9 "
         "FROM marks GROUP BY table_id",
         window,
     ):

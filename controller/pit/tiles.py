@@ -169,7 +169,7 @@ def _counts(
     for tid, rounds, last_hour, winners in db.execute(
         "SELECT table_id, count(*), count(*) FILTER (WHERE time_ns > %(hour_ago)s), "
         "(array_agg(payload->>'winner' ORDER BY record_id DESC))[1:%(last)s] "
-        "FROM journal_records WHERE kind = 'round.result' "
+        f"FROM journal_records WHERE kind = '{record_kinds.ROUND_RESULT}' "
         "AND (%(only)s::text IS NULL OR table_id = %(only)s) GROUP BY table_id",
         only | {"hour_ago": hour_ago_ns, "last": LAST_RESULTS},
     ):
