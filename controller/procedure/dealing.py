@@ -76,10 +76,7 @@ class Dealing(DeckSetWatch):
         starts_group = suspected and not continuing
         due = self._due_at(self.position, within_ordered_feed=True)
         if feed is not None and feed.in_order:
-            # Read one after the other: each card is dealt as if alone, in the events' order.
-            feed.remaining -= 1
-            if feed.remaining <= 0:
-                shoe.feed = None
+            self._step_ordered_feed(shoe, feed)
             feed = None
         inspection = self._inspect(
             shoe, card_event, starts_feed_group=starts_group and not in_order
@@ -92,13 +89,7 @@ class Dealing(DeckSetWatch):
         if feed is not None:
             self._take_group_card(shoe, feed, inspection)
         elif isinstance(due, Hand) and inspection.card_id is None and not inspection.voids:
-            if card_event.flags & ReadFlag.DOUBLE_FEED_SUSPECTED:
-                # The group's next card is on its way: no place can be kept for this one.
-                self._set_aside(
-                    inspection, Irregularity.MISREAD_CARD, findings, Consequence.VOID_ROUND
-                )
-            else:
-                self._await_reread(inspection, due, findings)
+            self._take_unread_card(card_event, inspection, due, findings)
         elif isinstance(due, Hand) and not inspection.voids:
             self._assign(inspection, findings)
         elif isinstance(due, Hand):
@@ -113,12 +104,39 @@ class Dealing(DeckSetWatch):
         if self.automatic and inspection.is_intruder:
             self._set_intruder_apart(shoe, inspection)
         if starts_group:
-            group_burn = None if isinstance(due, Hand) else (due or BurnReason.IRREGULAR)
-            # A round holds at most MAX_FEED_SIZE cards: no feed announces more truthfully.
-            size = min(card_event.feed_size, MAX_FEED_SIZE)
-            shoe.feed = FeedGroup(card_event.feed_group, size - 1, group_burn, in_order)
-            if shoe.feed.remaining <= 0:
-                shoe.feed = None
+            self._open_feed_group(shoe, card_event, due, in_order)
+
+    def _step_ordered_feed(self, shoe: ShoeState, feed: FeedGroup) -> None:
+        """Read one after the other: each card is dealt as if alone, in the events' order."""
+        feed.remaining -= 1
+        if feed.remaining <= 0:
+            shoe.feed = None
+
+    def _take_unread_card(
+        self,
+        card_event: CardSeen,
+        inspection: CardInspection,
+        due: Hand,
+        findings: list[Irregularity],
+    ) -> None:
+        """An unreadable card due to a hand: its place is kept for a re-read, unless more of
+        its double feed are coming."""
+        if card_event.flags & ReadFlag.DOUBLE_FEED_SUSPECTED:
+            # The group's next card is on its way: no place can be kept for this one.
+            self._set_aside(inspection, Irregularity.MISREAD_CARD, findings, Consequence.VOID_ROUND)
+        else:
+            self._await_reread(inspection, due, findings)
+
+    def _open_feed_group(
+        self, shoe: ShoeState, card_event: CardSeen, due: CardDue | None, in_order: bool
+    ) -> None:
+        """The first card of a suspected double feed: the group's other cards are expected."""
+        group_burn = None if isinstance(due, Hand) else (due or BurnReason.IRREGULAR)
+        # A round holds at most MAX_FEED_SIZE cards: no feed announces more truthfully.
+        size = min(card_event.feed_size, MAX_FEED_SIZE)
+        shoe.feed = FeedGroup(card_event.feed_group, size - 1, group_burn, in_order)
+        if shoe.feed.remaining <= 0:
+            shoe.feed = None
 
     def _set_intruder_apart(self, shoe: ShoeState, inspection: CardInspection) -> None:
         """An intruder the automatic machine dealt never goes back into it.
