@@ -123,21 +123,7 @@ class ShoeCycle(Rounds):
 
     def reconcile_shoe(self, event: EventData) -> None:
         count: DeviceCount = event.kwargs["count"]
-        shoe = self._open_shoe()
-        taken = shoe.dealt + shoe.burned
-        problems = []
-        if count.cards_dealt is not None and count.cards_dealt != taken:
-            problems.append(
-                f"the device counted {count.cards_dealt} cards out, the journal {taken}"
-            )
-        if count.cards_remaining is not None:
-            accounted = taken - shoe.returned + count.cards_remaining
-            if accounted != shoe.loaded + shoe.intruders:
-                problems.append(
-                    f"loaded {shoe.loaded} + intruders {shoe.intruders} != dealt {shoe.dealt} "
-                    f"+ burned {shoe.burned} - returned {shoe.returned} "
-                    f"+ remaining {count.cards_remaining}"
-                )
+        problems = reconciliation_problems(self._open_shoe(), count)
         if problems:
             self._emit(Alarm(AlarmKind.RECONCILIATION, "; ".join(problems)))
         self._close_shoe(
@@ -223,3 +209,24 @@ class ShoeCycle(Rounds):
         ):
             current.void_reason = Irregularity.INSUFFICIENT_CARDS
             self._record_irregularity(Irregularity.INSUFFICIENT_CARDS, None, None)
+
+
+def reconciliation_problems(shoe: ShoeState, count: DeviceCount) -> list[str]:
+    """The device's counts against the shoe's own accounting: each disagreement in words.
+
+    A rule, not an action: none means the shoe is reconciled. A count the device
+    cannot give (None) is compared with nothing.
+    """
+    taken = shoe.dealt + shoe.burned
+    problems = []
+    if count.cards_dealt is not None and count.cards_dealt != taken:
+        problems.append(f"the device counted {count.cards_dealt} cards out, the journal {taken}")
+    if count.cards_remaining is not None:
+        accounted = taken - shoe.returned + count.cards_remaining
+        if accounted != shoe.loaded + shoe.intruders:
+            problems.append(
+                f"loaded {shoe.loaded} + intruders {shoe.intruders} != dealt {shoe.dealt} "
+                f"+ burned {shoe.burned} - returned {shoe.returned} "
+                f"+ remaining {count.cards_remaining}"
+            )
+    return problems

@@ -109,7 +109,7 @@ MAX_AUTOMATIC_STEPS = 64
 
 
 class TableModel(SupervisorCorrections):
-    """The state of one table; the procedure Machine drives it (see procedure.py)."""
+    """The state of one table; the procedure Machine drives it (see machine.py)."""
 
     def __init__(self, config: TableConfig) -> None:
         super().__init__(config)
