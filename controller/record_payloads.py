@@ -3,9 +3,10 @@
 What a record holds once written: cards, hands, enums and fractions as their text, tuples as
 lists. record_kinds.py pairs each kind with one of these; they are apart from it so that the
 list of kinds stays short enough to read as a table of contents of the journal.
-"""
 
-from __future__ import annotations
+No `from __future__ import annotations` here: Python 3.11's TypedDict sees NotRequired only
+in evaluated annotations, and would count every optional key as required.
+"""
 
 from typing import Any, NotRequired, TypedDict
 

@@ -85,6 +85,21 @@ def test_every_fact_and_input_kind_is_registered_with_the_fields_it_writes() -> 
         assert spec_of(kind).version == 2
 
 
+def test_a_payload_may_leave_out_only_the_keys_its_kind_marks_optional() -> None:
+    operator = {"uid": 1000, "user": "ann", "role": "supervisor"}
+    check_payload(record_kinds.SESSION_OPERATOR, {**operator, "command": "command.close_bets"})
+    check_payload(
+        record_kinds.SESSION_OPERATOR,
+        {**operator, "command": "command.close_bets", "via": "console", "signed_in": "bob"},
+    )
+    pin = {"name": "ann", "outcome": "wrong", "purpose": "console-sign-in", "via": "console"}
+    check_payload(record_kinds.SESSION_CONSOLE_PIN, pin)
+    with pytest.raises(RecordKindError, match="lacks via"):
+        check_payload(
+            record_kinds.SESSION_CONSOLE_PIN, {k: v for k, v in pin.items() if k != "via"}
+        )
+
+
 def test_no_production_module_spells_a_record_kind_out() -> None:
     """Neither as a string of its own nor quoted in SQL; the floor's shipped schema steps
     (floor/schema.py) are history, which a renamed kind must not rewrite."""
