@@ -82,8 +82,8 @@ from cardshoe.drivers.protocol.link_constants import (
     PROTOCOL_MAJOR,
     PROTOCOL_MINOR,
 )
+from cardshoe.drivers.protocol.message_codec import LAYOUTS, decode_message, encode_message
 from cardshoe.drivers.protocol.messages import (
-    LAYOUTS,
     Ack,
     Answer,
     AuthChallenge,
@@ -97,8 +97,6 @@ from cardshoe.drivers.protocol.messages import (
     Hello,
     MessageType,
     Reply,
-    decode_message,
-    encode_message,
 )
 from cardshoe.drivers.transports.base import Transport
 
