@@ -123,7 +123,8 @@ class FrameOpener:
             handshake.host_nonce, handshake.openers = message.host_nonce, None
 
     def _key_for(self, serial_number: str) -> bytes | None:
-        """The pairing key, or None."""
+        """The pairing key, or None; the lookup itself answers None for an unusable key
+        file, which is the link's to report (controller/cli/dump_cmd.py: _tap_keys)."""
         if self.keys is None:
             return None
         key = self.keys(serial_number)
