@@ -60,24 +60,13 @@ from cardshoe.controller.procedure.holds import (
     fault_hold,
 )
 from cardshoe.controller.procedure.inputs import (
-    AbandonShoe,
-    ClearHold,
-    CloseBets,
-    ConfirmFaceUp,
-    CutDone,
     DeviceCount,
-    EndShoe,
-    EnterCard,
     HostFinding,
     JournalBehindDevice,
     PackCount,
-    ShoeLoaded,
-    SignIn,
-    StartShoe,
     StorageFault,
     StorageLow,
     StorageRecovered,
-    VoidRound,
 )
 from cardshoe.controller.procedure.irregularities import (
     Irregularity,
@@ -89,6 +78,19 @@ from cardshoe.controller.procedure.machine import (
     State,
     Trigger,
     build_machine,
+)
+from cardshoe.controller.procedure.operator_commands import (
+    AbandonShoe,
+    ClearHold,
+    CloseBets,
+    ConfirmFaceUp,
+    CutDone,
+    EndShoe,
+    EnterCard,
+    ShoeLoaded,
+    SignIn,
+    StartShoe,
+    VoidRound,
 )
 from cardshoe.controller.procedure.operator_input import deck_set_text
 from cardshoe.controller.procedure.refusals import (
