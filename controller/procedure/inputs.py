@@ -3,10 +3,10 @@
 The procedure is event-sourced: its only inputs are the device's events (in
 the device-neutral vocabulary of drivers/api/events.py, whatever protocol the
 device speaks), the driver's own events (link lost and restored, sequence
-gaps), the operator's commands (operator_commands.py) and the host's below. Each
-input is journaled as
-one record together with the records it causes, in one transaction; replaying
-the inputs through a fresh procedure rebuilds the exact state (recovery.py).
+gaps), the operator's commands (operator_commands.py) and the host's below.
+Each input is journaled as one record together with the records it causes, in
+one transaction; replaying the inputs through a fresh procedure rebuilds the
+exact state (recovery.py).
 
 Device and driver records carry a record version (RECORD_VERSION_KEY): 2 is the
 neutral form written today. A record without it is version 1, the cardshoe

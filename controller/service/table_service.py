@@ -53,8 +53,6 @@ from cardshoe.controller.procedure.facts import (
     Alarm,
     AlarmKind,
     Observer,
-    RefusedCommand,
-    TableEvent,
 )
 from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.procedure.operator_commands import (
@@ -77,7 +75,6 @@ from cardshoe.controller.service.control_socket import (
     EventFeed,
     Handler,
     Peer,
-    claim_socket_path,
     current_peer,
 )
 from cardshoe.controller.service.device_access import device_user_error
@@ -92,10 +89,16 @@ from cardshoe.controller.service.session import (
     REPEAT_INTERVAL_S,
     REPEATED,
     TableSession,
-    TableSnapshot,
     record_device_refusal,
 )
+from cardshoe.controller.service.socket_claim import claim_socket_path
 from cardshoe.controller.service.software_identity import parse_seed
+from cardshoe.controller.service.table_status import (
+    LastAlarm,
+    RefusalCount,
+    snapshot_to_json,
+    status_line,
+)
 from cardshoe.controller.timestamps import utc_timestamp
 from cardshoe.drivers.api.device_link import DeviceLink
 from cardshoe.drivers.api.protocols import open_device
@@ -148,37 +151,6 @@ class ServiceOptions:
 
 AUTHENTICATE = "authenticate"
 """The control-socket command that answers a regulator's seed (a technician's)."""
-
-
-class LastAlarm:
-    """Remembers the latest alarm since the service started, for `shoectl status`."""
-
-    def __init__(self) -> None:
-        self.record: dict[str, str] | None = None
-
-    def notify(self, event: TableEvent) -> None:
-        if isinstance(event, Alarm):
-            self.record = {
-                "time": utc_timestamp(),
-                "kind": event.kind.value,
-                "detail": event.detail,
-            }
-
-
-class RefusalCount:
-    """Counts the operator commands refused since the service started, for `shoectl status`:
-    by the procedure (command.refused) or for the giver's role (session.command_denied), each
-    journaled at most once per kind per interval and never as the table's last alarm."""
-
-    def __init__(self) -> None:
-        self.count = 0
-
-    def notify(self, event: TableEvent) -> None:
-        if isinstance(event, RefusedCommand):
-            self.count += 1
-
-    def denied(self) -> None:
-        self.count += 1
 
 
 class TableService:
@@ -580,38 +552,3 @@ def open_shoe_board(config: TableConfig, journal: Journal, shoe_id: str | None) 
         for record in journal.records(shoe_id=shoe_id):
             board.apply(record.kind, record.payload)
     return board
-
-
-def snapshot_to_json(snapshot: TableSnapshot) -> dict[str, Any]:
-    """The table's state as plain JSON values, for the control socket and its clients."""
-    return {
-        "state": snapshot.state.value,
-        "held_state": None if snapshot.held_state is None else snapshot.held_state.value,
-        "holds": list(snapshot.holds),
-        "shoe_id": snapshot.shoe_id,
-        "round_no": snapshot.round_no,
-        "demo": snapshot.demo,
-        "player": [str(card) for card in snapshot.player],
-        "banker": [str(card) for card in snapshot.banker],
-        "card_due": None if snapshot.card_due is None else snapshot.card_due.value,
-        "dealt": snapshot.dealt,
-        "burned": snapshot.burned,
-        "rounds_finished": snapshot.rounds_finished,
-        "last_round": snapshot.last_round,
-        "relief_burn_due": snapshot.relief_burn_due,
-        "possible": list(snapshot.possible),
-    }
-
-
-def status_line(snapshot: TableSnapshot) -> str:
-    """One line for `systemctl status`: where the procedure stands, the shoe and the round.
-
-    It changes a few times a round, not with every card, so systemd is told little.
-    """
-    state = snapshot.state.value
-    if snapshot.held_state is not None:
-        state = f"held ({', '.join(snapshot.holds)}) in {snapshot.held_state.value}"
-    if snapshot.shoe_id is None:
-        return f"{state}: no shoe open"
-    round_text = "no round yet" if snapshot.round_no is None else f"round {snapshot.round_no}"
-    return f"{state}: shoe {snapshot.shoe_id}, {round_text}"
