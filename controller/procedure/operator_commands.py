@@ -147,13 +147,6 @@ class EnterCard:
     """Who entered it (uid, user, role), so the correction the procedure records names them."""
 
 
-@dataclass(frozen=True)
-class Note:
-    """A supervisor's note for the journal; it changes nothing at the table."""
-
-    text: str
-
-
 def _void_round(reason: str, note: str | None = None, round: int | None = None) -> VoidRound:
     """void-round's --round is the input's round_no."""
     return VoidRound(reason, note, round)
@@ -312,14 +305,6 @@ OPERATOR_COMMANDS: tuple[OperatorCommand, ...] = (
         Trigger.CLEAR_HOLD,
         ClearHold,
         "command.clear_hold",
-    ),
-    OperatorCommand(
-        "note",
-        Role.SUPERVISOR,
-        "Journal a supervisor's note.",
-        (Parameter("text", str, "the note", required=True),),
-        procedure_input=Note,
-        kind="command.note",
     ),
     OperatorCommand("console-sign-in", Role.WATCHER),
     OperatorCommand("console-sign-out", Role.WATCHER),
