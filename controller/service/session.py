@@ -626,7 +626,7 @@ class TableSession:
         open simply goes on. rounds: the house ends the shoe after that many
         rounds (the automatic machine has no cut card). betting_time_s: close
         bets by command that long after each round opens; None waits for the
-        dealer button or close_bets(). on_step: called in this loop after every
+        dealer button or no-more-bets. on_step: called in this loop after every
         step; a service pings its watchdog there, so a stuck loop stops the pings.
         """
         self._stop.clear()
