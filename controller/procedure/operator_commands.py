@@ -309,7 +309,9 @@ OPERATOR_COMMANDS: tuple[OperatorCommand, ...] = (
     OperatorCommand("console-sign-in", Role.WATCHER),
     OperatorCommand("console-sign-out", Role.WATCHER),
     OperatorCommand(
-        "authenticate", Role.TECHNICIAN, parameters=(Parameter("seed", str, "", required=True),)
+        "authenticate",
+        Role.TECHNICIAN,
+        parameters=(Parameter("seed", str, "the regulator's seed, in hex", required=True),),
     ),
     OperatorCommand(
         "firmware-update",
