@@ -44,24 +44,13 @@ from cardshoe.controller.procedure.holds import (
     fault_hold,
 )
 from cardshoe.controller.procedure.inputs import (
-    AbandonShoe,
-    ClearHold,
-    CloseBets,
-    ConfirmFaceUp,
-    CutDone,
     DeviceCount,
-    EndShoe,
-    EnterCard,
     HostFinding,
     JournalBehindDevice,
     PackCount,
-    ShoeLoaded,
-    SignIn,
-    StartShoe,
     StorageFault,
     StorageLow,
     StorageRecovered,
-    VoidRound,
 )
 from cardshoe.controller.procedure.irregularities import Irregularity
 from cardshoe.controller.procedure.machine import (
@@ -71,6 +60,19 @@ from cardshoe.controller.procedure.machine import (
     State,
     Trigger,
     build_machine,
+)
+from cardshoe.controller.procedure.operator_commands import (
+    AbandonShoe,
+    ClearHold,
+    CloseBets,
+    ConfirmFaceUp,
+    CutDone,
+    EndShoe,
+    EnterCard,
+    ShoeLoaded,
+    SignIn,
+    StartShoe,
+    VoidRound,
 )
 from cardshoe.controller.procedure.refusals import (
     COMMAND_WORDS,

@@ -21,7 +21,7 @@ go only to the table's operators, idle ones closed after IDLE_TIMEOUT_S (the
 accept loop takes every connection at once, so none waits unaccepted: it is
 served and timed, or refused with an answer), a request at most MAX_LINE_BYTES long and
 MAX_REQUEST_DEPTH deep; a refused request is one JSON answer, never a
-traceback. One service per socket path: a lock file
+traceback. One service per socket path (socket_claim.py): a lock file
 beside the socket, held for the life of the service, tells a live service
 from a stale socket file left by a killed one, which is then replaced.
 """
@@ -30,14 +30,12 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import fcntl
 import json
 import logging
 import os
 import queue
 import socket
 import socketserver
-import stat
 import struct
 import threading
 import time
@@ -49,12 +47,11 @@ from typing import Any, BinaryIO, Protocol
 from cardshoe.controller.errors import (
     EXIT_BAD_INPUT,
     EXIT_CHECK_FAILED,
-    EXIT_DEVICE_UNAVAILABLE,
     UserError,
 )
-from cardshoe.controller.own_files import check_private_folder, open_own_file
 from cardshoe.controller.procedure.facts import TableEvent
 from cardshoe.controller.rules.errors import RulesError
+from cardshoe.controller.service.socket_claim import EXIT_NO_SERVICE, SocketClaim
 from cardshoe.controller.timestamps import utc_timestamp
 from cardshoe.drivers.errors import UDEV_GROUP
 
@@ -86,8 +83,6 @@ CLIENT_TIMEOUT_S = 5.0
 CONNECT_RETRY_FIRST_S = 0.005
 """A client whose connect finds the backlog full retries after this, doubling, until its
 timeout."""
-EXIT_NO_SERVICE = EXIT_DEVICE_UNAVAILABLE
-"""No service, or not permitted to reach it: like an absent device, exit 3."""
 
 Handler = Callable[[Mapping[str, Any]], dict[str, Any]]
 """Answers one request (the parsed line) with its result; raises UserError to refuse it."""
@@ -101,103 +96,7 @@ class Replica(Protocol):
     def to_json(self) -> dict[str, Any]: ...
 
 
-def lock_path_for(socket_path: Path) -> Path:
-    return socket_path.with_name(socket_path.name + ".lock")
-
-
 # --- the server side -------------------------------------------------------------------
-
-
-@dataclass
-class SocketClaim:
-    """This process's right to serve at a socket path: an flock the kernel drops on death."""
-
-    path: Path
-    lock_fd: int
-
-    def release(self) -> None:
-        os.close(self.lock_fd)
-
-
-def claim_socket_path(path: Path) -> SocketClaim:
-    """Take the socket path for this process, or refuse (exit 3) when a live service has it.
-
-    The folder must be the service's alone and the lock file is never opened through a
-    link (own_files.py), so nobody can make the service write its pid into another file.
-
-    The lock file stays in place when the service ends: removing it would
-    let two later services lock two different files under the same name.
-    """
-    if not path.parent.is_dir():
-        raise UserError(
-            f"cannot serve the control socket {path}: no folder {path.parent} "
-            "(systemd's RuntimeDirectory= makes it): create it or set service.control_socket",
-            EXIT_NO_SERVICE,
-        )
-    if not os.access(path.parent, os.W_OK | os.X_OK):
-        raise UserError(
-            f"cannot serve the control socket {path}: the service user may not write "
-            f"{path.parent}: make it writable for that user or set service.control_socket",
-            EXIT_NO_SERVICE,
-        )
-    check_private_folder(path.parent, "set service.control_socket in a folder of its own")
-    lock_path = lock_path_for(path)
-    try:
-        lock_fd = open_own_file(lock_path)
-    except PermissionError:
-        raise UserError(
-            f"not permitted to create {lock_path}: run as the service user or set "
-            "service.control_socket",
-            EXIT_NO_SERVICE,
-        ) from None
-    try:
-        fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        holder = os.pread(lock_fd, 32, 0).decode(errors="replace").strip()
-        os.close(lock_fd)
-        raise UserError(
-            f"another shoectl run (pid {holder or 'unknown'}) serves {path}: "
-            "stop it first (systemctl stop cardshoe)",
-            EXIT_NO_SERVICE,
-        ) from None
-    claim = SocketClaim(path, lock_fd)
-    try:
-        _remove_stale_socket(path)
-        os.ftruncate(lock_fd, 0)
-        os.pwrite(lock_fd, f"{os.getpid()}\n".encode(), 0)
-    except BaseException:
-        claim.release()
-        raise
-    return claim
-
-
-def _remove_stale_socket(path: Path) -> None:
-    """Remove the socket a killed service left; never a live one, never another file.
-
-    A live server without the lock (its lock file deleted under it) still
-    answers, so it keeps its socket.
-    """
-    try:
-        if not stat.S_ISSOCK(path.lstat().st_mode):
-            raise UserError(
-                f"service.control_socket {path} is an existing file, not a socket: "
-                "choose another path",
-                EXIT_BAD_INPUT,
-            )
-    except FileNotFoundError:
-        return
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
-        probe.settimeout(CLIENT_TIMEOUT_S)
-        try:
-            probe.connect(str(path))
-        except OSError:
-            path.unlink(missing_ok=True)
-            return
-    raise UserError(
-        f"a service already answers on {path} although {lock_path_for(path)} is free: "
-        "stop that service first",
-        EXIT_NO_SERVICE,
-    )
 
 
 class EventFeed:

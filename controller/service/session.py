@@ -55,25 +55,25 @@ from cardshoe.controller.procedure.facts import (
 )
 from cardshoe.controller.procedure.holds import HoldReason
 from cardshoe.controller.procedure.inputs import (
-    AbandonShoe,
-    ClearHold,
-    CloseBets,
-    ConfirmFaceUp,
-    CutDone,
-    EndShoe,
-    EnterCard,
     HostFinding,
     JournalBehindDevice,
-    ShoeLoaded,
-    SignIn,
-    StartShoe,
     StorageFault,
     StorageLow,
     StorageRecovered,
-    VoidRound,
     to_record,
 )
 from cardshoe.controller.procedure.machine import SHOE_OPEN, State
+from cardshoe.controller.procedure.operator_commands import (
+    ClearHold,
+    CloseBets,
+    CutDone,
+    EndShoe,
+    EnterCard,
+    OperatorCommand,
+    ShoeLoaded,
+    SignIn,
+    StartShoe,
+)
 from cardshoe.controller.procedure.operator_input import (
     check_shoe_id,
     parse_deck_set,
@@ -416,34 +416,17 @@ class TableSession:
             next(self.journal.records(shoe_id=shoe_id, kinds=(ShoeStarted.KIND,)), None) is not None
         )
 
-    def shoe_loaded(self) -> None:
-        """Manual shoe: the shuffled pack is in the shoe."""
-        self._command(ShoeLoaded())
+    def operate(self, command: OperatorCommand, **arguments: Any) -> None:
+        """An operator command whose procedure input is built from its arguments alone
+        (operator_commands.py): journaled as an input, accepted or refused, like the
+        dealer's button. ProcedureRefused says why the procedure refused it.
 
-    def cut_done(self) -> None:
-        """Manual shoe: the pack is cut and the cut card placed; the burn begins."""
-        self._command(CutDone())
-
-    def close_bets(self) -> None:
-        """No more bets, as the dealer button does."""
-        self._command(CloseBets())
-
-    def confirm_face_up(self) -> None:
-        """The dealer turned the automatic machine's face-down card face up."""
-        self._command(ConfirmFaceUp())
-
-    def end_shoe(self, reason: ShoeEnding = ShoeEnding.COMMAND) -> None:
-        """End the shoe: now between rounds, or after the round under way."""
-        self._command(EndShoe(reason))
-
-    def abandon_shoe(self, reason: str) -> None:
-        """Close the shoe as it stands, unreconciled, voiding the open round."""
-        self._command(AbandonShoe(reason))
-
-    def void_round(self, reason: str, note: str | None = None, round: int | None = None) -> None:
-        """A supervisor voids a round, for a reason of the table's game (Art. 10): the one
-        named, or the one being dealt, or with none, the one just settled."""
-        self._command(VoidRound(reason, note, round))
+        The commands with methods of their own here need the session: new-shoe (the id,
+        the pack's custody), sign-in and supervisor-sign-in (who holds the table),
+        enter-card (the card checked, the operator named) and clear-hold (the device's
+        stream taken up again).
+        """
+        self._command(command.make(arguments))
 
     def enter_card(self, card: str, note: str | None = None) -> None:
         """A supervisor enters the card the reader could not read (Art. 10 correction).
@@ -643,7 +626,7 @@ class TableSession:
         open simply goes on. rounds: the house ends the shoe after that many
         rounds (the automatic machine has no cut card). betting_time_s: close
         bets by command that long after each round opens; None waits for the
-        dealer button or close_bets(). on_step: called in this loop after every
+        dealer button or no-more-bets. on_step: called in this loop after every
         step; a service pings its watchdog there, so a stuck loop stops the pings.
         """
         self._stop.clear()
@@ -689,8 +672,8 @@ class TableSession:
     def _open_shoe(self, shoe_id: str | None, deck_set: int | None) -> None:
         self.start_shoe(shoe_id, deck_set)
         if self.config.uses_cut_card_and_burn:
-            self.shoe_loaded()
-            self.cut_done()
+            self._command(ShoeLoaded())
+            self._command(CutDone())
 
     def stop(self) -> None:
         """Make run_shoe return after the step under way (from any thread)."""
@@ -709,12 +692,12 @@ class TableSession:
         shoe, round_no = self.model.shoe, self.model.round_no
         last_wanted = rounds is not None and round_no is not None and round_no >= rounds
         if self.state is State.DEALING and last_wanted and shoe and shoe.last_round is None:
-            self.end_shoe()
+            self._command(EndShoe())
         due = self._machine_end_due
         if due is not None and self.state in ROUND_UNDER_WAY and self._wall_clock() >= due:
             self._machine_end_due = None
             if shoe and shoe.last_round is None:
-                self.end_shoe(ShoeEnding.MACHINE_END_AT)
+                self._command(EndShoe(ShoeEnding.MACHINE_END_AT))
         if self.state is not State.BETTING:
             self._round_opened_at = None
             return
@@ -722,7 +705,7 @@ class TableSession:
         if self._round_opened_at is None:
             self._round_opened_at = now
         if betting_time_s is not None and now - self._round_opened_at >= betting_time_s:
-            self.close_bets()
+            self._command(CloseBets())
 
     # --- one input: journal, apply, commit, acknowledge, tell --------------------------
 

@@ -33,9 +33,9 @@ from cardshoe.controller.service.control_socket import (
     OPERATOR_RESERVE,
     ControlServer,
     EventFeed,
-    claim_socket_path,
     request,
 )
+from cardshoe.controller.service.socket_claim import claim_socket_path
 
 REPEATING_CLIENT = """
 import json, socket, sys

@@ -32,6 +32,7 @@ from cardshoe.controller.procedure.facts import (
     TableEvent,
 )
 from cardshoe.controller.procedure.holds import HoldReason
+from cardshoe.controller.procedure.operator_commands import COMMANDS
 from cardshoe.controller.rules.cards import Card, parse_card
 from cardshoe.controller.rules.shoe_order import play_shoe_order
 from cardshoe.controller.service.session import TableSession
@@ -97,7 +98,7 @@ class ConfirmsFaceUp:
 
     def notify(self, event: TableEvent) -> None:
         if isinstance(event, HoldStarted) and event.reason == HoldReason.FACE_DOWN_CARD:
-            self.session.confirm_face_up()
+            self.session.operate(COMMANDS["confirm-face-up"])
 
 
 class RemovesIntruders:
