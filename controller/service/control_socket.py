@@ -84,8 +84,23 @@ CONNECT_RETRY_FIRST_S = 0.005
 """A client whose connect finds the backlog full retries after this, doubling, until its
 timeout."""
 
+BUSY = "busy"
+"""In the refusal of a connection over its uid's share: the client tries again (_answered)."""
+
 Handler = Callable[[Mapping[str, Any]], dict[str, Any]]
 """Answers one request (the parsed line) with its result; raises UserError to refuse it."""
+
+
+@dataclass(frozen=True)
+class Unadmitted:
+    """Why a connection is turned away, and whether the client may simply try again."""
+
+    reason: str
+    busy: bool = False
+
+
+class _Busy(Exception):
+    """The service turned the connection away as busy (its reason the argument): try again."""
 
 
 class Replica(Protocol):
@@ -227,23 +242,26 @@ class ControlServer:
 
     # --- called from connection threads -------------------------------------------
 
-    def admit(self, connection: socket.socket, peer: Peer) -> str | None:
+    def admit(self, connection: socket.socket, peer: Peer) -> Unadmitted | None:
         """Count a new connection in; or why not: all served, the peer's uid holds its share,
         or only the operators' reserve is left and the peer is not one of them."""
         with self._connections_lock:
             served = len(self._connections)
             if served >= self.max_connections:
-                return f"the service is serving {self.max_connections} connections: try again"
+                return Unadmitted(
+                    f"the service is serving {self.max_connections} connections: try again"
+                )
             held = sum(1 for uid in self._connections.values() if uid == peer.uid)
             if held >= self.max_per_uid:
-                return (
+                return Unadmitted(
                     f"uid {peer.uid} holds {held} connections to the service, the most one user "
                     "may: close some (each idle one closes after "
-                    f"{self.idle_timeout_s:g} s), then try again"
+                    f"{self.idle_timeout_s:g} s), then try again",
+                    busy=True,
                 )
             reserved = served >= self.max_connections - OPERATOR_RESERVE
             if reserved and not self._is_operator(peer):
-                return (
+                return Unadmitted(
                     f"the service is serving {served} connections and keeps the rest for the "
                     "table's operators: try again"
                 )
@@ -415,14 +433,15 @@ class _UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
         """A thread for the connection, or, when ControlServer.admit says no, one refusal and
         close."""
         try:
-            reason = self.control.admit(request, peer_of(request))
+            unadmitted = self.control.admit(request, peer_of(request))
         except OSError:
-            reason = "the service could not tell who connected: try again"
-        if reason is None:
+            unadmitted = Unadmitted("the service could not tell who connected: try again")
+        if unadmitted is None:
             super().process_request(request, client_address)
             return
-        _LOGGER.warning("control socket: refused a connection: %s", reason)
-        refusal = _refusal(reason, EXIT_NO_SERVICE)
+        _LOGGER.warning("control socket: refused a connection: %s", unadmitted.reason)
+        busy = {BUSY: True} if unadmitted.busy else {}
+        refusal = _refusal(unadmitted.reason, EXIT_NO_SERVICE) | busy
         with contextlib.suppress(OSError):
             request.setblocking(False)
             request.send(json.dumps(refusal).encode() + b"\n")
@@ -447,9 +466,9 @@ class _UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
 
 def request(path: Path, command: str, timeout: float = CLIENT_TIMEOUT_S, **arguments: Any) -> Any:
     """Send one command to the service at path and return its result; UserError if refused."""
-    with _connect(path, timeout) as connection:
-        _send_request(connection, path, command, arguments)
-        return _read_result(connection.makefile("rb"), path, timeout)
+    connection, _, result = _answered(path, command, arguments, timeout)
+    connection.close()
+    return result
 
 
 @contextlib.contextmanager
@@ -457,12 +476,35 @@ def subscription(
     path: Path, timeout: float = CLIENT_TIMEOUT_S
 ) -> Iterator[tuple[dict[str, Any], Iterator[dict[str, Any]]]]:
     """{"status", "board"} now, then the table's events as they happen until it stops."""
-    with _connect(path, timeout) as connection:
-        _send_request(connection, path, SUBSCRIBE, {})
-        reader = connection.makefile("rb")
-        status = _read_result(reader, path, timeout)
+    connection, reader, status = _answered(path, SUBSCRIBE, {}, timeout)
+    with connection:
         connection.settimeout(None)
         yield status, _events(reader)
+
+
+def _answered(
+    path: Path, command: str, arguments: dict[str, Any], timeout: float
+) -> tuple[socket.socket, BinaryIO, Any]:
+    """The open connection, its reader and the service's answer to one command. Turned away
+    over its uid's share, it tries again with backoff until the timeout: one user's burst
+    waits its turn, as for a full listen backlog; a share held longer is refused."""
+    deadline = time.monotonic() + timeout
+    pause = CONNECT_RETRY_FIRST_S
+    while True:
+        connection = _connect(path, timeout)
+        try:
+            unsent = _send_request(connection, command, arguments)
+            reader = connection.makefile("rb")
+            return connection, reader, _read_result(reader, path, timeout, unsent)
+        except _Busy as busy:
+            connection.close()
+            if time.monotonic() + pause > deadline:
+                raise UserError(str(busy), EXIT_NO_SERVICE) from None
+            time.sleep(pause)
+            pause *= 2
+        except BaseException:
+            connection.close()
+            raise
 
 
 def _events(reader: BinaryIO) -> Iterator[dict[str, Any]]:
@@ -477,21 +519,26 @@ def _events(reader: BinaryIO) -> Iterator[dict[str, Any]]:
 
 
 def _send_request(
-    connection: socket.socket, path: Path, command: str, arguments: dict[str, Any]
-) -> None:
+    connection: socket.socket, command: str, arguments: dict[str, Any]
+) -> OSError | None:
+    """The error if the request could not go: a service that turned the connection away has
+    closed it, and its one-line refusal still waits to be read."""
     try:
         connection.sendall(json.dumps({"cmd": command, **arguments}).encode() + b"\n")
     except OSError as exc:
-        raise UserError(f"lost the service on {path}: {exc}", EXIT_NO_SERVICE) from None
+        return exc
+    return None
 
 
-def _read_result(reader: BinaryIO, path: Path, timeout: float) -> Any:
+def _read_result(reader: BinaryIO, path: Path, timeout: float, unsent: OSError | None) -> Any:
     try:
         line = reader.readline()
     except TimeoutError:
         line = b""
     except OSError as exc:
         raise UserError(f"lost the service on {path}: {exc}", EXIT_NO_SERVICE) from None
+    if unsent is not None and not line:
+        raise UserError(f"lost the service on {path}: {unsent}", EXIT_NO_SERVICE)
     if not line.endswith(b"\n"):
         raise UserError(
             f"the service on {path} closed the connection without answering "
@@ -500,6 +547,8 @@ def _read_result(reader: BinaryIO, path: Path, timeout: float) -> Any:
         )
     answer = json.loads(line)
     if not answer["ok"]:
+        if answer.get(BUSY):
+            raise _Busy(answer["error"])
         raise UserError(answer["error"], answer["exit_code"])
     return answer["result"]
 
