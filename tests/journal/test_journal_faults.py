@@ -19,13 +19,13 @@ from pathlib import Path
 import pytest
 from support.shoectl import ShoectlRunner
 
-from cardshoe.controller.journal.store import (
+from cardshoe.controller.journal.errors import JournalError
+from cardshoe.controller.journal.storage_watch import (
     CHECKPOINT_EVERY,
     WAL_ALARM_FRAMES,
-    Journal,
-    JournalError,
     StorageProblem,
 )
+from cardshoe.controller.journal.store import Journal
 
 INTERNAL_ERROR = 70
 CORRUPTION_TRIALS = 30
@@ -273,7 +273,8 @@ def test_case4_a_rewritten_anchor_record_fails_the_start_up_check(journal_path: 
 FILE_SIZE_LIMITED_WRITER = """
 import resource, sys
 from pathlib import Path
-from cardshoe.controller.journal.store import Journal, JournalError
+from cardshoe.controller.journal.errors import JournalError
+from cardshoe.controller.journal.store import Journal
 path, limit, events = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
 with Journal.open(path, table_id="T1") as journal:
