@@ -34,13 +34,11 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from cardshoe.controller.config import DeviceMode, TableConfig
 from cardshoe.controller.errors import UserError
+from cardshoe.controller.journal.errors import JournalStorageError
 from cardshoe.controller.journal.repeats import RepeatCounter
-from cardshoe.controller.journal.store import (
-    Journal,
-    JournalStorageError,
-    StorageProblem,
-    Transaction,
-)
+from cardshoe.controller.journal.storage_watch import StorageProblem
+from cardshoe.controller.journal.store import Journal
+from cardshoe.controller.journal.transaction import Transaction
 from cardshoe.controller.procedure.facts import (
     Alarm,
     AlarmKind,

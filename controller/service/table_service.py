@@ -47,8 +47,9 @@ import structlog
 
 from cardshoe.controller.config import TableConfig
 from cardshoe.controller.errors import EXIT_DEVICE_UNAVAILABLE, UserError
+from cardshoe.controller.journal.errors import JournalCorrupt, JournalError
 from cardshoe.controller.journal.repeats import RepeatCounter
-from cardshoe.controller.journal.store import Journal, JournalCorrupt, JournalError
+from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.procedure.facts import (
     Alarm,
     AlarmKind,
