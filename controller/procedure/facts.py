@@ -95,7 +95,18 @@ class TableEvent:
 
     def payload(self) -> dict[str, Any]:
         """The record payload: the fields as plain JSON values."""
-        return {item.name: _plain(getattr(self, item.name)) for item in fields(self)}  # type: ignore[arg-type]
+        return {name: _plain(getattr(self, name)) for name in _field_names(type(self))}
+
+
+def _field_names(cls: type) -> tuple[str, ...]:
+    """A fact class's field names, read once: every card's facts are journaled."""
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(item.name for item in fields(cls))
+    return names
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 
 
 def _plain(value: Any) -> Any:

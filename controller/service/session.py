@@ -71,6 +71,7 @@ from cardshoe.controller.procedure.inputs import (
     StorageLow,
     StorageRecovered,
     VoidRound,
+    record_kind,
     to_record,
 )
 from cardshoe.controller.procedure.machine import SHOE_OPEN, State
@@ -783,7 +784,7 @@ class TableSession:
         repeat_kind = _repeat_kind(item) if also is None else None
         try:
             with self.journal.transaction() as transaction:
-                kind = to_record(item).kind
+                kind = record_kind(item)
                 if self._operator is not None and kind.startswith(COMMAND_PREFIX):
                     transaction.append(
                         OPERATOR,
