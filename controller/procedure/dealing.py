@@ -40,7 +40,7 @@ from cardshoe.controller.procedure.irregularities import (
     card_of,
     inspect_card,
 )
-from cardshoe.controller.procedure.machine import ROUND_STATES, State, Trigger
+from cardshoe.controller.procedure.machine import ROUND_STATES, STATES, State, Trigger
 from cardshoe.controller.procedure.operator_input import deck_set_text
 from cardshoe.controller.procedure.shoe import (
     CardDue,
@@ -93,7 +93,7 @@ class Dealing:
         """Where the procedure stands, or stood when a hold interrupted it."""
         if self.state == State.HELD and self.held_state is not None:
             return self.held_state
-        return State(self.state)
+        return STATES[self.state]
 
     def card_due(self) -> CardDue | None:
         """What the next card is for, or None when no card may leave now."""
@@ -135,8 +135,8 @@ class Dealing:
         continuing = feed is not None and card_event.feed_group == feed.group
         if feed is not None and not continuing:
             shoe.feed = feed = None
-        suspected = bool(card_event.flags & ReadFlag.DOUBLE_FEED_SUSPECTED)
-        in_order = suspected and bool(card_event.flags & ReadFlag.FEED_IN_ORDER)
+        suspected = ReadFlag.DOUBLE_FEED_SUSPECTED in card_event.flags
+        in_order = suspected and ReadFlag.FEED_IN_ORDER in card_event.flags
         starts_group = suspected and not continuing
         due = self._due_at(self.position, within_ordered_feed=True)
         if feed is not None and feed.in_order:
@@ -156,7 +156,7 @@ class Dealing:
         if feed is not None:
             self._take_group_card(shoe, feed, inspection)
         elif isinstance(due, Hand) and inspection.card_id is None and not inspection.voids:
-            if card_event.flags & ReadFlag.DOUBLE_FEED_SUSPECTED:
+            if suspected:
                 # The group's next card is on its way: no place can be kept for this one.
                 self._set_aside(
                     inspection, Irregularity.MISREAD_CARD, findings, Consequence.VOID_ROUND

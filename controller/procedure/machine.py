@@ -20,7 +20,7 @@ times slower), queued, and without auto transitions.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -55,6 +55,11 @@ class State(StrEnum):
     """Paused by one or more holds; resumes in the state it was held in."""
     FAULT = "fault"
     """The procedure itself raised an exception; only abandoning the shoe leaves it."""
+
+
+STATES: Mapping[str, State] = {state.value: state for state in State}
+"""Each state's value (as the Machine keeps it on the model) to its State: a lookup where
+State(value) goes through Enum's call, asked several times for every card."""
 
 
 class Trigger(StrEnum):
