@@ -212,7 +212,10 @@ class ProcedureMachine(Machine):
         after it are asked in the state that leaves.
         """
         state = getattr(model, self.model_attribute)
-        candidates = self._candidates(state, triggers)
+        known = self._automatic.get(state)
+        candidates = known[1] if known is not None and known[0] is triggers else None
+        if candidates is None:
+            candidates = self._candidates(state, triggers)
         if not candidates:
             return None
         # One EventData for all the routes asked: this runs after every input.
@@ -242,10 +245,8 @@ class ProcedureMachine(Machine):
 
     def _candidates(self, state: str, triggers: Sequence[str]) -> Candidates:
         """The routes first_step tries in `state` for `triggers`, in order, each with its
-        trigger's place in `triggers` and its Event; worked out once per state and tuple."""
-        known = self._automatic.get(state)
-        if known is not None and known[0] is triggers:
-            return known[1]
+        trigger's place in `triggers` and its Event; kept for the state, so the next ask
+        with the same tuple (AUTOMATIC_FROM's) finds them."""
         candidates = tuple(
             (index, self.events[trigger], route)
             for index, trigger in enumerate(triggers)

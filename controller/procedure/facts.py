@@ -107,10 +107,13 @@ def _field_names(cls: type) -> tuple[str, ...]:
 
 
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+_AS_IS = frozenset({str, int, float, bool, type(None)})
 
 
 def _plain(value: Any) -> Any:
     """Cards and hands as their text, fractions as "n/d", containers recursively."""
+    if type(value) in _AS_IS:
+        return value  # most fields: no isinstance chain, whose Mapping check is an ABC's
     if isinstance(value, Card):
         return str(value)
     if isinstance(value, Enum):

@@ -352,7 +352,7 @@ def _leaves(transition: Transition, state: State) -> bool:
     )
 
 
-AUTOMATIC_FROM: dict[State, tuple[Trigger, ...]] = {
+AUTOMATIC_FROM: Mapping[str, tuple[Trigger, ...]] = {
     state: tuple(
         trigger
         for trigger in AUTOMATIC
