@@ -162,16 +162,25 @@ class InputRecord:
 
 def to_record(item: Any) -> InputRecord:
     """The journal form of one input."""
-    kind = _EVENT_KINDS.get(type(item))
-    if kind is not None:
+    kind = record_kind(item)
+    if type(item) in _EVENT_KINDS:
         payload = {**to_json(item), RECORD_VERSION_KEY: RECORD_VERSION}
         return InputRecord(kind, payload, item.seq if isinstance(item, DeviceEvent) else None)
+    return InputRecord(kind, asdict(item), _device_seq_of(item))
+
+
+def record_kind(item: Any) -> str:
+    """The record kind an input is journaled under, without encoding its payload (the
+    session asks it of every input before journaling it)."""
+    kind = _EVENT_KINDS.get(type(item))
+    if kind is not None:
+        return kind
     if isinstance(item, DriverEvent):
         raise TypeError(f"{item!r} is a driver event the journal has no kind for")
     kind = _HOST_KINDS.get(type(item))
     if kind is None:
         raise TypeError(f"{item!r} is not an input of the table procedure")
-    return InputRecord(kind, asdict(item), _device_seq_of(item))
+    return kind
 
 
 def _device_seq_of(item: object) -> int | None:

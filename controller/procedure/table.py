@@ -126,7 +126,7 @@ class TableModel(SupervisorCorrections):
         self._end_misread_hold_when_moot()
         self._end_replay_hold_when_moot()
         for _ in range(MAX_AUTOMATIC_STEPS):
-            step = self.machine.first_step(self, AUTOMATIC_FROM[cast(State, self.state)])
+            step = self.machine.first_step(self, AUTOMATIC_FROM[self.state])
             if step is None:
                 break
             self.machine.take(step)

@@ -24,7 +24,7 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -58,6 +58,7 @@ from cardshoe.controller.procedure.inputs import (
     StorageFault,
     StorageLow,
     StorageRecovered,
+    record_kind,
     to_record,
 )
 from cardshoe.controller.procedure.machine import SHOE_OPEN, State
@@ -764,7 +765,7 @@ class TableSession:
         repeat_kind = _repeat_kind(item) if also is None else None
         try:
             with self.journal.transaction() as transaction:
-                kind = to_record(item).kind
+                kind = record_kind(item)
                 if self._operator is not None and kind.startswith(COMMAND_PREFIX):
                     transaction.append(
                         OPERATOR,
@@ -882,11 +883,20 @@ class TableSession:
                 device_serial=self.device_serial,
             )
 
-    def _log_context(self) -> AbstractContextManager[object]:
-        """Every log line while the session works says which table, shoe and round."""
-        return structlog.contextvars.bound_contextvars(
+    @contextmanager
+    def _log_context(self) -> Iterator[None]:
+        """Every log line while the session works says which table, shoe and round.
+
+        Reset by token rather than through bound_contextvars, which reads the whole
+        context on the way in and binds twice on the way out: this runs three times a card.
+        """
+        tokens = structlog.contextvars.bind_contextvars(
             table_id=self.config.table_id, shoe_id=self.model.shoe_id, round_no=self.model.round_no
         )
+        try:
+            yield
+        finally:
+            structlog.contextvars.reset_contextvars(**tokens)
 
     def _publish(self, facts: list[Fact]) -> None:
         events = [fact.event for fact in facts]
