@@ -21,6 +21,7 @@ from cardshoe.drivers.errors import CommandRefused, Refusal
 from cardshoe.drivers.protocol import messages as wire
 from cardshoe.drivers.protocol.error_codes import ErrorCode
 from cardshoe.drivers.protocol.link_constants import PROTOCOL_MAJOR
+from cardshoe.drivers.protocol.message_codec import message_from_json
 
 FAMILY_NAME = "cardshoe"
 
@@ -67,13 +68,26 @@ def neutral_fault(kind: wire.FaultKind) -> neutral.FaultKind:
 
 
 def _read_flags(read: wire.CardRead) -> neutral.ReadFlag:
+    misread = read.misread
+    known = _READ_FLAGS.get((read.flags, misread))
+    if known is not None:
+        return known
     flags = neutral.ReadFlag(0)
     for bit, meaning in _SENSOR_TO_READ.items():
         if bit in read.flags:
             flags |= meaning
-    if read.misread:
+    if misread:
         flags |= neutral.ReadFlag.MISREAD
+    _READ_FLAGS[(read.flags, misread)] = flags
     return flags
+
+
+_READ_FLAGS: dict[tuple[wire.SensorFlag, bool], neutral.ReadFlag] = {}
+"""Each wire flag set's translation, worked out once: a Flag's operators each make a new
+member through Enum's call, five or six of them for every card."""
+_ORIENTATIONS = {
+    orientation: neutral.Orientation[orientation.name] for orientation in wire.Orientation
+}
 
 
 def _card(read: wire.CardRead) -> neutral.CardSeen:
@@ -82,7 +96,7 @@ def _card(read: wire.CardRead) -> neutral.CardSeen:
         device_time_ms=read.device_time_ms,
         card=read.card,
         flags=_read_flags(read),
-        orientation=neutral.Orientation[read.orientation.name],
+        orientation=_ORIENTATIONS[read.orientation],
         feed_group=read.feed_group,
         feed_size=read.feed_size,
         code=read.card_code.hex(),
@@ -176,11 +190,11 @@ def read_version_1_record(kind: str, payload: Mapping[str, Any]) -> neutral.Even
     """A journal record of version 1 (before the device seam: the wire form) as the neutral
     event it stands for; kind is "device.<message type>" or "link.restored"."""
     if kind == "link.restored":
-        hello = wire.message_from_json(payload["hello"])
+        hello = message_from_json(payload["hello"])
         if not isinstance(hello, wire.Hello):
             raise ValueError(f"a version 1 link.restored record holds a {type(hello).__name__}")
         return neutral.LinkRestored(identity_of(hello, hello.protocol_minor))
-    message = wire.message_from_json(
+    message = message_from_json(
         {"type": kind.removeprefix("device.").upper(), "fields": dict(payload)}
     )
     if type(message) not in _TRANSLATIONS or not isinstance(message, wire.Event):

@@ -17,7 +17,7 @@ from cardshoe.controller.cli.completion import complete_game
 if TYPE_CHECKING:
     from cardshoe.controller.cli.demo_wiring import DemoResult, DemoSettings
     from cardshoe.controller.config import TableConfig
-    from cardshoe.controller.journal.store import Record
+    from cardshoe.controller.journal.records import Record
     from cardshoe.controller.procedure.facts import Alarm, Observer
     from cardshoe.controller.service.session import TableSession
 

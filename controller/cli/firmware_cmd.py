@@ -229,7 +229,8 @@ def update(url: str, signed_path: Path, config_path: Path, timeout: float, as_js
     """
     from cardshoe.controller.config import load_config
     from cardshoe.controller.errors import EXIT_DEVICE_UNAVAILABLE, UserError
-    from cardshoe.controller.journal.store import Journal, JournalBusy
+    from cardshoe.controller.journal.errors import JournalBusy
+    from cardshoe.controller.journal.store import Journal
     from cardshoe.controller.service import firmware_update
     from cardshoe.controller.service.control_socket import Peer
     from cardshoe.controller.service.roles import check_permitted, operator_of

@@ -16,7 +16,8 @@ from cardshoe.controller.cli.run_cmd import TABLE_CONFIG_OPTION
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-    from cardshoe.controller.journal.store import Journal, Record
+    from cardshoe.controller.journal.records import Record
+    from cardshoe.controller.journal.store import Journal
 
 JOURNAL_PATH = click.argument("path", type=click.Path(path_type=Path))
 NUMBER_COLUMNS = frozenset({0, 3})
@@ -180,7 +181,8 @@ def export(
     import sys
 
     from cardshoe.controller.errors import UserError
-    from cardshoe.controller.journal.store import RECORD_FIELDS, Journal
+    from cardshoe.controller.journal.records import RECORD_FIELDS
+    from cardshoe.controller.journal.store import Journal
     from cardshoe.controller.service.recovery import device_forms
     from cardshoe.controller.service.significant_events import SIGNIFICANT_KINDS
 
@@ -238,7 +240,8 @@ def verify(path: Path, anchor: str | None, as_json: bool) -> None:
     rewrite of the whole file.
     """
     from cardshoe.controller.errors import UserError
-    from cardshoe.controller.journal.store import ChainAnchor, Journal
+    from cardshoe.controller.journal.records import ChainAnchor
+    from cardshoe.controller.journal.store import Journal
 
     expected = ChainAnchor.parse(anchor) if anchor is not None else None
     with Journal.open_readonly(path) as opened:
@@ -296,7 +299,8 @@ def prune(path: Path, anchor: str | None, state_dir: Path | None, keep_days: flo
 
     from cardshoe.controller.errors import UserError
     from cardshoe.controller.journal.prune import floor_anchor, prune_journal
-    from cardshoe.controller.journal.store import ChainAnchor, Journal
+    from cardshoe.controller.journal.records import ChainAnchor
+    from cardshoe.controller.journal.store import Journal
 
     if anchor is not None:
         verified_anchor = ChainAnchor.parse(anchor)

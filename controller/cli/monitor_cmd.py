@@ -199,7 +199,7 @@ def _follow(
 ) -> None:
     """Show each event; return after count of them, exit 3 if the service stops first."""
     from cardshoe.controller.errors import UserError
-    from cardshoe.controller.service.control_socket import EXIT_NO_SERVICE
+    from cardshoe.controller.service.socket_claim import EXIT_NO_SERVICE
 
     for shown, record in enumerate(events, start=1):
         show(record)

@@ -18,7 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cardshoe.controller import record_kinds
-from cardshoe.controller.journal.store import ChainAnchor, Journal, JournalError
+from cardshoe.controller.journal.errors import JournalError
+from cardshoe.controller.journal.records import ChainAnchor
+from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.journal.uplink_state import load_state, state_path
 
 NS_PER_DAY = 86_400 * 1_000_000_000

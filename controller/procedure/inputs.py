@@ -3,9 +3,10 @@
 The procedure is event-sourced: its only inputs are the device's events (in
 the device-neutral vocabulary of drivers/api/events.py, whatever protocol the
 device speaks), the driver's own events (link lost and restored, sequence
-gaps), and the operator's or host's commands below. Each input is journaled as
-one record together with the records it causes, in one transaction; replaying
-the inputs through a fresh procedure rebuilds the exact state (recovery.py).
+gaps), the operator's commands (operator_commands.py) and the host's below.
+Each input is journaled as one record together with the records it causes, in
+one transaction; replaying the inputs through a fresh procedure rebuilds the
+exact state (recovery.py).
 
 Device and driver records carry a record version (record_kinds.RECORD_VERSION_KEY,
 as every kind that changed form does): 2 is the neutral form written today. A record
@@ -21,7 +22,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from cardshoe.controller import record_kinds
-from cardshoe.controller.procedure.facts import ShoeEnding
+from cardshoe.controller.procedure.operator_commands import COMMAND_INPUTS, ClearHold
 from cardshoe.controller.record_kinds import (
     DEVICE_PREFIX,
     RECORD_VERSION_KEY,
@@ -48,99 +49,6 @@ from cardshoe.drivers.api.events import (
     ShoeEmptied,
 )
 from cardshoe.drivers.api.json_form import from_json, to_json
-
-
-@dataclass(frozen=True)
-class StartShoe:
-    """The operator opens a shoe: loaded (manual) or to be shuffled (automatic)."""
-
-    shoe_id: str
-    deck_set: int | None = None
-    """The loaded deck set's serial as printed on its box; None: take the first card's."""
-
-
-@dataclass(frozen=True)
-class SignIn:
-    """A dealer takes the table (the sign-in command), relieving the one signed in before.
-
-    An input, not only a note about who deals: under game.relief_burn a relief in
-    the middle of a shoe makes the house burn before the next deal, so a restart's
-    replay must see it.
-    """
-
-    dealer: str | None
-    """The user giving the command; None when it came from no control-socket client."""
-    relieves: str | None
-    """The dealer signed in before; None for the first sign-in the journal holds."""
-
-
-@dataclass(frozen=True)
-class ShoeLoaded:
-    """Manual shoe: the pack is shuffled and in the shoe, face down."""
-
-
-@dataclass(frozen=True)
-class CutDone:
-    """Manual shoe: the pack is cut and the cut card placed (Macau Art. 2.1)."""
-
-
-@dataclass(frozen=True)
-class CloseBets:
-    """No more bets, by command rather than the dealer button."""
-
-
-@dataclass(frozen=True)
-class ConfirmFaceUp:
-    """The dealer turned the automatic machine's face-down card face up (Art. 7.2)."""
-
-
-@dataclass(frozen=True)
-class EndShoe:
-    """The house ends the shoe after the round under way (Macau Art. 3.2)."""
-
-    reason: ShoeEnding = ShoeEnding.COMMAND
-    """A person's command, or which of the automatic machine's shoe policies."""
-
-
-@dataclass(frozen=True)
-class AbandonShoe:
-    """The shoe is closed as it stands, unreconciled; the open round is void."""
-
-    reason: str
-
-
-@dataclass(frozen=True)
-class ClearHold:
-    """The operator resolved a hold that only a person can resolve (a sequence gap)."""
-
-    reason: str
-    accepted_seq: int | None = None
-    """For a sequence gap or regression: the device seq from which events are taken again,
-    less one. Journaled as the record's device_seq, so a restart does not see the gap again."""
-    note: str | None = None
-    """What the person found, in their own words."""
-
-
-@dataclass(frozen=True)
-class VoidRound:
-    """A supervisor voids the round under way for an error only a person sees (Art. 10)."""
-
-    reason: str
-    """A VoidReason (procedure/corrections.py), each citing its rule."""
-    note: str | None = None
-    round_no: int | None = None
-    """The round voided; None: the round being dealt, or with none, the round just dealt."""
-
-
-@dataclass(frozen=True)
-class EnterCard:
-    """A supervisor enters the card the reader could not read; it goes to the hand due it."""
-
-    card: str
-    """As the rules engine prints it (7H); the session checks the notation before."""
-    note: str | None = None
-    operator: dict[str, Any] | None = None
-    """Who entered it (uid, user, role), so the correction the procedure records names them."""
 
 
 @dataclass(frozen=True)
@@ -210,17 +118,7 @@ class HostFinding:
 
 
 HOST_INPUTS: Mapping[str, type] = {
-    record_kinds.COMMAND_START_SHOE: StartShoe,
-    record_kinds.COMMAND_SIGN_IN: SignIn,
-    record_kinds.COMMAND_SHOE_LOADED: ShoeLoaded,
-    record_kinds.COMMAND_CUT_DONE: CutDone,
-    record_kinds.COMMAND_CLOSE_BETS: CloseBets,
-    record_kinds.COMMAND_CONFIRM_FACE_UP: ConfirmFaceUp,
-    record_kinds.COMMAND_END_SHOE: EndShoe,
-    record_kinds.COMMAND_ABANDON_SHOE: AbandonShoe,
-    record_kinds.COMMAND_CLEAR_HOLD: ClearHold,
-    record_kinds.COMMAND_VOID_ROUND: VoidRound,
-    record_kinds.COMMAND_ENTER_CARD: EnterCard,
+    **COMMAND_INPUTS,
     record_kinds.HOST_DEVICE_COUNT: DeviceCount,
     record_kinds.HOST_PACK_COUNT: PackCount,
     record_kinds.HOST_JOURNAL_BEHIND_DEVICE: JournalBehindDevice,
@@ -269,16 +167,25 @@ class InputRecord:
 
 def to_record(item: Any) -> InputRecord:
     """The journal form of one input."""
-    kind = _EVENT_KINDS.get(type(item))
-    if kind is not None:
+    kind = record_kind(item)
+    if type(item) in _EVENT_KINDS:
         payload = versioned(kind, to_json(item))
         return InputRecord(kind, payload, item.seq if isinstance(item, DeviceEvent) else None)
+    return InputRecord(kind, versioned(kind, asdict(item)), _device_seq_of(item))
+
+
+def record_kind(item: Any) -> str:
+    """The record kind an input is journaled under, without encoding its payload (the
+    session asks it of every input before journaling it)."""
+    kind = _EVENT_KINDS.get(type(item))
+    if kind is not None:
+        return kind
     if isinstance(item, DriverEvent):
         raise TypeError(f"{item!r} is a driver event the journal has no kind for")
     kind = _HOST_KINDS.get(type(item))
     if kind is None:
         raise TypeError(f"{item!r} is not an input of the table procedure")
-    return InputRecord(kind, versioned(kind, asdict(item)), _device_seq_of(item))
+    return kind
 
 
 def _device_seq_of(item: object) -> int | None:

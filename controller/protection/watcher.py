@@ -31,7 +31,8 @@ import structlog
 
 from cardshoe.controller import record_kinds
 from cardshoe.controller.config import TableConfig
-from cardshoe.controller.journal.store import Journal, Record
+from cardshoe.controller.journal.records import Record
+from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.procedure.facts import (
     WATCHER_ALARMS,
     Alarm,

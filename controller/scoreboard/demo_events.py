@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cardshoe.controller import record_kinds
-from cardshoe.controller.journal.store import Record
+from cardshoe.controller.journal.records import Record
 from cardshoe.controller.procedure.facts import WATCHER_ALARMS, Alarm, TableEvent
 from cardshoe.controller.rules.cards import ShoeComposition, parse_card
 from cardshoe.controller.rules.games import Game

@@ -26,7 +26,9 @@ from typing import Any
 
 from cardshoe.controller.canonical import canonical_json
 from cardshoe.controller.config import TableConfig
-from cardshoe.controller.journal.store import Journal, Record, Transaction
+from cardshoe.controller.journal.records import Record
+from cardshoe.controller.journal.store import Journal
+from cardshoe.controller.journal.transaction import Transaction
 from cardshoe.controller.procedure.facts import ShoeStarted, TableIdle
 from cardshoe.controller.procedure.inputs import (
     from_record,

@@ -24,7 +24,7 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -34,13 +34,11 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from cardshoe.controller.config import DeviceMode, TableConfig
 from cardshoe.controller.errors import UserError
+from cardshoe.controller.journal.errors import JournalStorageError
 from cardshoe.controller.journal.repeats import RepeatCounter
-from cardshoe.controller.journal.store import (
-    Journal,
-    JournalStorageError,
-    StorageProblem,
-    Transaction,
-)
+from cardshoe.controller.journal.storage_watch import StorageProblem
+from cardshoe.controller.journal.store import Journal
+from cardshoe.controller.journal.transaction import Transaction
 from cardshoe.controller.procedure.facts import (
     Alarm,
     AlarmKind,
@@ -55,25 +53,26 @@ from cardshoe.controller.procedure.facts import (
 )
 from cardshoe.controller.procedure.holds import HoldReason
 from cardshoe.controller.procedure.inputs import (
-    AbandonShoe,
-    ClearHold,
-    CloseBets,
-    ConfirmFaceUp,
-    CutDone,
-    EndShoe,
-    EnterCard,
     HostFinding,
     JournalBehindDevice,
-    ShoeLoaded,
-    SignIn,
-    StartShoe,
     StorageFault,
     StorageLow,
     StorageRecovered,
-    VoidRound,
+    record_kind,
     to_record,
 )
 from cardshoe.controller.procedure.machine import SHOE_OPEN, State
+from cardshoe.controller.procedure.operator_commands import (
+    ClearHold,
+    CloseBets,
+    CutDone,
+    EndShoe,
+    EnterCard,
+    OperatorCommand,
+    ShoeLoaded,
+    SignIn,
+    StartShoe,
+)
 from cardshoe.controller.procedure.operator_input import (
     check_shoe_id,
     parse_deck_set,
@@ -400,34 +399,17 @@ class TableSession:
             next(self.journal.records(shoe_id=shoe_id, kinds=(ShoeStarted.KIND,)), None) is not None
         )
 
-    def shoe_loaded(self) -> None:
-        """Manual shoe: the shuffled pack is in the shoe."""
-        self._command(ShoeLoaded())
+    def operate(self, command: OperatorCommand, **arguments: Any) -> None:
+        """An operator command whose procedure input is built from its arguments alone
+        (operator_commands.py): journaled as an input, accepted or refused, like the
+        dealer's button. ProcedureRefused says why the procedure refused it.
 
-    def cut_done(self) -> None:
-        """Manual shoe: the pack is cut and the cut card placed; the burn begins."""
-        self._command(CutDone())
-
-    def close_bets(self) -> None:
-        """No more bets, as the dealer button does."""
-        self._command(CloseBets())
-
-    def confirm_face_up(self) -> None:
-        """The dealer turned the automatic machine's face-down card face up."""
-        self._command(ConfirmFaceUp())
-
-    def end_shoe(self, reason: ShoeEnding = ShoeEnding.COMMAND) -> None:
-        """End the shoe: now between rounds, or after the round under way."""
-        self._command(EndShoe(reason))
-
-    def abandon_shoe(self, reason: str) -> None:
-        """Close the shoe as it stands, unreconciled, voiding the open round."""
-        self._command(AbandonShoe(reason))
-
-    def void_round(self, reason: str, note: str | None = None, round: int | None = None) -> None:
-        """A supervisor voids a round, for a reason of the table's game (Art. 10): the one
-        named, or the one being dealt, or with none, the one just settled."""
-        self._command(VoidRound(reason, note, round))
+        The commands with methods of their own here need the session: new-shoe (the id,
+        the pack's custody), sign-in and supervisor-sign-in (who holds the table),
+        enter-card (the card checked, the operator named) and clear-hold (the device's
+        stream taken up again).
+        """
+        self._command(command.make(arguments))
 
     def enter_card(self, card: str, note: str | None = None) -> None:
         """A supervisor enters the card the reader could not read (Art. 10 correction).
@@ -628,7 +610,7 @@ class TableSession:
         open simply goes on. rounds: the house ends the shoe after that many
         rounds (the automatic machine has no cut card). betting_time_s: close
         bets by command that long after each round opens; None waits for the
-        dealer button or close_bets(). on_step: called in this loop after every
+        dealer button or no-more-bets. on_step: called in this loop after every
         step; a service pings its watchdog there, so a stuck loop stops the pings.
         """
         self._stop.clear()
@@ -674,8 +656,8 @@ class TableSession:
     def _open_shoe(self, shoe_id: str | None, deck_set: int | None) -> None:
         self.start_shoe(shoe_id, deck_set)
         if self.config.uses_cut_card_and_burn:
-            self.shoe_loaded()
-            self.cut_done()
+            self._command(ShoeLoaded())
+            self._command(CutDone())
 
     def stop(self) -> None:
         """Make run_shoe return after the step under way (from any thread)."""
@@ -694,12 +676,12 @@ class TableSession:
         shoe, round_no = self.model.shoe, self.model.round_no
         last_wanted = rounds is not None and round_no is not None and round_no >= rounds
         if self.state is State.DEALING and last_wanted and shoe and shoe.last_round is None:
-            self.end_shoe()
+            self._command(EndShoe())
         due = self._machine_end_due
         if due is not None and self.state in ROUND_UNDER_WAY and self._wall_clock() >= due:
             self._machine_end_due = None
             if shoe and shoe.last_round is None:
-                self.end_shoe(ShoeEnding.MACHINE_END_AT)
+                self._command(EndShoe(ShoeEnding.MACHINE_END_AT))
         if self.state is not State.BETTING:
             self._round_opened_at = None
             return
@@ -707,7 +689,7 @@ class TableSession:
         if self._round_opened_at is None:
             self._round_opened_at = now
         if betting_time_s is not None and now - self._round_opened_at >= betting_time_s:
-            self.close_bets()
+            self._command(CloseBets())
 
     # --- one input: journal, apply, commit, acknowledge, tell --------------------------
 
@@ -768,7 +750,7 @@ class TableSession:
         repeat_kind = _repeat_kind(item) if also is None else None
         try:
             with self.journal.transaction() as transaction:
-                kind = to_record(item).kind
+                kind = record_kind(item)
                 if self._operator is not None and kind.startswith(COMMAND_PREFIX):
                     transaction.append(
                         SESSION_OPERATOR,
@@ -886,11 +868,20 @@ class TableSession:
                 device_serial=self.device_serial,
             )
 
-    def _log_context(self) -> AbstractContextManager[object]:
-        """Every log line while the session works says which table, shoe and round."""
-        return structlog.contextvars.bound_contextvars(
+    @contextmanager
+    def _log_context(self) -> Iterator[None]:
+        """Every log line while the session works says which table, shoe and round.
+
+        Reset by token rather than through bound_contextvars, which reads the whole
+        context on the way in and binds twice on the way out: this runs three times a card.
+        """
+        tokens = structlog.contextvars.bind_contextvars(
             table_id=self.config.table_id, shoe_id=self.model.shoe_id, round_no=self.model.round_no
         )
+        try:
+            yield
+        finally:
+            structlog.contextvars.reset_contextvars(**tokens)
 
     def _publish(self, facts: list[Fact]) -> None:
         events = [fact.event for fact in facts]

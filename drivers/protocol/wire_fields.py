@@ -118,10 +118,15 @@ class Flags:
 
     flag: type[IntFlag]
     width: UInt
+    defined: int = field(init=False, repr=False, compare=False)
+    """Every bit a member defines, worked out once: every CARD frame's flags are checked."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "defined", reduce(or_, (member.value for member in self.flag), 0))
 
     def _member(self, value: Any) -> IntFlag:
         raw = self.width.check(value)
-        undefined = raw & ~reduce(or_, (member.value for member in self.flag), 0)
+        undefined = raw & ~self.defined
         if undefined:
             raise MalformedMessage(f"undefined {self.flag.__name__} bits 0x{undefined:x}")
         return self.flag(raw)

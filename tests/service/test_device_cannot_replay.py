@@ -14,6 +14,7 @@ from support.tiny_protocol import install_tiny_family
 from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.procedure.holds import HoldReason
 from cardshoe.controller.procedure.machine import State
+from cardshoe.controller.procedure.operator_commands import COMMANDS
 from cardshoe.controller.service.session import TableSession
 
 SUPERVISOR = {"uid": 1000, "user": "sup", "role": "supervisor"}
@@ -62,7 +63,7 @@ def test_a_restart_mid_shoe_holds_until_a_supervisor_confirms_the_layout(
                 session.enter_card(lost)
                 dealer.unrecorded -= 1  # the table holds that card now
             elif confirmation == "void-round":
-                session.void_round("misdeal")
+                session.operate(COMMANDS["void-round"], reason="misdeal")
             else:
                 session.clear_hold(HoldReason.DEVICE_CANNOT_REPLAY, "nothing was dealt meanwhile")
         assert session.model.holds == []

@@ -21,6 +21,7 @@ from support.session_support import (
 from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.procedure.facts import CardAssigned, TableEvent
 from cardshoe.controller.procedure.machine import State
+from cardshoe.controller.procedure.operator_commands import COMMANDS
 from cardshoe.controller.procedure.table import HoldReason
 from cardshoe.controller.record_kinds import SESSION_DEVICE_REFUSED, SESSION_DEVICE_RESYNC
 from cardshoe.controller.service.pairing import KeyStore, staged_key_file
@@ -29,7 +30,8 @@ from cardshoe.drivers.api.protocols import open_device
 from cardshoe.drivers.errors import AuthenticationFailed
 from cardshoe.drivers.protocol.auth import LinkKey, new_pairing_key
 from cardshoe.drivers.protocol.framing import encode_frame
-from cardshoe.drivers.protocol.messages import Ack, Capability, encode_message
+from cardshoe.drivers.protocol.message_codec import encode_message
+from cardshoe.drivers.protocol.messages import Ack, Capability
 from cardshoe.firmware_sim.attach_pty import serve_pty
 from cardshoe.firmware_sim.devices import create_device
 
@@ -180,8 +182,8 @@ def test_case_9_a_double_feed_that_cannot_complete_holds_instead_of_waiting(
                 break
             if session.state is State.IDLE:
                 session.start_shoe(deck_set=SIM_DECK_SET)
-                session.shoe_loaded()
-                session.cut_done()
+                session.operate(COMMANDS["shoe-loaded"])
+                session.operate(COMMANDS["cut-done"])
             session.step(0.05)
         assert session.snapshot().holds == (HoldReason.FEED_INCOMPLETE,)
         session.clear_hold(HoldReason.FEED_INCOMPLETE)

@@ -36,6 +36,7 @@ from cardshoe.controller.procedure.facts import (
 )
 from cardshoe.controller.procedure.holds import HoldReason, fault_hold
 from cardshoe.controller.procedure.machine import State
+from cardshoe.controller.procedure.operator_commands import COMMANDS
 from cardshoe.controller.service.session import TableSession
 from cardshoe.drivers.api.device_link import DeviceLink
 from cardshoe.drivers.api.events import CardId, FaultKind
@@ -174,7 +175,7 @@ class ExtraCard:
         if shoe is None or sum(shoe.copies.values()) < self.pulled:
             return  # the last card is not on the table yet
         if snapshot.state is State.BETTING and snapshot.round_no == 1:
-            self.session.close_bets()
+            self.session.operate(COMMANDS["no-more-bets"])
         elif self.session.model.card_due() is not None or any(
             isinstance(event, RoundResult) for event in self.seen
         ):

@@ -27,7 +27,8 @@ from collections.abc import Callable
 from typing import Any
 
 from cardshoe.controller.config import DeviceConfig, DeviceMode, GameConfig, TableConfig
-from cardshoe.controller.journal.store import Journal, Transaction
+from cardshoe.controller.journal.store import Journal
+from cardshoe.controller.journal.transaction import Transaction
 from cardshoe.controller.service.logging_setup import configure_logging
 from cardshoe.controller.service.session import TableSession
 from cardshoe.drivers.api.events import DeviceKind
