@@ -83,15 +83,15 @@ from cardshoe.controller.service.roles import (
     operator_of,
 )
 from cardshoe.controller.service.sdnotify import Notifier
-from cardshoe.controller.service.session import (
+from cardshoe.controller.service.session import TableSession
+from cardshoe.controller.service.session_records import (
     DEVICE_REFUSED,
-    REPEAT_INTERVAL_S,
     REPEATED,
-    TableSession,
-    TableSnapshot,
     record_device_refusal,
 )
+from cardshoe.controller.service.session_repeats import REPEAT_INTERVAL_S
 from cardshoe.controller.service.software_identity import parse_seed
+from cardshoe.controller.service.table_snapshot import TableSnapshot
 from cardshoe.controller.timestamps import utc_timestamp
 from cardshoe.drivers.api.device_link import DeviceLink
 from cardshoe.drivers.api.protocols import open_device
@@ -287,7 +287,7 @@ class TableService:
             observers: list[Observer] = [LogObserver(), self._last_alarm, self._refusals]
             if self.config.uplink.prune_after_shoe:
                 observers.append(PruneAfterShoe(journal, self.config.uplink))
-            session = TableSession(self.config, journal, device, observers)
+            session = TableSession.open(self.config, journal, device, observers)
             feed.attach(open_shoe_board(self.config, journal, session.snapshot().shoe_id))
             session.subscribe(feed)
             self._session = session
