@@ -25,7 +25,7 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
@@ -35,11 +35,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from cardshoe.controller.config import TableConfig
 from cardshoe.controller.errors import UserError
 from cardshoe.controller.journal.repeats import RepeatCounter
-from cardshoe.controller.journal.store import Journal, JournalStorageError, Transaction
+from cardshoe.controller.journal.store import Journal, JournalStorageError
 from cardshoe.controller.procedure.facts import (
     Alarm,
-    CardCorrected,
-    CorrectionMethod,
     Observer,
     ObserverHub,
     RefusedCommand,
@@ -56,12 +54,10 @@ from cardshoe.controller.procedure.inputs import (
     CutDone,
     EndShoe,
     EnterCard,
-    HostFinding,
     ShoeLoaded,
     SignIn,
     StartShoe,
     VoidRound,
-    to_record,
 )
 from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.procedure.operator_input import (
@@ -70,11 +66,9 @@ from cardshoe.controller.procedure.operator_input import (
     parse_entered_card,
 )
 from cardshoe.controller.procedure.refusals import clear_hold_needs_text
-from cardshoe.controller.procedure.shoe import Fact
-from cardshoe.controller.procedure.table import TableModel
 from cardshoe.controller.protection.watcher import ProtectionWatcher
 from cardshoe.controller.scoreboard.pack_receipt import PACK_CUSTODY_KIND
-from cardshoe.controller.service.count_watch import CHECK_INTERVAL_S, QUIET_S, CountWatch
+from cardshoe.controller.service.count_watch import CountWatch
 from cardshoe.controller.service.draw_control import DrawControl
 from cardshoe.controller.service.feed_watch import stalled_feed
 from cardshoe.controller.service.firmware_update import (
@@ -83,13 +77,11 @@ from cardshoe.controller.service.firmware_update import (
     attempt_at_table,
 )
 from cardshoe.controller.service.house_decisions import HouseDecisions
-from cardshoe.controller.service.recovery import Recovered, journaled_apply, recover
+from cardshoe.controller.service.input_path import InputPath
+from cardshoe.controller.service.recovery import Recovered, recover
 from cardshoe.controller.service.session_records import (
     COMMAND_DENIED,
-    COMMAND_PREFIX,
     DEVICE_RESYNC,
-    OPERATOR,
-    REREAD_BY,
     SOFTWARE_AUTHENTICATED,
     SUPERVISOR_SIGNED_IN,
     last_dealer,
@@ -98,12 +90,8 @@ from cardshoe.controller.service.session_records import (
 )
 from cardshoe.controller.service.session_repeats import (
     REPEAT_INTERVAL_S,
-    Counted,
-    counted_kind,
-    only_refusals,
 )
 from cardshoe.controller.service.session_start import (
-    cannot_replay_finding,
     check_device_kind,
     record_start,
     refuse_unapproved_firmware,
@@ -119,9 +107,6 @@ from cardshoe.controller.service.table_snapshot import TableSnapshot, snapshot_o
 from cardshoe.drivers.api.device_link import DeviceLink
 from cardshoe.drivers.api.events import (
     CardSeen,
-    DeviceEvent,
-    LinkLost,
-    LinkRestored,
     SequenceGap,
     SequenceRegression,
 )
@@ -134,8 +119,13 @@ class ProcedureRefused(UserError):
     """An operator command the procedure does not allow now; it is journaled all the same."""
 
 
-class TableSession:
+class TableSession(InputPath):
     """One table: its configuration, journal and device, and the procedure between them."""
+
+    recovered: Recovered
+    """What recovery found at start(): the model, the inputs replayed, any mismatch."""
+    _watcher: ProtectionWatcher
+    """Game protection (set by start(), which reads the journal and starts the pricing)."""
 
     def __init__(
         self,
@@ -147,12 +137,8 @@ class TableSession:
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
-        """Wire the table's parts; nothing is read or written until start().
-
-        Construction is kept free of I/O so that a session can be built (and its parts
-        given to a display or a socket) before anything is journaled; open() is the
-        usual way to get one, built and started.
-        """
+        """Wire the table's parts; nothing is read or written until start(), so that
+        building a session does no I/O. open() builds and starts one."""
         self.config = config
         self.journal = journal
         self.device = device
@@ -162,11 +148,6 @@ class TableSession:
         self._lock = threading.RLock()
         self._stop = threading.Event()
         self.device_serial = device.identity.serial_number
-        self.recovered: Recovered
-        """What recovery found at start(): the model, the inputs replayed, any mismatch."""
-        self.model: TableModel
-        """The table as the journal leaves it; set by start(), rebuilt after a failed write."""
-        self._watcher: ProtectionWatcher
         self._last_seq = 0
         self._repeats = RepeatCounter(REPEAT_INTERVAL_S)
         self._storage = StorageCare(
@@ -574,157 +555,3 @@ class TableSession:
         steps (a check after every round) waits for it here.
         """
         self._watcher.drain()
-
-    # --- one input: journal, apply, commit, acknowledge, tell --------------------------
-
-    def _handle(self, event: object) -> None:
-        seq = event.seq if isinstance(event, DeviceEvent) else None
-        if isinstance(event, SequenceGap | SequenceRegression):
-            self._gap = event
-        self._last_event_at = self._clock()
-        self._draw.note(event)
-        facts = self._apply(event)
-        if seq is not None:
-            self.device.ack(seq)
-            self._last_seq = seq
-        self._publish(facts)
-        if isinstance(event, CardSeen):
-            self._last_card, self._last_card_at = event, self._clock()
-        elif isinstance(event, LinkLost):
-            self._link_lost_reason = event.reason
-        elif isinstance(event, LinkRestored):
-            self._hold_when_the_device_cannot_replay(
-                f"while its link was down ({self._link_lost_reason})"
-            )
-
-    def _check_count(self) -> None:
-        """Now and then, with the link quiet, compare the device's card count (count_watch.py)."""
-        now = self._clock()
-        quiet = now - self._last_event_at >= QUIET_S
-        if not quiet or now < self._count_checked_at + CHECK_INTERVAL_S:
-            return
-        if self.model.shoe is None or not self.device.connected:
-            return
-        self._count_checked_at = now
-        try:
-            status = self.device.get_status()
-        except (CommandRefused, DeviceGone, DeviceTimeout):
-            return
-        if self.device.counters().get("delivered_seq", 0) > self._last_seq:
-            return  # an event came meanwhile: the next quiet moment compares
-        if status.cards_dealt is not None:
-            self._find(self._count_watch.check(self.model, status.cards_dealt))
-
-    def _find(self, finding: HostFinding | None) -> None:
-        """Hold the table for a finding of the host's own watch (feed_watch.py)."""
-        if finding is None:
-            return
-        log.error("holding the table", hold=finding.hold, reason=finding.detail)
-        self._publish(self._apply(finding))
-
-    def _apply(self, item: object, also: tuple[str, dict[str, Any]] | None = None) -> list[Fact]:
-        """Journal the input and its facts in one transaction; the facts, once committed.
-
-        also: a session record (kind, payload) that must commit with the input.
-        A refusal or a rejected frame that RepeatCounter does not admit is rolled
-        back, as it changed nothing. After any other failure the model is rebuilt
-        from the journal, so it never stands ahead of it (a command whose COMMIT
-        failed did not happen); if even that fails, the loop stops the service.
-        """
-        repeat_kind = counted_kind(item) if also is None else None
-        try:
-            with self.journal.transaction() as transaction:
-                kind = to_record(item).kind
-                if self._operator is not None and kind.startswith(COMMAND_PREFIX):
-                    transaction.append(
-                        OPERATOR,
-                        {**self._operator, "command": kind},
-                        shoe_id=self.model.shoe_id,
-                        round_no=self.model.round_no,
-                        device_serial=self.device_serial,
-                    )
-                facts = journaled_apply(self.model, item, transaction, self.device_serial)
-                self._name_the_rereading_dealer(facts, transaction)
-                if also is not None:
-                    transaction.append(
-                        also[0],
-                        also[1],
-                        shoe_id=self.model.shoe_id,
-                        round_no=self.model.round_no,
-                        device_serial=self.device_serial,
-                    )
-                if (
-                    repeat_kind is not None
-                    and only_refusals(facts)
-                    and not self._repeats.admit(repeat_kind, self._clock())
-                ):
-                    raise Counted(facts)
-        except Counted as counted:
-            return counted.facts
-        except BaseException:
-            self._rebuild_from_journal()
-            raise
-        return facts
-
-    def _name_the_rereading_dealer(self, facts: list[Fact], transaction: Transaction) -> None:
-        """A re-read is the dealer's, at the device: name the dealer signed in beside it.
-
-        The procedure's correction cannot name them (its facts follow from its inputs
-        alone, and who deals is the session's), so a session record does, in the same
-        transaction.
-        """
-        for fact in facts:
-            event = fact.event
-            if isinstance(event, CardCorrected) and event.correction is CorrectionMethod.REREAD:
-                transaction.append(
-                    REREAD_BY,
-                    {"dealer": self.dealer, "card": str(event.card)},
-                    shoe_id=fact.shoe_id,
-                    round_no=fact.round_no,
-                    device_serial=self.device_serial,
-                )
-
-    def _rebuild_from_journal(self) -> None:
-        try:
-            self.model = recover(self.config, self.journal).model
-        except Exception as exc:
-            self._failure = JournalStorageError(
-                f"{self.journal.path}: the table cannot be rebuilt from the journal after a "
-                f"failed write ({exc}): the service stops so that it restarts from the journal"
-            )
-            log.error("journal rebuild failed", reason=str(exc))
-
-    def _record_alarm(self, kind: str, alarm: Alarm) -> None:
-        self._record_session(kind, alarm.payload())
-        self._hub.publish([alarm])
-
-    def _record_session(self, kind: str, payload: dict[str, object]) -> None:
-        """A record about the controller process, which replay passes over."""
-        with self.journal.transaction() as transaction:
-            transaction.append(
-                kind,
-                payload,
-                shoe_id=self.model.shoe_id,
-                round_no=self.model.round_no,
-                device_serial=self.device_serial,
-            )
-
-    def _log_context(self) -> AbstractContextManager[object]:
-        """Every log line while the session works says which table, shoe and round."""
-        return structlog.contextvars.bound_contextvars(
-            table_id=self.config.table_id, shoe_id=self.model.shoe_id, round_no=self.model.round_no
-        )
-
-    def _publish(self, facts: list[Fact]) -> None:
-        events = [fact.event for fact in facts]
-        for event in events:
-            if isinstance(event, ShoeEnded):
-                self._last_ended = event
-                self._house.shoe_ended()
-            if isinstance(event, ShoeStarted):
-                self._house.shoe_started()
-        self._hub.publish(events)
-
-    def _hold_when_the_device_cannot_replay(self, meanwhile: str) -> None:
-        """Hold when a device that does not resend went unheard meanwhile (session_start.py)."""
-        self._find(cannot_replay_finding(self.device, self.model, meanwhile))
