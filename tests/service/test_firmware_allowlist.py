@@ -94,6 +94,24 @@ def test_a_tampered_image_is_refused_journaled_and_alarmed_and_deals_nothing(
     assert core.shoe.dealt == [] and core.gate is GateMode.LOCKED
 
 
+def test_building_a_session_journals_nothing_and_refuses_nothing_until_it_starts(
+    tmp_path: Path,
+) -> None:
+    journal_path = tmp_path / "journal.sqlite"
+    heard = Heard()
+    with session_on(table_config(), shoe(tampered=True), journal_path) as (probe, _dealer):
+        before = [record.id for record in probe.journal.records()]
+        session = TableSession(allowing(APPROVED), probe.journal, probe.device, [heard])
+        assert [record.id for record in probe.journal.records()] == before
+        assert heard.events == []
+        with pytest.raises(DeviceNotApproved):
+            session.start()
+    (record,) = journaled(journal_path, DEVICE_REFUSED)
+    assert [event for event in heard.events if isinstance(event, Alarm)] == [
+        Alarm(AlarmKind.FIRMWARE, record.payload["detail"])
+    ]
+
+
 def test_a_refusal_leaves_a_journal_the_next_session_recovers_cleanly(tmp_path: Path) -> None:
     journal_path = tmp_path / "journal.sqlite"
     with (
