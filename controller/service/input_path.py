@@ -16,7 +16,6 @@ attributes below are the session's, set by TableSession.__init__ and start().
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any
@@ -40,6 +39,7 @@ from cardshoe.controller.procedure.table import TableModel
 from cardshoe.controller.service.count_watch import CHECK_INTERVAL_S, QUIET_S, CountWatch
 from cardshoe.controller.service.draw_control import DrawControl
 from cardshoe.controller.service.house_decisions import HouseDecisions
+from cardshoe.controller.service.logging_setup import SESSION_LOGGER
 from cardshoe.controller.service.recovery import journaled_apply, recover
 from cardshoe.controller.service.session_records import COMMAND_PREFIX, OPERATOR, REREAD_BY
 from cardshoe.controller.service.session_repeats import Counted, counted_kind, only_refusals
@@ -55,8 +55,7 @@ from cardshoe.drivers.api.events import (
 )
 from cardshoe.drivers.errors import CommandRefused, DeviceGone, DeviceTimeout
 
-log = structlog.get_logger("cardshoe.controller.service.session")
-"""The session's logger: these lines are the session's, as they always were."""
+log = structlog.get_logger(SESSION_LOGGER)
 
 
 class InputPath:
@@ -71,7 +70,6 @@ class InputPath:
     dealer: str | None
     _hub: ObserverHub
     _clock: Callable[[], float]
-    _lock: threading.RLock
     _operator: dict[str, Any] | None
     _repeats: RepeatCounter
     _failure: JournalStorageError | None

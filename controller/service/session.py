@@ -78,6 +78,7 @@ from cardshoe.controller.service.firmware_update import (
 )
 from cardshoe.controller.service.house_decisions import HouseDecisions
 from cardshoe.controller.service.input_path import InputPath
+from cardshoe.controller.service.logging_setup import SESSION_LOGGER
 from cardshoe.controller.service.recovery import Recovered, recover
 from cardshoe.controller.service.session_records import (
     COMMAND_DENIED,
@@ -112,7 +113,7 @@ from cardshoe.drivers.api.events import (
 )
 from cardshoe.drivers.errors import CommandRefused, DeviceGone, DeviceTimeout
 
-log = structlog.get_logger(__name__)
+log = structlog.get_logger(SESSION_LOGGER)
 
 
 class ProcedureRefused(UserError):

@@ -22,6 +22,7 @@ from cardshoe.controller.procedure.holds import HoldReason
 from cardshoe.controller.procedure.inputs import HostFinding, JournalBehindDevice
 from cardshoe.controller.procedure.machine import SHOE_OPEN, State
 from cardshoe.controller.procedure.table import TableModel
+from cardshoe.controller.service.logging_setup import SESSION_LOGGER
 from cardshoe.controller.service.recovery import Recovered
 from cardshoe.controller.service.session_records import (
     SESSION_STARTED,
@@ -31,8 +32,7 @@ from cardshoe.controller.service.session_records import (
 from cardshoe.drivers.api.device_link import Capability, DeviceLink
 from cardshoe.drivers.api.events import DeviceKind
 
-log = structlog.get_logger("cardshoe.controller.service.session")
-"""The session's logger: a start-up's lines are the session's, as they always were."""
+log = structlog.get_logger(SESSION_LOGGER)
 
 _DEVICE_KINDS = {
     DeviceMode.SHOE: DeviceKind.SHOE,

@@ -20,10 +20,10 @@ from cardshoe.controller.procedure.facts import Alarm, AlarmKind
 from cardshoe.controller.procedure.holds import HoldReason
 from cardshoe.controller.procedure.inputs import StorageFault, StorageLow, StorageRecovered
 from cardshoe.controller.procedure.table import TableModel
+from cardshoe.controller.service.logging_setup import SESSION_LOGGER
 from cardshoe.controller.service.session_records import REPEATED, STORAGE_ALARM
 
-log = structlog.get_logger("cardshoe.controller.service.session")
-"""The session's logger: these lines are the session's, as they always were."""
+log = structlog.get_logger(SESSION_LOGGER)
 
 
 class StorageCare:
