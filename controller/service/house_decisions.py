@@ -71,6 +71,7 @@ class HouseDecisions:
         self.machine_end_due = self._clock_ending(self._wall_clock())
 
     def shoe_ended(self) -> None:
+        """The shoe ended: no clock ending is due any more."""
         self.machine_end_due = None
 
     def decide(self, table: HouseTable, rounds: int | None, betting_time_s: float | None) -> None:
