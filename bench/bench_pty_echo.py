@@ -25,13 +25,8 @@ from results import Measurement, percentile, print_measurements
 from cardshoe.drivers.protocol.cardid import CardId, CardSuit
 from cardshoe.drivers.protocol.framing import encode_frame
 from cardshoe.drivers.protocol.link_constants import SERIAL_BAUDRATE
-from cardshoe.drivers.protocol.messages import (
-    Ack,
-    CardRead,
-    Orientation,
-    SensorFlag,
-    encode_message,
-)
+from cardshoe.drivers.protocol.message_codec import encode_message
+from cardshoe.drivers.protocol.messages import Ack, CardRead, Orientation, SensorFlag
 from cardshoe.firmware_sim.timing import Timing
 
 CARD_FRAME = encode_frame(

@@ -41,7 +41,8 @@ from cardshoe.drivers.api.events import CardSeen
 from cardshoe.drivers.api.protocols import open_device
 from cardshoe.drivers.protocol.errors import ProtocolError
 from cardshoe.drivers.protocol.framing import FrameDecoder
-from cardshoe.drivers.protocol.messages import Ack, CardRead, decode_message
+from cardshoe.drivers.protocol.message_codec import decode_message
+from cardshoe.drivers.protocol.messages import Ack, CardRead
 from cardshoe.firmware_sim.attach_pty import PtyEndpoint
 from cardshoe.firmware_sim.devices import create_device
 from cardshoe.firmware_sim.runner import DeviceThread

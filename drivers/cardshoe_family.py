@@ -21,6 +21,7 @@ from cardshoe.drivers.errors import CommandRefused, Refusal
 from cardshoe.drivers.protocol import messages as wire
 from cardshoe.drivers.protocol.error_codes import ErrorCode
 from cardshoe.drivers.protocol.link_constants import PROTOCOL_MAJOR
+from cardshoe.drivers.protocol.message_codec import message_from_json
 
 FAMILY_NAME = "cardshoe"
 
@@ -176,11 +177,11 @@ def read_version_1_record(kind: str, payload: Mapping[str, Any]) -> neutral.Even
     """A journal record of version 1 (before the device seam: the wire form) as the neutral
     event it stands for; kind is "device.<message type>" or "link.restored"."""
     if kind == "link.restored":
-        hello = wire.message_from_json(payload["hello"])
+        hello = message_from_json(payload["hello"])
         if not isinstance(hello, wire.Hello):
             raise ValueError(f"a version 1 link.restored record holds a {type(hello).__name__}")
         return neutral.LinkRestored(identity_of(hello, hello.protocol_minor))
-    message = wire.message_from_json(
+    message = message_from_json(
         {"type": kind.removeprefix("device.").upper(), "fields": dict(payload)}
     )
     if type(message) not in _TRANSLATIONS or not isinstance(message, wire.Event):

@@ -23,8 +23,9 @@ from typing import Any, Self, TypeVar
 
 from cardshoe.drivers.api.device_link import deliver_on_thread, events_until_quiet
 from cardshoe.drivers.errors import CommandRefused, DeviceTimeout, LinkProtocolError
-from cardshoe.drivers.link import Link, LinkState, LinkTiming
+from cardshoe.drivers.link import Link, LinkTiming
 from cardshoe.drivers.link_events import DeviceEvent
+from cardshoe.drivers.link_supervision import LinkState
 from cardshoe.drivers.protocol.auth import KeyLookup
 from cardshoe.drivers.protocol.firmware_image import SignedImage
 from cardshoe.drivers.protocol.link_constants import (

@@ -2,7 +2,10 @@
 
 A Link owns a transport and a reader thread that decodes every frame as it
 arrives, so device events are buffered while the caller is busy and never
-reordered. It applies the host rules of docs/protocol.md:
+reordered. The reader thread (link_reader.py) and the handshake
+(link_handshake.py) are mixins of Link, each one job on the Link's state;
+this module holds that state, the commands, the writes and the supervisor.
+It applies the host rules of docs/protocol.md:
 
 - events: link_sequencing.py decides, as pure functions of the stream
   position, what each event and HELLO means (duplicate: acknowledge again
@@ -41,77 +44,52 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
-from enum import Enum
 
 from cardshoe.drivers import link_sequencing as sequencing
 from cardshoe.drivers.errors import (
     AuthenticationFailed,
-    CommandRefused,
     DeviceGone,
     DriverError,
     LinkProtocolError,
 )
-from cardshoe.drivers.link_auth import Admit, admission, key_to_challenge_with, vouching_error
 from cardshoe.drivers.link_commands import PendingCommand, exchange, next_request_id
 from cardshoe.drivers.link_events import (
     AuthFailure,
     DeviceEvent,
     LinkLost,
-    LinkRestored,
     ProtocolViolation,
     SequenceGap,
 )
+from cardshoe.drivers.link_reader import LinkReader
 from cardshoe.drivers.link_stream import EventStream, LinkCounters
-from cardshoe.drivers.link_supervision import Backoff, Observed, Watch, watch
+from cardshoe.drivers.link_supervision import Backoff, LinkState, Observed, Watch, watch
 from cardshoe.drivers.protocol.auth import (
-    AuthError,
-    Direction,
     KeyLookup,
     LinkAuth,
     LinkKey,
-    new_nonce,
-    unsealed,
 )
-from cardshoe.drivers.protocol.errors import MessageError, UnsupportedVersion
-from cardshoe.drivers.protocol.framing import DELIMITER, FrameDecoder, encode_frame
+from cardshoe.drivers.protocol.framing import FrameDecoder, encode_frame
 from cardshoe.drivers.protocol.link_constants import (
     COMMAND_ATTEMPTS,
     COMMAND_REPLY_TIMEOUT_S,
     HOST_POLL_INTERVAL_S,
     LINK_DOWN_AFTER_S,
-    PROTOCOL_MAJOR,
     PROTOCOL_MINOR,
 )
+from cardshoe.drivers.protocol.message_codec import encode_message
 from cardshoe.drivers.protocol.messages import (
-    LAYOUTS,
     Ack,
     Answer,
     AuthChallenge,
-    AuthResponse,
-    Capability,
     Command,
-    ErrorCode,
     Event,
     GetInfo,
     GetStatus,
     Hello,
-    MessageType,
-    Reply,
-    decode_message,
-    encode_message,
 )
 from cardshoe.drivers.transports.base import Transport
 
 log = logging.getLogger(__name__)
-
-
-class LinkState(Enum):
-    CONNECTING = "connecting"
-    UP = "up"
-    DOWN = "down"
-    """Lost; the supervisor is reconnecting."""
-    GONE = "gone"
-    """Closed, or lost with reconnection off: nothing more will arrive."""
 
 
 @dataclass(frozen=True)
@@ -127,7 +105,7 @@ class LinkTiming:
     supervise_tick_s: float = 0.05
 
 
-class Link:
+class Link(LinkReader):
     """One device's session: transport, reader thread, supervisor thread, event queue."""
 
     def __init__(
@@ -358,319 +336,6 @@ class Link:
         """GET_INFO again, for example after the device restarted (RESET)."""
         return self._handshake(self._timing.attempts)
 
-    # --- internals: connecting -------------------------------------------------
-
-    def _connect(self, attempts: int) -> Hello:
-        transport = self._connect_transport()
-        stop = threading.Event()
-        with self._cond:
-            self._state = LinkState.CONNECTING
-            self._transport = transport
-            self._reader_stop = stop
-            self._reader_error = None
-            self._last_rx = time.monotonic()
-        self._decoder.reset()
-        self._reader = threading.Thread(
-            target=self._read_loop,
-            args=(transport, stop),
-            name=f"cardshoe-link-reader {self.url}",
-            daemon=True,
-        )
-        self._reader.start()
-        try:
-            self._write(DELIMITER)
-            return self._handshake(attempts)
-        except Exception:
-            # A DriverError, or the key store's own error (an unusable key file).
-            self._drop_transport()
-            with self._cond:
-                if self._state is LinkState.CONNECTING:
-                    self._state = LinkState.DOWN
-            raise
-
-    def _handshake(self, attempts: int) -> Hello:
-        with self._command_lock:
-            return self._handshake_locked(attempts)
-
-    def _handshake_locked(self, attempts: int) -> Hello:
-        with self._cond:
-            self._auth = None
-            self._challenge = None
-        answer = self._exchange(lambda request_id: GetInfo(request_id, PROTOCOL_MINOR), attempts)
-        if isinstance(answer, Reply):
-            if answer.result is ErrorCode.VERSION_MISMATCH:
-                raise LinkProtocolError(
-                    f"{self.url} does not speak protocol {PROTOCOL_MAJOR}.x (VERSION_MISMATCH)"
-                )
-            raise CommandRefused("GET_INFO", answer.result)
-        if not isinstance(answer, Hello):
-            raise LinkProtocolError(f"{self.url} answered GET_INFO with {type(answer).__name__}")
-        if self._keys is not None:
-            self._authenticate(answer, attempts, self._keys)
-        return answer
-
-    def _authenticate(self, hello: Hello, attempts: int, keys: KeyLookup) -> None:
-        """Prove the device holds the pairing key this host holds for it, or refuse it."""
-        if not self._key_looked_up:
-            self._key = keys(hello.serial_number)
-            self._key_looked_up = True
-        key = key_to_challenge_with(hello, self._key, self.url)
-        if key is None:
-            return
-        device = f"device {hello.serial_number!r} at {self.url}"
-        host_nonce = new_nonce()
-        with self._cond:
-            self._challenge = (host_nonce, hello, key.secret)
-        answer = self._exchange(lambda request_id: AuthChallenge(request_id, host_nonce), attempts)
-        if isinstance(answer, Reply):
-            raise AuthenticationFailed(f"{device} refused authentication ({answer.result.name})")
-        if not isinstance(answer, AuthResponse):
-            raise LinkProtocolError(
-                f"{self.url} answered AUTH_CHALLENGE with {type(answer).__name__}"
-            )
-
-    def _adopt_hello(self, hello: Hello) -> tuple[DriverError | None, int | None]:
-        """Take a HELLO answering our GET_INFO (reader thread, lock held).
-
-        Returns an error if another device answered, and the seq to
-        acknowledge again if the device lost our last ACK.
-        """
-        previous = self._hello
-        if previous is not None and (previous.serial_number, previous.device_kind) != (
-            hello.serial_number,
-            hello.device_kind,
-        ):
-            return (
-                LinkProtocolError(
-                    f"another device answered on {self.url}: {hello.device_kind.name} "
-                    f"{hello.serial_number!r}, not {previous.device_kind.name} "
-                    f"{previous.serial_number!r}"
-                ),
-                None,
-            )
-        self._hello = hello
-        if previous is None and self._stream.epoch is None:
-            self._stream.epoch = hello.epoch
-        self._stream.position = sequencing.from_hello(
-            self._stream.position, hello.last_acked_seq, hello.next_seq, first=previous is None
-        )
-        self._stream.verify_beyond()
-        if self._lost:
-            self._lost = False
-            self.counters.reconnects += 1
-            self._stream.queue.append(LinkRestored(hello))
-        self._check_position()
-        if self._state is not LinkState.GONE:
-            self._state = LinkState.UP
-        self._reported_failures.clear()
-        self._cond.notify_all()
-        return None, sequencing.ack_to_repeat(self._stream.position)
-
-    def _check_position(self) -> None:
-        """Queue a gap or regression if the device's stream and ours disagree (lock held)."""
-        self._stream.check_position(None if self._hello is None else self._hello.epoch)
-        self._cond.notify_all()
-
-    # --- internals: the reader thread ------------------------------------------
-
-    def _read_loop(self, transport: Transport, stop: threading.Event) -> None:
-        while not stop.is_set():
-            try:
-                data = transport.read()
-            except DeviceGone as exc:
-                if not stop.is_set():
-                    self._mark_failed(str(exc))
-                return
-            for payload in self._decoder.feed(data) if data else ():
-                self._dispatch(payload)
-
-    def _dispatch(self, payload: bytes) -> None:
-        with self._cond:
-            admitted = self._admit(payload)
-        if admitted is None:
-            return
-        payload = admitted
-        self._last_rx = time.monotonic()
-        try:
-            message = decode_message(payload)
-        except MessageError as exc:
-            self._on_undecodable(payload, exc)
-            return
-        resend: int | None = None
-        with self._cond:
-            if isinstance(message, Event):
-                if self._state is LinkState.UP and self._stream.classify(message):
-                    resend = self._stream.position.acked
-                self._cond.notify_all()
-            elif isinstance(message, Answer):
-                resend = self._on_answer(message)
-            else:
-                self.counters.undecodable += 1
-                log.warning("%s: dropped a host message from the device: %r", self.url, message)
-        if resend is not None:
-            self._send_ack(resend)
-
-    def _admit(self, payload: bytes) -> bytes | None:
-        """The payload to decode, opened if sealed; None when it is dropped (lock held).
-
-        Without a key store every payload goes on, as in protocol 1.0. With one,
-        an unsealed frame goes on only from an unpaired device, or if it is a
-        HELLO, or the refusal of our AUTH_CHALLENGE; and a sealed frame only if
-        it opens. A frame that fails in an authenticated session is an alarm;
-        one that comes between sessions (a previous session's last frames) is
-        only counted.
-        """
-        if self._keys is None:
-            return payload
-        decided = admission(
-            payload,
-            device_keyed=self._key is not None,
-            in_session=self._auth is not None,
-            challenging=self._challenge is not None,
-        )
-        if decided.action is Admit.PASS:
-            return payload
-        if decided.action is Admit.OPEN and self._auth is not None:
-            try:
-                return self._auth.open(payload)
-            except AuthError as exc:
-                self._reject(payload, str(exc))
-                return None
-        if decided.action is Admit.OPEN_RESPONSE and self._challenge is not None:
-            return self._open_response(payload, *self._challenge)
-        if decided.action is Admit.REJECT:
-            self._reject(payload, decided.reason)
-        else:
-            self._drop_between_sessions(decided.reason)
-        return None
-
-    def _open_response(
-        self, payload: bytes, host_nonce: bytes, hello: Hello, key: bytes
-    ) -> bytes | None:
-        """Open what should be the sealed AUTH_RESPONSE: the session key needs its nonce."""
-        try:
-            response = decode_message(unsealed(payload))
-        except (AuthError, MessageError):
-            self._drop_between_sessions("an unreadable sealed frame during the handshake")
-            return None
-        if not isinstance(response, AuthResponse):
-            self._drop_between_sessions("a sealed frame before AUTH_RESPONSE")
-            return None
-        auth = LinkAuth.start(
-            key,
-            host_nonce,
-            response.device_nonce,
-            hello.serial_number,
-            sends=Direction.HOST_TO_DEVICE,
-        )
-        try:
-            opened = auth.open(payload)
-        except AuthError as exc:
-            self.counters.auth_failures += 1
-            if self._pending is not None:
-                self._pending.fail(
-                    AuthenticationFailed(
-                        f"device {hello.serial_number!r} at {self.url} did not prove it holds "
-                        f"this host's pairing key ({exc}): paired with another key, or a spoof; "
-                        "pair it again if it is ours"
-                    )
-                )
-            return None
-        self._auth = auth
-        return opened
-
-    def _reject(self, payload: bytes, reason: str) -> None:
-        """Drop a frame that failed authentication and raise the alarm once per payload."""
-        self.counters.auth_failures += 1
-        log.error("%s: dropped a frame that failed authentication: %s", self.url, reason)
-        if payload == self._last_rejected:
-            return None
-        self._last_rejected = payload
-        self._stream.queue.append(AuthFailure(f"a frame failed authentication: {reason}"))
-        self._cond.notify_all()
-        return None
-
-    def _drop_between_sessions(self, reason: str) -> None:
-        self.counters.auth_failures += 1
-        log.info("%s: dropped %s", self.url, reason)
-
-    def _on_answer(self, answer: Answer) -> int | None:
-        pending = self._pending
-        if isinstance(answer, Hello) and answer.request_id == 0:
-            if self._state is LinkState.UP:
-                log.info("%s: unsolicited HELLO, the device restarted its session", self.url)
-                self._rehandshake_wanted = True
-            return None
-        if pending is None or answer.request_id != pending.command.request_id:
-            self.counters.unmatched_answers += 1
-            log.debug("%s: answer to no waiting command: %r", self.url, answer)
-            return None
-        resend = None
-        if isinstance(answer, Hello) and isinstance(pending.command, GetInfo):
-            if self._authenticates(answer):
-                pending.complete(answer)
-                return None
-            error, resend = self._adopt_hello(answer)
-        elif isinstance(answer, AuthResponse) and self._challenge is not None:
-            error, resend = self._adopt_authenticated(answer, self._challenge[1])
-        else:
-            error = None
-        if error is not None:
-            pending.fail(error)
-            return None
-        pending.complete(answer)
-        return resend
-
-    def _authenticates(self, hello: Hello) -> bool:
-        """Whether this HELLO waits for AUTH_RESPONSE before it is taken (lock held)."""
-        if self._keys is None:
-            return False
-        return self._key is not None or Capability.AUTH_REQUIRED in hello.capabilities
-
-    def _adopt_authenticated(
-        self, response: AuthResponse, hello: Hello
-    ) -> tuple[DriverError | None, int | None]:
-        """Take the HELLO the device has just vouched for with its key (lock held)."""
-        self._challenge = None
-        error = vouching_error(response, hello, self.url)
-        if error is not None:
-            return error, None
-        return self._adopt_hello(hello)
-
-    def _on_undecodable(self, payload: bytes, exc: MessageError) -> None:
-        with self._cond:
-            self.counters.undecodable += 1
-            pending = self._pending
-            if (
-                isinstance(exc, UnsupportedVersion)
-                and exc.message_type == MessageType.HELLO
-                and pending is not None
-                and isinstance(pending.command, GetInfo)
-            ):
-                pending.fail(
-                    LinkProtocolError(
-                        f"{self.url} speaks protocol {exc.major}.x, "
-                        f"this host speaks {PROTOCOL_MAJOR}.x"
-                    )
-                )
-            log.warning("%s: undecodable payload (%s): %s", self.url, exc, payload.hex())
-            if payload == self._last_bad_payload:
-                return
-            self._last_bad_payload = payload
-            self._stream.queue.append(
-                ProtocolViolation(f"undecodable message: {exc}", _event_tag(exc))
-            )
-            self._cond.notify_all()
-
-    def _mark_failed(self, reason: str) -> None:
-        """The transport failed: wake the waiting command; the supervisor does the rest."""
-        with self._cond:
-            self._reader_error = reason
-            pending = self._pending
-            self._cond.notify_all()
-        if pending is not None:
-            pending.fail(DeviceGone(f"the link to {self.url} went down: {reason}"))
-
     # --- internals: writing and commands ---------------------------------------
 
     def _write(self, data: bytes) -> None:
@@ -851,11 +516,3 @@ def _regenerated(item: DeviceEvent) -> bool:
     return isinstance(item, SequenceGap) or (
         isinstance(item, ProtocolViolation) and item.seq is not None
     )
-
-
-_EVENT_TYPES = frozenset(layout.type for layout in LAYOUTS if issubclass(layout.cls, Event))
-
-
-def _event_tag(exc: MessageError) -> int | None:
-    """The seq of an undecodable device event, when its header was readable."""
-    return exc.tag if exc.message_type in _EVENT_TYPES else None

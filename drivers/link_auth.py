@@ -14,13 +14,8 @@ from enum import Enum
 from cardshoe.drivers.errors import AuthenticationFailed, DriverError, ProtocolDowngrade
 from cardshoe.drivers.protocol.auth import LinkKey, is_sealed
 from cardshoe.drivers.protocol.link_constants import PROTOCOL_MAJOR, PROTOCOL_MINOR
-from cardshoe.drivers.protocol.messages import (
-    AuthResponse,
-    Capability,
-    Hello,
-    MessageType,
-    hello_digest,
-)
+from cardshoe.drivers.protocol.message_codec import hello_digest
+from cardshoe.drivers.protocol.messages import AuthResponse, Capability, Hello, MessageType
 
 
 def key_to_challenge_with(hello: Hello, key: LinkKey | None, url: str) -> LinkKey | None:

@@ -12,6 +12,17 @@ from dataclasses import dataclass
 from enum import Enum
 
 
+class LinkState(Enum):
+    """Where the link stands; the supervisor acts on it each tick."""
+
+    CONNECTING = "connecting"
+    UP = "up"
+    DOWN = "down"
+    """Lost; the supervisor is reconnecting."""
+    GONE = "gone"
+    """Closed, or lost with reconnection off: nothing more will arrive."""
+
+
 class Watch(Enum):
     LOSE = "lose"
     """The link is down: a transport failure, or the device silent too long."""

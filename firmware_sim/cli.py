@@ -142,33 +142,35 @@ def sim(
         raise click.UsageError("choose one of --pty and --tcp")
     if link is not None and tcp_port is not None:
         raise click.UsageError("--link goes with --pty, not --tcp")
-    if protocol == "line":
-        given = dict(zip(CARDSHOE_ONLY, (scenario, auto_dealer, pairing_mode), strict=True))
-        for flag, value in given.items():
-            if value:
-                raise click.UsageError(f"{flag} is for --protocol cardshoe, not line")
-        try:
-            reader = _line_reader(profile, seed, decks, serial_number, inject, realistic, pace)
-        except SimConfigError as exc:
-            raise click.UsageError(str(exc)) from None
-        _serve_until_stopped(reader, tcp_port, link, as_json)
-        return
+    device: FirmwareCore | LineReader
     try:
-        device = configure_device(
-            profile=profile,
-            seed=seed,
-            decks=decks,
-            serial_number=serial_number,
-            inject=inject,
-            scenario=scenario,
-            shuffle=shuffle,
-            realistic=realistic,
-            pairing_mode=pairing_mode,
-        )
+        if protocol == "line":
+            _refuse_cardshoe_only(scenario, auto_dealer, pairing_mode)
+            device = _line_reader(profile, seed, decks, serial_number, inject, realistic, pace)
+        else:
+            device = configure_device(
+                profile=profile,
+                seed=seed,
+                decks=decks,
+                serial_number=serial_number,
+                inject=inject,
+                scenario=scenario,
+                shuffle=shuffle,
+                realistic=realistic,
+                pairing_mode=pairing_mode,
+            )
+            device.dealer.auto = auto_dealer
     except SimConfigError as exc:
         raise click.UsageError(str(exc)) from None
-    device.dealer.auto = auto_dealer
     _serve_until_stopped(device, tcp_port, link, as_json)
+
+
+def _refuse_cardshoe_only(scenario: Path | None, auto_dealer: bool, pairing_mode: bool) -> None:
+    """A line reader has no scenario file, gate or pairing switch: say which flag is wrong."""
+    given = dict(zip(CARDSHOE_ONLY, (scenario, auto_dealer, pairing_mode), strict=True))
+    for flag, value in given.items():
+        if value:
+            raise click.UsageError(f"{flag} is for --protocol cardshoe, not line")
 
 
 def _line_reader(

@@ -22,56 +22,42 @@ import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import replace
 from typing import Any, ClassVar, ParamSpec, TypeVar
 
-from cardshoe.drivers.protocol.cardid import CardId, CardSuit
+from cardshoe.drivers.protocol.cardid import CardId
 from cardshoe.drivers.protocol.error_codes import ErrorCode
 from cardshoe.drivers.protocol.link_constants import (
     EVENT_QUEUE_MIN_CAPACITY,
-    FIRMWARE_UPDATE_FROM_1_3,
-    PROTOCOL_MINOR,
 )
 from cardshoe.drivers.protocol.messages import (
-    Answer,
     Capability,
     CardRead,
     Command,
     CutCard,
-    DealNext,
     Event,
     Fault,
     FaultCleared,
     FaultKind,
-    FirmwareBegin,
-    FirmwareChunk,
-    FirmwareCommit,
     GateMode,
-    GetStatus,
-    Hello,
     MessageType,
     Orientation,
-    Reply,
-    Reset,
-    ReturnCards,
-    SelfTest,
     SelfTestResult,
     SensorFlag,
-    SetGate,
     ShoeEmpty,
-    Shuffle,
     Status,
-    StatusFlag,
 )
+from cardshoe.firmware_sim import device_answers
 from cardshoe.firmware_sim.device_link import Clock, DeviceLink, first_epoch
 from cardshoe.firmware_sim.errors import SimConfigError
-from cardshoe.firmware_sim.faults import (
-    DEFAULT_DURATION_S,
-    LINE_ONLY_KINDS,
-    FaultPlan,
-    Injection,
-    InjectionKind,
+from cardshoe.firmware_sim.fault_effects import (
+    EFFECTS,
+    Release,
+    Stage,
+    check_injections,
+    duration_of,
+    stage_of,
 )
+from cardshoe.firmware_sim.faults import FaultPlan, Injection, InjectionKind
 from cardshoe.firmware_sim.firmware_slots import FACTORY_VERSION, FirmwareSlot, FirmwareSlots
 from cardshoe.firmware_sim.profiles import DeviceProfile
 from cardshoe.firmware_sim.shoe import (
@@ -91,43 +77,7 @@ log = logging.getLogger(__name__)
 P = ParamSpec("P")
 R = TypeVar("R")
 
-REQUIRED_CAPABILITY: dict[type[Command], Capability] = {
-    SetGate: Capability.GATE,
-    DealNext: Capability.DEAL_NEXT,
-    Shuffle: Capability.SHUFFLE,
-    ReturnCards: Capability.RETURN,
-}
-
-INJECTION_NEEDS: dict[InjectionKind, Capability] = {
-    InjectionKind.FOREIGN_CARD: Capability.TAGGED_CARDS,
-    InjectionKind.DUPLICATE_CARD: Capability.TAGGED_CARDS,
-    InjectionKind.DOOR_OPEN: Capability.DOOR_SENSOR,
-    InjectionKind.EARLY_CUT_CARD: Capability.CUT_CARD_DETECTION,
-    InjectionKind.DOUBLE_FEED_IN_ORDER: Capability.DOUBLE_FEED_DETECTION,
-}
-"""An injection the device could not even notice is a mistake in the scenario."""
-
-BLOCKING_INJECTIONS = frozenset(
-    {InjectionKind.JAM, InjectionKind.DOOR_OPEN, InjectionKind.BAD_FIRMWARE_HASH}
-)
-"""Injections that stop the card from leaving when they strike."""
-
-WIRE_INJECTIONS = frozenset(
-    {
-        InjectionKind.CORRUPT_BYTES,
-        InjectionKind.DROP_FRAME,
-        InjectionKind.DUPLICATE_FRAME,
-        InjectionKind.DELAY_ACK,
-        InjectionKind.UNPLUG,
-    }
-)
-"""Injections that strike the transmission of the card's event, not the card itself."""
-
-MISREAD_INJECTIONS = frozenset({InjectionKind.MISREAD_CARD, InjectionKind.UNREADABLE_CARD})
-"""Injections that keep the reader from reading the card as it leaves."""
-
 MAX_FEED_GROUP = 255
-ALTERED_IMAGE_SUFFIX = b"\x00altered"
 
 
 def locked(method: Callable[P, R]) -> Callable[P, R]:
@@ -183,17 +133,8 @@ class FirmwareCore(ABC):
         self.cut_card_depth = cut_card_depth
         self.plan = FaultPlan(list(injections))
         self.dealer = VirtualDealer(pull_interval_s=timing.pull_interval_s)
-        self.link = DeviceLink(
-            execute=self._execute,
-            hello=self._hello,
-            clock=clock,
-            on_output=self._notify,
-            queue_capacity=queue_capacity,
-            epoch=first_epoch(profile.serial_number),
-        )
+        self.link = self._new_link(clock, queue_capacity, pairing_key, pairing_mode)
         # Non-volatile state: it survives resets, power cycles and re-plugs.
-        self.link.pairing_key = pairing_key
-        self.link.pairing_mode = pairing_mode
         self.firmware = FirmwareSlots(
             FirmwareSlot(profile.firmware_image, FACTORY_VERSION, profile.firmware_version)
         )
@@ -215,6 +156,28 @@ class FirmwareCore(ABC):
         self.self_test_passed: bool | None = None
         self._operation: tuple[int, MessageType] | None = None
         self._operation_count = 0
+        self._start_card_path()
+        self._first_power_up()
+
+    def _new_link(
+        self, clock: Clock, queue_capacity: int, pairing_key: bytes | None, pairing_mode: bool
+    ) -> DeviceLink:
+        """The protocol engine, answering through device_answers; the pairing key and the
+        pairing switch are non-volatile: they survive resets, power cycles and re-plugs."""
+        link = DeviceLink(
+            execute=functools.partial(device_answers.execute, self),
+            hello=functools.partial(device_answers.hello, self),
+            clock=clock,
+            on_output=self._notify,
+            queue_capacity=queue_capacity,
+            epoch=first_epoch(self.profile.serial_number),
+        )
+        link.pairing_key = pairing_key
+        link.pairing_mode = pairing_mode
+        return link
+
+    def _start_card_path(self) -> None:
+        """What the path a card takes out of the device keeps from one card to the next."""
         self._cards_in_round = 0
         self._feed_group = 0
         self._misread: tuple[CardId, Orientation, bool] | None = None
@@ -222,8 +185,11 @@ class FirmwareCore(ABC):
         can read it."""
         self.feed_overcount = 0
         """A faulty reader: each double feed is announced with this many cards more than left."""
+
+    def _first_power_up(self) -> None:
+        """The injections placed at power-up strike, then the firmware starts."""
         for injection in self.plan.take_at_power_up():
-            self._strike(injection)
+            self._strike(injection, Release(self.FACE))
         self._start_firmware()
 
     # --- construction checks --------------------------------------------------------
@@ -240,17 +206,7 @@ class FirmwareCore(ABC):
             raise SimConfigError(f"decks must be 1..255, not {decks}")
         if not 1 <= deck_set <= 0xFFFFFFFF:
             raise SimConfigError(f"the deck-set serial must be 1..0xFFFFFFFF, not {deck_set}")
-        for injection in injections:
-            if injection.kind in self.FORBIDDEN_INJECTIONS | LINE_ONLY_KINDS:
-                raise SimConfigError(
-                    f"{injection} cannot happen on a {profile.kind.name} (profile {profile.name})"
-                )
-            needed = INJECTION_NEEDS.get(injection.kind)
-            if needed is not None and not profile.has(needed):
-                raise SimConfigError(
-                    f"{injection}: profile {profile.name} lacks {needed.name}, "
-                    "so the device could not notice it"
-                )
+        check_injections(injections, profile, self.FORBIDDEN_INJECTIONS)
 
     # --- for attachments: bytes and time --------------------------------------------
 
@@ -361,7 +317,7 @@ class FirmwareCore(ABC):
     @locked
     def status(self) -> Status:
         """What GET_STATUS would answer now (request id 0)."""
-        return self._status(0)
+        return device_answers.status(self, 0)
 
     @property
     def serial_number(self) -> str:
@@ -424,59 +380,55 @@ class FirmwareCore(ABC):
         return None
 
     def _release_cards(self, orientation: Orientation) -> bool:
-        """Let the next card (or a double feed) leave; False when nothing could leave."""
+        """Let the next card (or a double feed) leave; False when nothing could leave.
+
+        The injections due strike stage by stage (fault_effects.Stage): a blocking one
+        keeps the card in; the others shape what leaves and change the shoe, in the
+        order they were placed, then strike the transmission of its event."""
         if not self.plugged or self.door_open or FaultKind.JAM in self.active_faults:
             return False
         if not self.shoe.remaining:
             return False
         first_in_round = self.round > 0 and self._cards_in_round == 0
         due = self.plan.take_due(len(self.shoe.dealt) + 1, self.round, first_in_round)
-        blocking = [injection for injection in due if injection.kind in BLOCKING_INJECTIONS]
+        release = Release(orientation)
+        blocking = [injection for injection in due if stage_of(injection) is Stage.BLOCK]
         if blocking:
-            self.plan.injections[:0] = [i for i in due if i.kind not in BLOCKING_INJECTIONS]
+            self.plan.injections[:0] = [i for i in due if stage_of(i) is not Stage.BLOCK]
             for injection in blocking:
-                self._strike(injection)
+                self._strike(injection, release)
             return False
-        feed_size, orientation = self._shape_feed(due, orientation)
-        card_seq = self.link.next_seq
         for injection in due:
-            if injection.kind in WIRE_INJECTIONS:
-                self._strike_transmission(injection, card_seq)
-        kinds = {injection.kind for injection in due}
-        unread = next((i for i in due if i.kind in MISREAD_INJECTIONS), None)
+            if stage_of(injection) is Stage.SHAPE:
+                EFFECTS[injection.kind].act(self, injection, release)
+            elif stage_of(injection) is not Stage.WIRE:
+                self._strike(injection, release)
+        release.seq = self.link.next_seq
+        for injection in due:
+            if stage_of(injection) is Stage.WIRE:
+                log.info(
+                    "simulator %s: injected fault %s on event %d",
+                    self.serial_number,
+                    injection,
+                    release.seq,
+                )
+                EFFECTS[injection.kind].act(self, injection, release)
         self._cards_in_round += len(
             self._queue_cards(
-                min(feed_size, self.shoe.remaining),
-                orientation,
-                in_order=InjectionKind.DOUBLE_FEED_IN_ORDER in kinds,
-                unread=unread,
+                min(release.feed_size, self.shoe.remaining),
+                release.orientation,
+                in_order=release.in_order,
+                unread=release.unread,
             )
         )
         if self.shoe.cut_card_at_exit:
             self._report_cut_card()
         if not self.shoe.remaining:
             self._queue(ShoeEmpty, cards_dealt=min(len(self.shoe.dealt), 0xFFFF))
-        unplug = next((i for i in due if i.kind is InjectionKind.UNPLUG), None)
-        if unplug is not None:
+        if release.unplug is not None:
             self.unplug()
-            self._schedule(unplug.duration_s or DEFAULT_DURATION_S[unplug.kind], self.replug)
+            self._schedule(duration_of(release.unplug), self.replug)
         return True
-
-    def _shape_feed(
-        self, due: list[Injection], orientation: Orientation
-    ) -> tuple[int, Orientation]:
-        """Apply the injections that change what leaves: how many cards, which, which way up."""
-        feed_size = 1
-        for injection in due:
-            if injection.kind in (InjectionKind.DOUBLE_FEED, InjectionKind.DOUBLE_FEED_IN_ORDER):
-                feed_size = 2
-            elif injection.kind is InjectionKind.REVERSED_CARD:
-                orientation = Orientation.FACE_UP
-            elif injection.kind is InjectionKind.FACE_DOWN:
-                orientation = Orientation.FACE_DOWN
-            elif injection.kind not in WIRE_INJECTIONS | MISREAD_INJECTIONS:
-                self._strike(injection)
-        return feed_size, orientation
 
     def _queue_cards(
         self,
@@ -520,8 +472,7 @@ class FirmwareCore(ABC):
         self._misread = (card, orientation, readable)
         log.info("simulator %s: injected fault %s", self.serial_number, injection)
         if readable:
-            delay = injection.duration_s or DEFAULT_DURATION_S[injection.kind]
-            self._schedule(delay, self.reread_card)
+            self._schedule(duration_of(injection), self.reread_card)
 
     @property
     def unread_card(self) -> CardId | None:
@@ -593,71 +544,14 @@ class FirmwareCore(ABC):
 
     # --- injected faults ------------------------------------------------------------
 
-    def _strike(self, injection: Injection) -> None:
+    def _strike(self, injection: Injection, release: Release) -> None:
         """Make an injected fault happen to the card about to leave (or at power-up)."""
         log.info("simulator %s: injected fault %s", self.serial_number, injection)
-        kind = injection.kind
-        duration = injection.duration_s or DEFAULT_DURATION_S.get(kind, 0.0)
-        if kind is InjectionKind.FOREIGN_CARD:
-            self.shoe.put_on_top(self._foreign_card())
-        elif kind is InjectionKind.DUPLICATE_CARD:
-            copied = self._card_still_out()
-            if copied is None:
-                # Nothing out to copy yet (a round's first card on the automatic machine,
-                # which took every earlier card back): strike at the next card instead.
-                later = replace(injection, round=None, card=len(self.shoe.dealt) + 2)
-                self.plan.injections.append(later)
-            else:
-                self.shoe.put_on_top(copied)
-        elif kind is InjectionKind.EARLY_CUT_CARD:
-            self._report_cut_card()
-        elif kind is InjectionKind.OUT_OF_CARDS:
-            self.shoe.keep_only(1)
-            self.shoe.cut_card_depth = None
-        elif kind is InjectionKind.JAM:
-            self._raise_fault(FaultKind.JAM, detail=1)
-            self._schedule(duration, self.clear_jam)
-        elif kind is InjectionKind.DOOR_OPEN:
-            self.open_door()
-            self._schedule(duration, self.close_door)
-        elif kind is InjectionKind.BAD_FIRMWARE_HASH:
-            self.firmware_image += ALTERED_IMAGE_SUFFIX
-            if not injection.at_power_up:
-                self._start_self_test()
-        elif kind is InjectionKind.FIRMWARE_POWER_CUT:
-            self._power_cut = injection
-
-    def _strike_transmission(self, injection: Injection, seq: int) -> None:
-        """Make an injected fault happen to the transmission of the event with this seq."""
-        log.info("simulator %s: injected fault %s on event %d", self.serial_number, injection, seq)
-        wire = self.link.wire_faults
-        kind = injection.kind
-        if kind is InjectionKind.CORRUPT_BYTES:
-            wire.corrupt.add(seq)
-        elif kind is InjectionKind.DROP_FRAME:
-            wire.drop.add(seq)
-        elif kind is InjectionKind.DUPLICATE_FRAME:
-            wire.duplicate.add(seq)
-        elif kind is InjectionKind.DELAY_ACK:
-            wire.ack_delay_s[seq] = injection.duration_s or DEFAULT_DURATION_S[kind]
-
-    def _card_still_out(self) -> CardId | None:
-        """A card dealt and not taken back, for a duplicate: only while both copies are
-        out can the host tell the intruder from its genuine card. This round's latest card,
-        or between rounds the shoe's first; None when every card dealt is back in."""
-        out = self._cards_out()
-        if not out:
-            return None
-        return out[-1] if self._cards_in_round else out[0]
+        EFFECTS[injection.kind].act(self, injection, release)
 
     def _cards_out(self) -> list[CardId]:
         """Cards dealt and not yet taken back in: a manual shoe takes none back."""
         return self.shoe.dealt
-
-    def _foreign_card(self) -> CardId:
-        """A card of another deck set: it belongs to some other table's shoe."""
-        other_set = self.deck_set % 0xFFFFFFFF + 1
-        return CardId(self.rng.randint(1, 13), CardSuit(self.rng.randint(0, 3)), other_set, 1)
 
     # --- firmware: start-up, self-test, commands ------------------------------------
 
@@ -691,109 +585,6 @@ class FirmwareCore(ABC):
             checks_run=self.profile.self_test_checks,
             failures=failures,
             firmware_hash=self.firmware_hash,
-        )
-
-    def _execute(self, command: Command) -> Answer:
-        if isinstance(command, GetStatus):
-            return self._status(command.request_id)
-        result = self._command_result(command)
-        log.debug("simulator %s: %s -> %s", self.serial_number, command, result.name)
-        return Reply(command.request_id, result)
-
-    def _command_result(self, command: Command) -> ErrorCode:
-        required = REQUIRED_CAPABILITY.get(type(command))
-        if required is not None and not self.profile.has(required):
-            return ErrorCode.UNSUPPORTED
-        if isinstance(command, Reset):
-            self._schedule(0.0, self._start_firmware)
-            return ErrorCode.OK
-        if isinstance(command, SelfTest):
-            if self._operation is not None:
-                return ErrorCode.BUSY
-            self._start_self_test()
-            return ErrorCode.OK
-        if isinstance(command, FirmwareBegin | FirmwareChunk | FirmwareCommit):
-            return self._firmware_command(command)
-        return self._model_command(command)
-
-    def _firmware_command(
-        self, command: FirmwareBegin | FirmwareChunk | FirmwareCommit
-    ) -> ErrorCode:
-        """Protocol 1.3's transfer into the inactive slot, and the switch to it."""
-        if self.link.host_minor < FIRMWARE_UPDATE_FROM_1_3:
-            return ErrorCode.UNKNOWN_MESSAGE
-        if self._operation is not None:
-            return ErrorCode.BUSY
-        house_key = self.link.house_public_key
-        if isinstance(command, FirmwareBegin):
-            return self.firmware.begin(command, house_key)
-        if isinstance(command, FirmwareChunk):
-            result = self.firmware.write(command)
-            transfer = self.firmware.transfer
-            half_way = transfer is not None and 2 * len(transfer.received) >= transfer.begin.size
-            if result is ErrorCode.OK and half_way and self._power_cut is not None:
-                self._cut_power(self._power_cut)
-            return result
-        result = self.firmware.commit(house_key)
-        if result is ErrorCode.OK:
-            self.firmware_image = self.firmware.active.image
-            log.info(
-                "simulator %s: switched to firmware version %d",
-                self.serial_number,
-                self.firmware.active.version,
-            )
-            self._schedule(0.0, self._start_firmware)
-        return result
-
-    def _cut_power(self, injection: Injection) -> None:
-        """The injected power cut: off now, mid-transfer, and back after the duration."""
-        log.info("simulator %s: injected fault %s", self.serial_number, injection)
-        self._power_cut = None
-        self.unplug()
-        self._schedule(injection.duration_s or DEFAULT_DURATION_S[injection.kind], self.replug)
-
-    def _hello(self, request_id: int) -> Hello:
-        return Hello(
-            request_id=request_id,
-            protocol_minor=PROTOCOL_MINOR,
-            device_kind=self.profile.kind,
-            capabilities=self.profile.capabilities
-            | (Capability.AUTH_REQUIRED if self.link.pairing_key is not None else Capability(0))
-            | (
-                Capability.FIRMWARE_UPDATE
-                if self.link.host_minor >= FIRMWARE_UPDATE_FROM_1_3
-                else Capability(0)
-            ),
-            last_acked_seq=self.link.last_acked_seq,
-            next_seq=self.link.next_seq,
-            firmware_hash=self.firmware_hash,
-            model=self.profile.model,
-            serial_number=self.profile.serial_number,
-            firmware_version=self.firmware.active.label,
-            epoch=self.link.announced_epoch(),
-        )
-
-    def _status(self, request_id: int) -> Status:
-        conditions = {
-            StatusFlag.DOOR_OPEN: self.door_open,
-            StatusFlag.CARD_AT_EXIT: bool(self.shoe.remaining)
-            and FaultKind.JAM not in self.active_faults,
-            StatusFlag.SHOE_LOADED: bool(self.shoe.remaining),
-            StatusFlag.BUSY: self._operation is not None,
-            StatusFlag.SELF_TEST_PASSED: bool(self.self_test_passed),
-            StatusFlag.CUT_CARD_SEEN: self.shoe.cut_card_seen,
-        }
-        flags = StatusFlag(0)
-        for flag, holds in conditions.items():
-            if holds:
-                flags |= flag
-        return Status(
-            request_id=request_id,
-            flags=flags,
-            gate=self.gate,
-            cards_dealt=min(len(self.shoe.dealt), 0xFFFF),
-            cards_remaining=self._cards_remaining(),
-            active_faults=tuple(self.active_faults)[:16],
         )
 
     def _notify(self) -> None:

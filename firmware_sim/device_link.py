@@ -39,6 +39,7 @@ from cardshoe.drivers.protocol.link_constants import (
     HELLO_INTERVAL_S,
     LINK_DOWN_AFTER_S,
 )
+from cardshoe.drivers.protocol.message_codec import decode_message, encode_message, hello_digest
 from cardshoe.drivers.protocol.messages import (
     Ack,
     Answer,
@@ -52,9 +53,6 @@ from cardshoe.drivers.protocol.messages import (
     Message,
     Pair,
     Reply,
-    decode_message,
-    encode_message,
-    hello_digest,
 )
 
 log = logging.getLogger(__name__)

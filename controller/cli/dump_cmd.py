@@ -14,9 +14,12 @@ from cardshoe.controller.cli.options import (
     KEY_DIR_OPTION,
     PAIRING_CONFIG_OPTION,
 )
+from cardshoe.controller.errors import UserError
+from cardshoe.controller.timestamps import utc_timestamp
 
 if TYPE_CHECKING:
     from cardshoe.drivers.link import Link
+    from cardshoe.drivers.protocol.auth import KeyLookup, LinkKey
 
 POLL_S = 0.2
 
@@ -53,13 +56,13 @@ def dump(
     """
     from cardshoe.controller.cli.service_access import pairing_keys
     from cardshoe.controller.service.device_access import quiet_device_logs
-    from cardshoe.controller.service.frame_tap import FrameTap, TappedTransport
+    from cardshoe.drivers.frame_tap import FrameTap, TappedTransport
     from cardshoe.drivers.link import Link, LinkTiming
     from cardshoe.drivers.transports.registry import open_transport
 
     keys = pairing_keys(config_path, key_dir)
     printer = FramePrinter(as_json)
-    tap = FrameTap(printer.show, keys)
+    tap = FrameTap(printer.show, _tap_keys(keys))
     link = Link(
         lambda: TappedTransport(open_transport(url), tap),
         url=url,
@@ -70,6 +73,21 @@ def dump(
     # The dump shows every rejected frame itself; the drivers' log lines would repeat it.
     with quiet_device_logs():
         _dump(link, timeout, count, printer, keys is not None)
+
+
+def _tap_keys(keys: KeyLookup | None) -> KeyLookup | None:
+    """The pairing keys as the tap looks them up: an unusable key file (KeyFileError) is the
+    link's handshake to report to the user, once, so to the tap it is no key."""
+    if keys is None:
+        return None
+
+    def tolerant(serial_number: str) -> LinkKey | None:
+        try:
+            return keys(serial_number)
+        except UserError:
+            return None
+
+    return tolerant
 
 
 def _dump(
@@ -114,9 +132,12 @@ class FramePrinter:
         self.shown = 0
         self.closed = False
 
-    def show(self, record: dict[str, Any]) -> None:
+    def show(self, frame: dict[str, Any]) -> None:
+        """Stamp the frame's record with the moment it crossed (the drivers' tap keeps no
+        clock of the controller's) and print it."""
         if self.closed:
             return
+        record = {"time": utc_timestamp(), **frame}
         try:
             click.echo(json.dumps(record) if self._as_json else frame_line(record))
         except OSError:
@@ -128,7 +149,7 @@ class FramePrinter:
 def frame_line(record: dict[str, Any]) -> str:
     """TIME  DIR  HEX  |  MESSAGE field=value ... (or the reason the frame is rejected)."""
     from cardshoe.controller.scoreboard.event_lines import event_line
-    from cardshoe.controller.service.frame_opener import NO_KEY
+    from cardshoe.drivers.frame_opener import NO_KEY
 
     message, sealed = record["message"], record["sealed"]
     if message is not None:

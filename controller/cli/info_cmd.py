@@ -38,7 +38,7 @@ def info(
     from cardshoe.controller.config import load_config
     from cardshoe.controller.service.device_access import device_user_error, opened_device
     from cardshoe.drivers.errors import DriverError
-    from cardshoe.drivers.protocol.messages import message_to_json
+    from cardshoe.drivers.protocol.message_codec import message_to_json
 
     config = load_config(config_path) if config_path else None
     keys = pairing_keys(config_path, key_dir)

@@ -6,9 +6,21 @@ import json
 from pathlib import Path
 
 import click
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from cardshoe.controller.cli.completion import complete_device_url
 from cardshoe.controller.cli.options import DEVICE_TIMEOUT_OPTION
+from cardshoe.controller.config import DeviceConfig, ServiceConfig, load_config
+from cardshoe.controller.errors import EXIT_CHECK_FAILED, EXIT_DEVICE_UNAVAILABLE, UserError
+from cardshoe.controller.service.device_access import opened_device
+from cardshoe.controller.service.firmware_update import load_house_key
+from cardshoe.controller.service.pairing import KeyStore, staged_key_file
+from cardshoe.drivers.errors import CommandRefused
+from cardshoe.drivers.protocol.auth import LinkKey, key_id, new_pairing_key
+from cardshoe.drivers.protocol.error_codes import ErrorCode
+from cardshoe.drivers.protocol.firmware_image import public_key_id
+from cardshoe.drivers.protocol.link_constants import FIRMWARE_UPDATE_FROM_1_3, PROTOCOL_MAJOR
 
 
 @click.command()
@@ -56,44 +68,13 @@ def pair(
     --config's device.house_public_key), with which it checks every firmware image itself.
     Exit 3 when the device is absent or not in pairing mode, or the key file cannot be written.
     """
-    from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
-
-    from cardshoe.controller.config import DeviceConfig, ServiceConfig, load_config
-    from cardshoe.controller.errors import EXIT_CHECK_FAILED, EXIT_DEVICE_UNAVAILABLE, UserError
-    from cardshoe.controller.service.device_access import opened_device
-    from cardshoe.controller.service.firmware_update import load_house_key
-    from cardshoe.controller.service.pairing import KeyStore, staged_key_file
-    from cardshoe.drivers.errors import CommandRefused
-    from cardshoe.drivers.protocol.auth import LinkKey, key_id, new_pairing_key
-    from cardshoe.drivers.protocol.error_codes import ErrorCode
-    from cardshoe.drivers.protocol.firmware_image import public_key_id
-    from cardshoe.drivers.protocol.link_constants import FIRMWARE_UPDATE_FROM_1_3, PROTOCOL_MAJOR
-
     config = load_config(config_path) if config_path else None
     service = config.service if config else ServiceConfig()
     house_key_path = (
         house_key_path or (config.device if config else DeviceConfig()).house_public_key
     )
     house_key = None if house_key_path is None else load_house_key(house_key_path)
-    house_raw = (
-        None if house_key is None else house_key.public_bytes(Encoding.Raw, PublicFormat.Raw)
-    )
-    with opened_device(url, timeout=timeout) as device:
-        serial_number = device.info.serial_number
-        key = LinkKey(new_pairing_key(), device.protocol_minor)
-        target = key_file or KeyStore(service.key_dir).path_for(serial_number)
-        with staged_key_file(target, key) as commit:
-            try:
-                device.pair(key.secret, house_raw)
-            except CommandRefused as exc:
-                if exc.code is not ErrorCode.NOT_PAIRING:
-                    raise
-                raise UserError(
-                    f"device {serial_number} at {url} is not in pairing mode: turn its pairing "
-                    "switch on (simulator: shoectl sim --pairing-mode), then pair again",
-                    EXIT_DEVICE_UNAVAILABLE,
-                ) from exc
-            commit()
+    serial_number, key, target = _give_key(url, timeout, key_file, service, house_key)
     with opened_device(url, timeout=timeout, keys={serial_number: key}.get) as device:
         authenticated = device.info.authenticated
     if not authenticated:
@@ -121,3 +102,34 @@ def pair(
             f"paired {serial_number}: key {record['key_id']} in {target}, protocol "
             f"{record['min_protocol']} or later; the link authenticates"
         )
+
+
+def _give_key(
+    url: str,
+    timeout: float,
+    key_file: Path | None,
+    service: ServiceConfig,
+    house_key: Ed25519PublicKey | None,
+) -> tuple[str, LinkKey, Path]:
+    """Give the device at url a new key (and the house's public key), kept in its key file
+    only once the device took it; the device's serial number, the key and the key file."""
+    house_raw = (
+        None if house_key is None else house_key.public_bytes(Encoding.Raw, PublicFormat.Raw)
+    )
+    with opened_device(url, timeout=timeout) as device:
+        serial_number = device.info.serial_number
+        key = LinkKey(new_pairing_key(), device.protocol_minor)
+        target = key_file or KeyStore(service.key_dir).path_for(serial_number)
+        with staged_key_file(target, key) as commit:
+            try:
+                device.pair(key.secret, house_raw)
+            except CommandRefused as exc:
+                if exc.code is not ErrorCode.NOT_PAIRING:
+                    raise
+                raise UserError(
+                    f"device {serial_number} at {url} is not in pairing mode: turn its pairing "
+                    "switch on (simulator: shoectl sim --pairing-mode), then pair again",
+                    EXIT_DEVICE_UNAVAILABLE,
+                ) from exc
+            commit()
+    return serial_number, key, target

@@ -153,25 +153,11 @@ def _run(
                 folder / "ingest.log",
             )
         )
-        dealers, uplinks = [], []
         for table in demo_tables:
             table.write_config(broker.url, state_dir)
             _register(table, database.dsn)
         console.print(f"{count} tables registered: the floor stores only records each one signs")
-        for table in demo_tables:
-            config = str(table.config_path)
-            uplink = _shoectl("uplink", "--config", config)
-            uplinks.append(
-                stack.enter_context(_process(uplink, folder / f"{table.table_id}-up.log"))
-            )
-            deal = _shoectl("demo", "--config", config, "--transport", "inproc", "--json")
-            deal += ["--journal", str(table.journal_path)]
-            deal += ["--rounds", str(rounds), "--speed", str(speed)]
-            if pit is not None and table.table_id == FOREIGN_CARD_TABLE:
-                deal += ["--inject", "foreign-card@round=2"]
-            dealers.append(
-                stack.enter_context(_process(deal, folder / f"{table.table_id}-deal.log"))
-            )
+        dealers, uplinks = _start_tables(stack, demo_tables, folder, rounds, speed, pit is not None)
         _watch(console, database.dsn, demo_tables, dealers, uplinks)
         ended = _reconcile(database.dsn, demo_tables)
         if pit is not None:
@@ -189,6 +175,32 @@ def _run(
         f"{sum(row.lost for row in ended)} lost, {sum(row.duplicated for row in ended)} duplicated"
     )
     return wrong
+
+
+def _start_tables(
+    stack: ExitStack,
+    demo_tables: list[DemoTable],
+    folder: Path,
+    rounds: int,
+    speed: float,
+    with_pit: bool,
+) -> tuple[list[subprocess.Popen[bytes]], list[subprocess.Popen[bytes]]]:
+    """Each table's uplink and dealing demo, stopped with the stack; the dealers and uplinks.
+
+    With the pit, FOREIGN_CARD_TABLE deals a foreign card in its second round.
+    """
+    dealers, uplinks = [], []
+    for table in demo_tables:
+        config = str(table.config_path)
+        uplink = _shoectl("uplink", "--config", config)
+        uplinks.append(stack.enter_context(_process(uplink, folder / f"{table.table_id}-up.log")))
+        deal = _shoectl("demo", "--config", config, "--transport", "inproc", "--json")
+        deal += ["--journal", str(table.journal_path)]
+        deal += ["--rounds", str(rounds), "--speed", str(speed)]
+        if with_pit and table.table_id == FOREIGN_CARD_TABLE:
+            deal += ["--inject", "foreign-card@round=2"]
+        dealers.append(stack.enter_context(_process(deal, folder / f"{table.table_id}-deal.log")))
+    return dealers, uplinks
 
 
 def _register(table: DemoTable, dsn: str) -> None:

@@ -28,7 +28,7 @@ import logging
 import queue
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from typing import Any, TypeVar
 
@@ -38,13 +38,19 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 from paho.mqtt.reasoncodes import ReasonCode
-from psycopg.types.json import Jsonb
 
 from cardshoe.controller.canonical import canonical_json
 from cardshoe.controller.errors import UserError
 from cardshoe.controller.floor.broker import KEEPALIVE_S, BrokerSettings, new_client
+from cardshoe.controller.floor.ingest_store import (
+    Alarm,
+    AlarmKind,
+    Outcome,
+    Rejected,
+    insert_alarms,
+    store_batch,
+)
 from cardshoe.controller.floor.messages import (
-    AnchorMessage,
     EventMessage,
     MessageError,
     StatusMessage,
@@ -68,31 +74,6 @@ READ_AHEAD = 20
 """Events messages read on arrival at most, waiting in the queue (about one batch's worth:
 an uplink's message holds up to 200 records)."""
 
-FLOOR_CHANNEL = "cardshoe_floor"
-"""Each committed batch is a PostgreSQL notification here, naming the tables it touched
-(or none, when too many to fit a notification): the pit's live page listens."""
-
-
-class AlarmKind:
-    HASH_MISMATCH = "hash_mismatch"
-    """The record's fields do not hash to the hash it carries."""
-    CHAIN_MISMATCH = "chain_mismatch"
-    """Its prev_hash is not the stored hash of the record before it."""
-    CONFLICT = "conflict"
-    """The floor already holds this record id with another hash."""
-    WRONG_TABLE = "wrong_table"
-    """A record of one table on another table's topic."""
-    MALFORMED = "malformed"
-    """A message that is not a record (or status) ingest can read, or one PostgreSQL refuses."""
-    BAD_SIGNATURE = "bad_signature"
-    """A record of a registered table without the table's valid signature: not the table's."""
-    GAP = "gap"
-    """Records missing for longer than gap_report_s."""
-
-
-CHAIN_NEUTRAL = frozenset({AlarmKind.GAP, AlarmKind.BAD_SIGNATURE})
-"""Alarms that leave a table's chain_ok as it is: a gap waits for its records, and a record
-without the table's signature is someone else's, not a fault in the table's chain."""
 
 _Result = TypeVar("_Result")
 
@@ -131,39 +112,6 @@ class _Incoming:
     """An events message as read on arrival: each record with whether its fields hash to its
     hash, or why the message holds no records; None for a status, or for a message that
     arrived behind READ_AHEAD others (read when its batch is taken)."""
-
-
-@dataclass(frozen=True)
-class _Rejected:
-    """A message ingest refused, as rejected_messages keeps it: the hash of its bytes, not them."""
-
-    site: str
-    table_id: str
-    leaf: str
-    body_sha256: str
-    body_bytes: int
-    reason: str
-
-
-@dataclass
-class _Alarm:
-    table_id: str
-    kind: str
-    detail: str
-    record_id: int | None = None
-    message: dict[str, Any] | None = None
-    site: str | None = None
-    rejected: _Rejected | None = None
-    """The message quarantined with this alarm, when the alarm is about one refused whole."""
-
-
-@dataclass
-class _Outcome:
-    """What a committed batch tells the tables."""
-
-    anchors: dict[tuple[str, str], AnchorMessage] = field(default_factory=dict)
-    alarms: list[_Alarm] = field(default_factory=list)
-    inserted: int = 0
 
 
 class Ingest:
@@ -293,7 +241,7 @@ class Ingest:
             size += len(incoming.body)
         return batch
 
-    def _publish(self, outcome: _Outcome) -> None:
+    def _publish(self, outcome: Outcome) -> None:
         assert self._client is not None
         for (site, table_id), anchor in outcome.anchors.items():
             topic = table_topic(site, table_id, Leaf.ANCHOR)
@@ -312,7 +260,7 @@ class Ingest:
     def _handle(self, batch: list[_Incoming]) -> None:
         events: list[tuple[str, EventMessage]] = []
         statuses: dict[tuple[str, str], StatusMessage] = {}
-        early = _Outcome()
+        early = Outcome()
         tables = sorted({incoming.topic.table_id for incoming in batch})
         keys = self._with_database(lambda db: _registered_keys(db, tables))
         for incoming in batch:
@@ -327,7 +275,7 @@ class Ingest:
             early.alarms.extend(alarms)
             events.extend((site, event) for event in taken)
         try:
-            outcome = self._with_database(lambda db: _store(db, events, statuses, early))
+            outcome = self._with_database(lambda db: store_batch(db, events, statuses, early))
         except psycopg.DataError:
             outcome = self._store_one_by_one(events, statuses, early)
         assert self._client is not None
@@ -343,18 +291,18 @@ class Ingest:
         self,
         events: list[tuple[str, EventMessage]],
         statuses: dict[tuple[str, str], StatusMessage],
-        early: _Outcome,
-    ) -> _Outcome:
+        early: Outcome,
+    ) -> Outcome:
         """A batch PostgreSQL refused (a payload jsonb cannot hold, such as a NUL character):
         each record alone, and one it refuses becomes a stored alarm, never a crash loop."""
-        outcome = self._with_database(lambda db: _store(db, [], statuses, early))
+        outcome = self._with_database(lambda db: store_batch(db, [], statuses, early))
         for site, event in events:
             try:
-                alone = partial(_store, events=[(site, event)], statuses={}, early=_Outcome())
+                alone = partial(store_batch, events=[(site, event)], statuses={}, early=Outcome())
                 part = self._with_database(alone)
             except psycopg.DataError as exc:
                 detail = f"record {event.record_id}: PostgreSQL cannot store it ({exc})"
-                alarm = _Alarm(
+                alarm = Alarm(
                     event.table_id,
                     AlarmKind.MALFORMED,
                     " ".join(detail.split()),
@@ -363,7 +311,7 @@ class Ingest:
                     site,
                 )
                 part = self._with_database(
-                    partial(_store, events=[], statuses={}, early=_Outcome(alarms=[alarm]))
+                    partial(store_batch, events=[], statuses={}, early=Outcome(alarms=[alarm]))
                 )
             outcome.anchors.update(part.anchors)
             outcome.alarms.extend(part.alarms)
@@ -394,8 +342,8 @@ class Ingest:
                 self._db.close()
                 time.sleep(self.settings.retry_s)
 
-    def _report_gaps(self, db: psycopg.Connection) -> _Outcome:
-        outcome = _Outcome()
+    def _report_gaps(self, db: psycopg.Connection) -> Outcome:
+        outcome = Outcome()
         rows = db.execute(
             "UPDATE floor_tables SET gap_reported = true "
             "WHERE gap_since < now() - make_interval(secs => %s) AND NOT gap_reported "
@@ -403,7 +351,7 @@ class Ingest:
             (self.settings.gap_report_s,),
         ).fetchall()
         for table_id, site, contiguous_id in rows:
-            alarm = _Alarm(
+            alarm = Alarm(
                 table_id,
                 AlarmKind.GAP,
                 f"records after {contiguous_id} have been missing for over "
@@ -411,7 +359,7 @@ class Ingest:
                 contiguous_id + 1,
                 site=site,
             )
-            _insert_alarms(db, [alarm])
+            insert_alarms(db, [alarm])
             outcome.alarms.append(alarm)
         return outcome
 
@@ -426,7 +374,7 @@ def _registered_keys(db: psycopg.Connection, tables: list[str]) -> dict[str, Ed2
 
 def _checked_events(
     incoming: _Incoming, key: Ed25519PublicKey | None
-) -> tuple[list[EventMessage], list[_Alarm]]:
+) -> tuple[list[EventMessage], list[Alarm]]:
     """The records the message carries, and the alarms (and quarantine) of those it refuses.
 
     A message that is not records at all is refused whole. Each record is
@@ -460,7 +408,7 @@ def _read_events(body: bytes) -> list[tuple[EventMessage, bool]] | MessageError:
 
 def _refusal(
     incoming: _Incoming, event: EventMessage, hash_ok: bool, key: Ed25519PublicKey | None
-) -> _Alarm | None:
+) -> Alarm | None:
     """The alarm refusing one record of an events message, or None when it is taken."""
     if event.table_id != incoming.topic.table_id:
         detail = f"record {event.record_id} of table {event.table_id} on this table's topic"
@@ -483,10 +431,10 @@ def _refused(
     detail: str,
     record_id: int | None = None,
     message: dict[str, Any] | None = None,
-) -> _Alarm:
+) -> Alarm:
     """The alarm for a message refused whole, with the quarantine row that keeps its trace."""
     topic = incoming.topic
-    rejected = _Rejected(
+    rejected = Rejected(
         topic.site,
         topic.table_id,
         str(topic.leaf),
@@ -494,255 +442,4 @@ def _refused(
         len(incoming.body),
         f"{kind}: {detail}",
     )
-    return _Alarm(topic.table_id, kind, detail, record_id, message, topic.site, rejected)
-
-
-def _insert_alarms(db: psycopg.Connection, alarms: list[_Alarm]) -> None:
-    rows = [
-        (
-            alarm.table_id,
-            alarm.record_id,
-            alarm.kind,
-            alarm.detail,
-            None if alarm.message is None else Jsonb(alarm.message),
-        )
-        for alarm in alarms
-    ]
-    if not rows:
-        return
-    rejected = [
-        (r.site, r.table_id, r.leaf, r.body_sha256, r.body_bytes, r.reason)
-        for r in (alarm.rejected for alarm in alarms)
-        if r is not None
-    ]
-    with db.cursor() as cursor:
-        cursor.executemany(
-            "INSERT INTO floor_alarms (table_id, record_id, kind, detail, message) "
-            "VALUES (%s, %s, %s, %s, %s)",
-            rows,
-        )
-        if rejected:
-            cursor.executemany(
-                "INSERT INTO rejected_messages "
-                "(site, table_id, leaf, body_sha256, body_bytes, reason) "
-                "VALUES (%s, %s, %s, %s, %s, %s)",
-                rejected,
-            )
-    db.execute(
-        "UPDATE floor_tables SET chain_ok = false WHERE table_id = ANY(%s) AND chain_ok",
-        ([row[0] for row in rows if row[2] not in CHAIN_NEUTRAL],),
-    )
-
-
-def _store(
-    db: psycopg.Connection,
-    events: list[tuple[str, EventMessage]],
-    statuses: dict[tuple[str, str], StatusMessage],
-    early: _Outcome,
-) -> _Outcome:
-    outcome = _Outcome(alarms=list(early.alarms))
-    unique: dict[tuple[str, int], tuple[str, EventMessage]] = {}
-    for site, event in events:
-        unique.setdefault((event.table_id, event.record_id), (site, event))
-    tables = sorted(
-        {(event.table_id, site) for site, event in unique.values()}
-        | {(table_id, site) for (site, table_id) in statuses}
-        | {(alarm.table_id, alarm.site) for alarm in early.alarms if alarm.site is not None}
-    )
-    db.execute(
-        "INSERT INTO floor_tables (table_id, site) SELECT * FROM unnest(%s::text[], %s::text[]) "
-        "ON CONFLICT DO NOTHING",
-        ([table_id for table_id, _ in tables], [site for _, site in tables]),
-    )
-    _insert_alarms(db, early.alarms)
-    fresh: list[EventMessage] = []
-    if unique:
-        sites = {event.table_id: site for site, event in unique.values()}
-        fresh = _insert_records(db, [event for _, event in unique.values()], sites, outcome)
-        outcome.inserted = len(fresh)
-    touched = dict(sorted({(event.table_id, site) for site, event in unique.values()}))
-    if touched:
-        _advance_chains(db, touched, fresh, outcome)
-    for (_, table_id), status in statuses.items():
-        db.execute(
-            "UPDATE floor_tables SET online = %s, status = %s, status_at = now() "
-            "WHERE table_id = %s",
-            (status.online, Jsonb(asdict(status)), table_id),
-        )
-    named = ",".join(table_id for table_id, _ in tables)
-    db.execute("SELECT pg_notify(%s, %s)", (FLOOR_CHANNEL, named if len(named) < 7900 else ""))
-    return outcome
-
-
-STAGED_COLUMNS = (
-    "table_id text, record_id bigint, time_ns bigint, kind text, shoe_id text, round_no int, "
-    "device_serial text, device_seq bigint, payload jsonb, hash text, prev_hash text, "
-    "signature text"
-)
-"""journal_records' columns as COPY fills them (received_at is set by the insert)."""
-
-
-def _insert_records(
-    db: psycopg.Connection, events: list[EventMessage], sites: dict[str, str], outcome: _Outcome
-) -> list[EventMessage]:
-    """Insert the records the floor does not hold yet; those it inserted."""
-    columns = (
-        "table_id, record_id, time_ns, kind, shoe_id, round_no, device_serial, device_seq, "
-        "payload, hash, prev_hash, signature"
-    )
-    rows = [
-        (
-            event.table_id,
-            event.record_id,
-            event.time_ns,
-            event.kind,
-            event.shoe_id,
-            event.round_no,
-            event.device_serial,
-            event.device_seq,
-            event.payload_json,
-            event.hash,
-            event.prev_hash,
-            event.signature,
-        )
-        for event in events
-    ]
-    # COPY into a per-connection staging table is the fast way in; the insert from it
-    # keeps ON CONFLICT DO NOTHING, so a repeat is still ignored, never overwritten.
-    db.execute(
-        f"CREATE TEMP TABLE IF NOT EXISTS staged_records ({STAGED_COLUMNS}) ON COMMIT DELETE ROWS"
-    )
-    with db.cursor() as cursor:
-        with cursor.copy(f"COPY staged_records ({columns}) FROM STDIN") as copy:
-            for row in rows:
-                copy.write_row(row)
-        inserted = cursor.execute(
-            f"INSERT INTO journal_records ({columns}) SELECT {columns} FROM staged_records "
-            "ON CONFLICT DO NOTHING RETURNING table_id, record_id"
-        ).fetchall()
-    new = {(table_id, record_id) for table_id, record_id in inserted}
-    fresh = [event for event in events if (event.table_id, event.record_id) in new]
-    repeats = [event for event in events if (event.table_id, event.record_id) not in new]
-    if repeats:
-        stored = dict(
-            ((table_id, record_id), digest)
-            for table_id, record_id, digest in db.execute(
-                "SELECT r.table_id, r.record_id, r.hash FROM journal_records r "
-                "JOIN unnest(%s::text[], %s::bigint[]) AS k(table_id, record_id) "
-                "USING (table_id, record_id)",
-                ([event.table_id for event in repeats], [event.record_id for event in repeats]),
-            ).fetchall()
-        )
-        conflicts = [
-            _Alarm(
-                event.table_id,
-                AlarmKind.CONFLICT,
-                f"record {event.record_id} arrived with hash {event.hash[:16]}…, the floor "
-                f"holds {stored[(event.table_id, event.record_id)][:16]}…: kept the stored one",
-                event.record_id,
-                event.to_json(),
-                sites[event.table_id],
-            )
-            for event in repeats
-            if stored.get((event.table_id, event.record_id), event.hash) != event.hash
-        ]
-        _insert_alarms(db, conflicts)
-        outcome.alarms.extend(conflicts)
-    return fresh
-
-
-def _advance_chains(
-    db: psycopg.Connection, sites: dict[str, str], fresh: list[EventMessage], outcome: _Outcome
-) -> None:
-    """Walk each table's chain on from its last verified record; anchors for those that moved.
-
-    A few statements a batch whatever the number of tables: the tables' rows
-    locked in table order (two ingests never deadlock), their pending records
-    walked here, and the new positions written in one update. A table with
-    no record waiting behind a gap (last_record_id, written under the same
-    lock, is its verified position) has no pending records but those this
-    batch inserted (fresh): only the others' are read back from the database.
-    """
-    table_ids = list(sites)
-    rows = db.execute(
-        "SELECT table_id, contiguous_id, contiguous_hash, last_record_id FROM floor_tables "
-        "WHERE table_id = ANY(%s) ORDER BY table_id FOR UPDATE",
-        (table_ids,),
-    ).fetchall()
-    starts = {table_id: (contiguous_id, digest) for table_id, contiguous_id, digest, _ in rows}
-    behind = {table_id for table_id, contiguous_id, _, last_id in rows if last_id > contiguous_id}
-    pending: dict[str, list[tuple[int, str, str]]] = {table_id: [] for table_id in table_ids}
-    for event in sorted(fresh, key=lambda event: (event.table_id, event.record_id)):
-        if event.table_id not in behind:
-            pending[event.table_id].append((event.record_id, event.hash, event.prev_hash))
-    if behind:
-        for table_id, record_id, digest, prev_hash in db.execute(
-            "SELECT r.table_id, r.record_id, r.hash, r.prev_hash FROM journal_records r "
-            "JOIN floor_tables t USING (table_id) "
-            "WHERE t.table_id = ANY(%s) AND r.record_id > t.contiguous_id "
-            "ORDER BY r.table_id, r.record_id",
-            (sorted(behind),),
-        ):
-            pending[table_id].append((record_id, digest, prev_hash))
-    updates = []
-    for table_id in table_ids:
-        start_id, start_hash = starts[table_id]
-        contiguous_id, contiguous_hash = start_id, start_hash
-        for record_id, digest, prev_hash in pending[table_id]:
-            if record_id != contiguous_id + 1:
-                break
-            if prev_hash != contiguous_hash:
-                _reject(db, table_id, sites[table_id], record_id, contiguous_id, outcome)
-                break
-            contiguous_id, contiguous_hash = record_id, digest
-        held = pending[table_id]
-        last_id = held[-1][0] if held else contiguous_id
-        waiting = any(record_id > contiguous_id for record_id, _, _ in held)
-        updates.append((table_id, contiguous_id, contiguous_hash, last_id, waiting))
-        if contiguous_id != start_id:
-            outcome.anchors[(sites[table_id], table_id)] = AnchorMessage(
-                contiguous_id, contiguous_hash
-            )
-    columns = [list(column) for column in zip(*updates, strict=True)]
-    # In SET, a column names the row's value before the update: a gap's clock restarts
-    # when the verified position moved and records still wait behind a new gap.
-    db.execute(
-        "UPDATE floor_tables t SET contiguous_id = u.contiguous_id, "
-        "contiguous_hash = u.contiguous_hash, "
-        "last_record_id = greatest(t.last_record_id, u.last_id), last_seen = now(), "
-        "gap_since = CASE WHEN NOT u.waiting THEN NULL "
-        "WHEN t.contiguous_id <> u.contiguous_id THEN now() "
-        "ELSE coalesce(t.gap_since, now()) END, "
-        "gap_reported = t.gap_reported AND u.waiting AND t.contiguous_id = u.contiguous_id "
-        "FROM unnest(%s::text[], %s::bigint[], %s::text[], %s::bigint[], %s::boolean[]) "
-        "AS u(table_id, contiguous_id, contiguous_hash, last_id, waiting) "
-        "WHERE t.table_id = u.table_id",
-        columns,
-    )
-
-
-def _reject(
-    db: psycopg.Connection,
-    table_id: str,
-    site: str,
-    record_id: int,
-    contiguous_id: int,
-    outcome: _Outcome,
-) -> None:
-    """Move a record that does not link out of journal_records and into an alarm."""
-    removed = db.execute(
-        "DELETE FROM journal_records WHERE table_id = %s AND record_id = %s "
-        "RETURNING to_jsonb(journal_records.*) - 'received_at'",
-        (table_id, record_id),
-    ).fetchone()
-    alarm = _Alarm(
-        table_id,
-        AlarmKind.CHAIN_MISMATCH,
-        f"record {record_id}'s prev_hash is not the hash of record {contiguous_id} "
-        "the floor holds: kept out of journal_records",
-        record_id,
-        None if removed is None else removed[0],
-        site,
-    )
-    _insert_alarms(db, [alarm])
-    outcome.alarms.append(alarm)
+    return Alarm(topic.table_id, kind, detail, record_id, message, topic.site, rejected)

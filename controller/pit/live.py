@@ -20,7 +20,7 @@ import paho.mqtt.client as mqtt
 import psycopg
 
 from cardshoe.controller.floor.broker import BrokerSettings, new_client
-from cardshoe.controller.floor.ingest import FLOOR_CHANNEL
+from cardshoe.controller.floor.ingest_store import FLOOR_CHANNEL
 from cardshoe.controller.floor.messages import MessageError, StatusMessage
 from cardshoe.controller.floor.topics import Leaf, TopicName, every_table
 

@@ -1,21 +1,23 @@
 """Dealing: every card that leaves the shoe, to a hand, set aside, or burned.
 
-The base of the table model (table.py): it holds the shoe and round in play
-and decides, for each CARD event, what the card is due for and what its
-irregularities do (irregularities.py). The shoe's lifecycle, the rounds'
-opening and settling, the holds and the inputs' routing are table.py's; this
-part knows only cards. Like the model, it does no I/O: it emits facts.
+One job of the table model (the chain of its jobs is in base.py): for each CARD
+event it decides what the card is due for and what its irregularities do
+(irregularities.py); what the cards say about the loaded pack is deck_set.py's.
+The shoe's lifecycle, the rounds' opening and settling, the holds and the
+inputs' routing are other modules'; this part knows only cards. Like the model,
+it does no I/O: it emits facts.
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from transitions import EventData
 
-from cardshoe.controller.config import BurnPolicy, DeviceMode, TableConfig
+from cardshoe.controller.config import BurnPolicy
+from cardshoe.controller.procedure.base import physical_id
+from cardshoe.controller.procedure.deck_set import DeckSetWatch
 from cardshoe.controller.procedure.facts import (
     Alarm,
     AlarmKind,
@@ -25,10 +27,7 @@ from cardshoe.controller.procedure.facts import (
     CardCorrected,
     CardSetAside,
     CorrectionMethod,
-    DeckSetAdopted,
     FirstCardCorrected,
-    IrregularityFound,
-    TableEvent,
 )
 from cardshoe.controller.procedure.holds import HoldReason
 from cardshoe.controller.procedure.irregularities import (
@@ -37,84 +36,21 @@ from cardshoe.controller.procedure.irregularities import (
     CardInspection,
     Consequence,
     Irregularity,
-    card_of,
     inspect_card,
 )
 from cardshoe.controller.procedure.machine import ROUND_STATES, State, Trigger
-from cardshoe.controller.procedure.operator_input import deck_set_text
-from cardshoe.controller.procedure.shoe import (
-    CardDue,
-    Fact,
-    FeedGroup,
-    MisreadCard,
-    Round,
-    ShoeState,
-)
+from cardshoe.controller.procedure.shoe import CardDue, FeedGroup, MisreadCard, Round, ShoeState
 from cardshoe.controller.rules.cards import Card
 from cardshoe.controller.rules.hands import Hand
-from cardshoe.drivers.api.events import CardId, CardSeen, ReadFlag
+from cardshoe.drivers.api.events import CardSeen, ReadFlag
 
-DECK_SET_EVIDENCE = 3
-"""With no deck set declared, cards of one set that make it the loaded set, when they also
-outnumber the cards of every other set together."""
 MAX_FEED_SIZE = 6
 """The most cards one baccarat round takes (three to each hand): a double feed announcing
 more is capped here, and the host's feed watch holds the table when the rest never comes."""
 
 
-class Dealing:
-    """The shoe and round in play, and the card-taking actions the procedure names."""
-
-    state: str
-    """Set by the Machine: a State value."""
-
-    def __init__(self, config: TableConfig) -> None:
-        self.config = config
-        self.game = config.game.build_game()
-        self.automatic = config.device.kind is DeviceMode.AUTO
-        self.shoe: ShoeState | None = None
-        self.round: Round | None = None
-        self.holds: list[str] = []
-        self.held_state: State | None = None
-        self._facts: list[Fact] = []
-
-    # What the session and the displays read
-
-    @property
-    def shoe_id(self) -> str | None:
-        return None if self.shoe is None else self.shoe.shoe_id
-
-    @property
-    def round_no(self) -> int | None:
-        return None if self.round is None else self.round.number
-
-    @property
-    def position(self) -> State:
-        """Where the procedure stands, or stood when a hold interrupted it."""
-        if self.state == State.HELD and self.held_state is not None:
-            return self.held_state
-        return State(self.state)
-
-    def card_due(self) -> CardDue | None:
-        """What the next card is for, or None when no card may leave now."""
-        if self.state in (State.HELD, State.FAULT):
-            return None
-        return self._due_at(self.position)
-
-    def _due_at(self, position: State, *, within_ordered_feed: bool = False) -> CardDue | None:
-        """What a card leaving now is for; None while a double feed's cards are still coming,
-        unless within_ordered_feed: the card is one of a group read in order (FEED_IN_ORDER),
-        each of whose cards goes where a single card would."""
-        shoe = self.shoe
-        if shoe is None:
-            return None
-        if shoe.feed is not None and not (within_ordered_feed and shoe.feed.in_order):
-            return None
-        if position in (State.BURNING, State.ROUND_BURN) and shoe.burn_remaining != 0:
-            return shoe.burn_reason
-        if position is State.DEALING and self.round is not None and not self.round.void_reason:
-            return self.round.deal.next_recipient()
-        return None
+class Dealing(DeckSetWatch):
+    """The card-taking actions the procedure names."""
 
     # Actions: cards
 
@@ -140,10 +76,7 @@ class Dealing:
         starts_group = suspected and not continuing
         due = self._due_at(self.position, within_ordered_feed=True)
         if feed is not None and feed.in_order:
-            # Read one after the other: each card is dealt as if alone, in the events' order.
-            feed.remaining -= 1
-            if feed.remaining <= 0:
-                shoe.feed = None
+            self._step_ordered_feed(shoe, feed)
             feed = None
         inspection = self._inspect(
             shoe, card_event, starts_feed_group=starts_group and not in_order
@@ -156,13 +89,7 @@ class Dealing:
         if feed is not None:
             self._take_group_card(shoe, feed, inspection)
         elif isinstance(due, Hand) and inspection.card_id is None and not inspection.voids:
-            if card_event.flags & ReadFlag.DOUBLE_FEED_SUSPECTED:
-                # The group's next card is on its way: no place can be kept for this one.
-                self._set_aside(
-                    inspection, Irregularity.MISREAD_CARD, findings, Consequence.VOID_ROUND
-                )
-            else:
-                self._await_reread(inspection, due, findings)
+            self._take_unread_card(card_event, inspection, due, findings)
         elif isinstance(due, Hand) and not inspection.voids:
             self._assign(inspection, findings)
         elif isinstance(due, Hand):
@@ -177,28 +104,39 @@ class Dealing:
         if self.automatic and inspection.is_intruder:
             self._set_intruder_apart(shoe, inspection)
         if starts_group:
-            group_burn = None if isinstance(due, Hand) else (due or BurnReason.IRREGULAR)
-            # A round holds at most MAX_FEED_SIZE cards: no feed announces more truthfully.
-            size = min(card_event.feed_size, MAX_FEED_SIZE)
-            shoe.feed = FeedGroup(card_event.feed_group, size - 1, group_burn, in_order)
-            if shoe.feed.remaining <= 0:
-                shoe.feed = None
+            self._open_feed_group(shoe, card_event, due, in_order)
 
-    def _before_the_declared_set(self, shoe: ShoeState, inspection: CardInspection) -> bool:
-        """A foreign card before any card of the declared set: the declaration may be wrong.
+    def _step_ordered_feed(self, shoe: ShoeState, feed: FeedGroup) -> None:
+        """Read one after the other: each card is dealt as if alone, in the events' order."""
+        feed.remaining -= 1
+        if feed.remaining <= 0:
+            shoe.feed = None
 
-        With a mistyped deck set every card is foreign; dealing on would void
-        every round of the shoe. Once a card of the declared set has come out,
-        a foreign card is only that (it voids its round and alarms).
-        """
-        card_id = inspection.card_id
-        if card_id is not None and card_id.deck_set == shoe.deck_set:
-            shoe.declared_set_seen = True
-        return (
-            shoe.deck_set_declared
-            and not shoe.declared_set_seen
-            and Irregularity.FOREIGN_CARD in inspection.findings
-        )
+    def _take_unread_card(
+        self,
+        card_event: CardSeen,
+        inspection: CardInspection,
+        due: Hand,
+        findings: list[Irregularity],
+    ) -> None:
+        """An unreadable card due to a hand: its place is kept for a re-read, unless more of
+        its double feed are coming."""
+        if card_event.flags & ReadFlag.DOUBLE_FEED_SUSPECTED:
+            # The group's next card is on its way: no place can be kept for this one.
+            self._set_aside(inspection, Irregularity.MISREAD_CARD, findings, Consequence.VOID_ROUND)
+        else:
+            self._await_reread(inspection, due, findings)
+
+    def _open_feed_group(
+        self, shoe: ShoeState, card_event: CardSeen, due: CardDue | None, in_order: bool
+    ) -> None:
+        """The first card of a suspected double feed: the group's other cards are expected."""
+        group_burn = None if isinstance(due, Hand) else (due or BurnReason.IRREGULAR)
+        # A round holds at most MAX_FEED_SIZE cards: no feed announces more truthfully.
+        size = min(card_event.feed_size, MAX_FEED_SIZE)
+        shoe.feed = FeedGroup(card_event.feed_group, size - 1, group_burn, in_order)
+        if shoe.feed.remaining <= 0:
+            shoe.feed = None
 
     def _set_intruder_apart(self, shoe: ShoeState, inspection: CardInspection) -> None:
         """An intruder the automatic machine dealt never goes back into it.
@@ -220,21 +158,6 @@ class Dealing:
         )
         self.trigger(Trigger.HOLD, reason=HoldReason.INTRUDER_ON_TABLE)
 
-    def _hold_for_the_deck_set(self, shoe: ShoeState, inspection: CardInspection) -> None:
-        card_id = inspection.card_id
-        assert card_id is not None and shoe.deck_set is not None
-        self._emit(
-            Alarm(
-                AlarmKind.FOREIGN_CARD,
-                f"a card of deck set {deck_set_text(card_id.deck_set)} came out before any of "
-                f"the declared {deck_set_text(shoe.deck_set)}: if the declaration is wrong, "
-                "abandon the shoe and start it again with the deck set printed on the box; "
-                "if the card is foreign, take it out and clear-hold "
-                f"{HoldReason.DECK_SET_MISMATCH}",
-            )
-        )
-        self.trigger(Trigger.HOLD, reason=HoldReason.DECK_SET_MISMATCH)
-
     def _take_card_without_shoe(self, card_event: CardSeen) -> None:
         card_id = card_event.card
         inspection = CardInspection(card_id, ())
@@ -242,70 +165,6 @@ class Dealing:
         if self.state == State.HELD:
             findings.append(Irregularity.CARD_DURING_HOLD)
         self._burn(inspection, BurnReason.IRREGULAR, findings)
-
-    def _weigh_deck_set(self, shoe: ShoeState, inspection: CardInspection) -> None:
-        """No deck set declared: the pack's majority names it, never a single card.
-
-        A foreign card that happens to come out first would otherwise become the
-        loaded set and make every genuine card after it foreign. Each readable card
-        is evidence; the set of DECK_SET_EVIDENCE cards that outnumber all the others
-        together is adopted. Cards of two sets before that hold the table
-        (deck_set_mismatch): a person looks at them. Once the set is adopted, each
-        earlier card of another set is found foreign, as it would have been then.
-        """
-        card_id = inspection.card_id
-        if shoe.deck_set is not None or card_id is None:
-            return
-        shoe.set_evidence.append((card_id, self.round_no))
-        sets = Counter(evidence.deck_set for evidence, _ in shoe.set_evidence)
-        if len(sets) == 2 and sets[card_id.deck_set] == 1:
-            self._hold_for_disagreeing_cards(shoe)
-        ((leader, cards),) = sets.most_common(1)
-        if cards < DECK_SET_EVIDENCE or cards <= len(shoe.set_evidence) - cards:
-            return
-        shoe.deck_set = leader
-        self._emit(DeckSetAdopted(deck_set_text(leader)))
-        strays = [
-            (stray, number) for stray, number in shoe.set_evidence if stray.deck_set != leader
-        ]
-        shoe.set_evidence.clear()
-        for stray, number in strays:
-            self._find_foreign_afterwards(shoe, stray, number)
-
-    def _hold_for_disagreeing_cards(self, shoe: ShoeState) -> None:
-        seen = ", ".join(str(evidence) for evidence, _ in shoe.set_evidence)
-        self._emit(
-            Alarm(
-                AlarmKind.FOREIGN_CARD,
-                f"cards of more than one deck set came out before the loaded set was known "
-                f"({seen}): take out any card not of the set printed on the box and "
-                f"clear-hold {HoldReason.DECK_SET_MISMATCH}, or abandon the shoe and start it "
-                "again with --deck-set; the set most cards show is adopted",
-            )
-        )
-        self.trigger(Trigger.HOLD, reason=HoldReason.DECK_SET_MISMATCH)
-
-    def _find_foreign_afterwards(
-        self, shoe: ShoeState, card_id: CardId, number: int | None
-    ) -> None:
-        """A card found foreign once the loaded set was adopted: recorded and counted as an
-        intruder, and its round, if still under way, is void (7 Up 5.1, Macau Art. 10)."""
-        card = card_of(card_id)
-        shoe.intruders += 1
-        shoe.copies[card] -= 1
-        shoe.seen.discard(card_id)
-        current = self.round
-        voids = (
-            current is not None
-            and current.number == number
-            and current.void_reason is None
-            and self.position in ROUND_STATES
-        )
-        if voids and current is not None:
-            current.void_reason = Irregularity.FOREIGN_CARD
-        consequence = Consequence.VOID_ROUND if voids else Consequence.BURN
-        self._record_irregularity(Irregularity.FOREIGN_CARD, card, str(card_id), consequence)
-        self._emit(Alarm(AlarmKind.FOREIGN_CARD, f"{Irregularity.FOREIGN_CARD}: {card_id}"))
 
     def _count_card(self, shoe: ShoeState, inspection: CardInspection) -> None:
         shoe.cards_out += 1
@@ -403,7 +262,7 @@ class Dealing:
             reason = inspection.voids[0] if inspection.voids else current.void_reason
             current.void_reason = current.void_reason or reason
             self._emit(
-                CardSetAside(current.number, inspection.card, _physical(inspection), str(reason))
+                CardSetAside(current.number, inspection.card, physical_id(inspection), str(reason))
             )
             self._record_findings(inspection, findings, Consequence.RECORD)
         else:
@@ -505,7 +364,7 @@ class Dealing:
         if current.void_reason is None:
             current.void_reason = reason
         self._emit(
-            CardSetAside(current.number, inspection.card, _physical(inspection), str(reason))
+            CardSetAside(current.number, inspection.card, physical_id(inspection), str(reason))
         )
         self._record_findings(inspection, findings, placed_as)
 
@@ -551,7 +410,7 @@ class Dealing:
         if shoe is not None:
             shoe.burned += 1
             remaining = self._count_burn(shoe, reason, inspection.card)
-        self._emit(Burned(inspection.card, _physical(inspection), reason, remaining))
+        self._emit(Burned(inspection.card, physical_id(inspection), reason, remaining))
         placed_as = Consequence.VOID_ROUND if voids_round else Consequence.BURN
         self._record_findings(inspection, findings, placed_as)
 
@@ -585,63 +444,3 @@ class Dealing:
         if rules.burn is BurnPolicy.FIXED and rules.burn_fixed is not None:
             return rules.burn_fixed
         return decks
-
-    def _record_findings(
-        self, inspection: CardInspection, findings: list[Irregularity], placed_as: Consequence
-    ) -> None:
-        """Record each finding with what it did here; alarm once per kind of alarm."""
-        alarms: dict[AlarmKind, Irregularity] = {}
-        for code in findings:
-            rule = IRREGULARITIES[code]
-            consequence = rule.consequence
-            if placed_as is Consequence.BURN and consequence is not Consequence.RECORD:
-                consequence = Consequence.BURN
-            elif placed_as is Consequence.VOID_ROUND and consequence is Consequence.HOLD:
-                consequence = Consequence.VOID_ROUND  # no hold: the card's round is void
-            self._record_irregularity(code, inspection.card, _physical(inspection), consequence)
-            if rule.alarm is not None:
-                alarms.setdefault(rule.alarm, code)
-        for kind, code in alarms.items():
-            self._emit(Alarm(kind, f"{code}: {_physical(inspection) or 'unreadable card'}"))
-
-    def _record_irregularity(
-        self,
-        code: Irregularity,
-        card: Card | None,
-        physical: str | None,
-        consequence: Consequence | None = None,
-    ) -> None:
-        rule = IRREGULARITIES[code]
-        self._emit(
-            IrregularityFound(
-                code.value,
-                self.round_no,
-                card,
-                physical,
-                (consequence or rule.consequence).value,
-                rule.meaning,
-            )
-        )
-
-    # Helpers
-
-    def _emit(self, event: TableEvent, *, about: int | None = None) -> None:
-        """Establish a fact of the round in play, or of round `about` (one already ended)."""
-        self._facts.append(Fact(event, self.shoe_id, self.round_no if about is None else about))
-
-    def _open_shoe(self) -> ShoeState:
-        if self.shoe is None:
-            raise RuntimeError(f"no shoe is open in state {self.state}")
-        return self.shoe
-
-    def _open_round(self) -> Round:
-        if self.round is None:
-            raise RuntimeError(f"no round is open in state {self.state}")
-        return self.round
-
-    # Bound by the Machine (declared for type checkers)
-    trigger: Callable[..., bool]
-
-
-def _physical(inspection: CardInspection) -> str | None:
-    return None if inspection.card_id is None else str(inspection.card_id)

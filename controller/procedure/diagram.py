@@ -1,7 +1,7 @@
 """docs/state-diagram.md, generated from the procedure's own tables.
 
 Run `python -m cardshoe.controller.procedure.diagram > docs/state-diagram.md` after
-changing procedure.py; tests/procedure/test_diagram.py fails while the committed page
+changing machine.py; tests/procedure/test_diagram.py fails while the committed page
 differs from what this prints. The flow diagram is drawn by transitions'
 GraphMachine (mermaid engine) from the same transition tables the Machine
 runs; the transitions every state shares (holds, fault, abandon, cards and

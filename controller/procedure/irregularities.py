@@ -6,7 +6,7 @@ its order voids the round (stakes returned, earlier results stand); a card
 whose order is known is corrected (burned, or held until the dealer turns
 it face up); a reversed card in a manual shoe is valid and only recorded.
 inspect_card() is the pure check of one card against the loaded shoe; the
-procedure (table.py) decides from its context which consequence applies.
+procedure (dealing.py) decides from its context which consequence applies.
 """
 
 from __future__ import annotations

@@ -9,11 +9,12 @@ jam, link lost, face-down card, sequence gap) takes the procedure from any
 state to held and back to exactly that state.
 
 The tables below are the whole procedure; guards (conditions/unless) and
-actions (after) are names of TableModel methods in table.py. Guards have no
-side effects. AUTOMATIC triggers are fired by the procedure itself whenever
-their guard holds, so one device event can carry the table through several
-states (the last card of a round: dealing -> returning -> ready -> betting
-for the next round). The Machine is flat (a hierarchical one is about four
+actions (after) are names of TableModel methods (table.py, and the modules of
+the jobs it builds on, listed in base.py). Guards have no side effects.
+AUTOMATIC triggers are fired by the procedure itself whenever their guard
+holds, so one device event can carry the table through several states (the
+last card of a round: dealing -> returning -> ready -> betting for the next
+round). The Machine is flat (a hierarchical one is about four
 times slower), queued, and without auto transitions.
 """
 

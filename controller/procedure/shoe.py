@@ -1,8 +1,8 @@
 """What the procedure knows about the shoe and the round in play: plain data.
 
-The model (table.py, dealing.py) changes these; the session and the displays
-read them. Fact is one established observer event with the shoe and round it
-belongs to, as the journal stores it.
+The model (table.py and the jobs it builds on, listed in base.py) changes
+these; the session and the displays read them. Fact is one established observer
+event with the shoe and round it belongs to, as the journal stores it.
 """
 
 from __future__ import annotations

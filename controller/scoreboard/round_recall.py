@@ -86,16 +86,7 @@ def recall_round(
         if entry.kind == "round.opened":
             opened, recall.demo = True, bool(payload["demo"])
         elif entry.kind in CARD_KINDS:
-            went = CARD_KINDS[entry.kind] or payload["to"]
-            recall.cards.append(
-                {
-                    "record": entry.id,
-                    "card": payload["card"],
-                    "physical_id": payload["physical_id"],
-                    "to": went,
-                    "reason": payload.get("reason"),
-                }
-            )
+            recall.cards.append(_card(entry))
         elif entry.kind == "round.result":
             result_record = entry.id
             recall.player, recall.banker = list(payload["player"]), list(payload["banker"])
@@ -108,31 +99,8 @@ def recall_round(
         elif entry.kind == "round.void":
             # Voided after its result (within the correction window), it settles nothing.
             recall.void, recall.settlement = payload["reason"], None
-        elif entry.kind == CARRIED_KIND and payload["into_round"] == round_no:
-            recall.carried_in = {
-                "record": entry.id,
-                "from_round": payload["round_no"],
-                "option": payload["option"],
-                "went": None,
-                "went_record": None,
-            }
-        elif entry.kind == CARRIED_KIND:
-            recall.carried_out = {
-                "record": entry.id,
-                "into_round": payload["into_round"],
-                "option": payload["option"],
-                "returned": None,
-            }
-        elif entry.kind == CARRIED_RETURNED_KIND and payload.get("voided_round") == round_no:
-            if recall.carried_in is not None:
-                recall.carried_in |= {"went": "returned", "went_record": entry.id}
-        elif entry.kind == CARRIED_RETURNED_KIND:
-            recall.carried_out = {
-                "record": entry.id,
-                "into_round": None,
-                "option": None,
-                "returned": payload["reason"],
-            }
+        elif entry.kind in (CARRIED_KIND, CARRIED_RETURNED_KIND):
+            _take_carried(recall, entry, round_no)
         elif entry.kind == "irregularity":
             recall.irregularities.append({"record": entry.id, **payload})
         elif entry.kind == "card.corrected":
@@ -161,6 +129,49 @@ def recall_round(
         recall.player = [c["card"] for c in recall.cards if c["to"] == "player"]
         recall.banker = [c["card"] for c in recall.cards if c["to"] == "banker"]
     return recall
+
+
+def _card(entry: JournalEntry) -> dict[str, Any]:
+    """A card fact as the recall lists it: the card, where it went and why."""
+    payload = entry.payload
+    went = CARD_KINDS[entry.kind] or payload["to"]
+    return {
+        "record": entry.id,
+        "card": payload["card"],
+        "physical_id": payload["physical_id"],
+        "to": went,
+        "reason": payload.get("reason"),
+    }
+
+
+def _take_carried(recall: RoundRecall, entry: JournalEntry, round_no: int) -> None:
+    """A tie's carried bets: carried into this round, out of it, or returned by a void."""
+    payload = entry.payload
+    if entry.kind == CARRIED_KIND and payload["into_round"] == round_no:
+        recall.carried_in = {
+            "record": entry.id,
+            "from_round": payload["round_no"],
+            "option": payload["option"],
+            "went": None,
+            "went_record": None,
+        }
+    elif entry.kind == CARRIED_KIND:
+        recall.carried_out = {
+            "record": entry.id,
+            "into_round": payload["into_round"],
+            "option": payload["option"],
+            "returned": None,
+        }
+    elif entry.kind == CARRIED_RETURNED_KIND and payload.get("voided_round") == round_no:
+        if recall.carried_in is not None:
+            recall.carried_in |= {"went": "returned", "went_record": entry.id}
+    elif entry.kind == CARRIED_RETURNED_KIND:
+        recall.carried_out = {
+            "record": entry.id,
+            "into_round": None,
+            "option": None,
+            "returned": payload["reason"],
+        }
 
 
 def _follow_carried_in(recall: RoundRecall, result_record: int | None) -> None:

@@ -2,7 +2,7 @@
 
 The machine takes every round's cards back (Art. 7.2), so nothing in the cards ends its
 shoe; the house does, after any round. Its round count and a dealer's relief are procedure
-inputs and end the shoe inside the procedure (procedure/table.py), so a replay ends it at
+inputs and end the shoe inside the procedure (procedure/shoe_cycle.py), so a replay ends it at
 the same round; a time of day is the table PC's clock, so the session asks here and gives
 the procedure an EndShoe with the reason machine_end_at, which the journal keeps.
 """

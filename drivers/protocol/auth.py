@@ -39,7 +39,8 @@ from enum import IntEnum
 
 from cardshoe.drivers.protocol.errors import ProtocolError
 from cardshoe.drivers.protocol.link_constants import AUTHENTICATED_FROM_1_1
-from cardshoe.drivers.protocol.messages import HEADER, NONCE_SIZE, PAIRING_KEY_SIZE, HeaderFlag
+from cardshoe.drivers.protocol.message_codec import HEADER
+from cardshoe.drivers.protocol.messages import NONCE_SIZE, PAIRING_KEY_SIZE, HeaderFlag
 
 TAG_SIZE = 16
 COUNTER = struct.Struct("<I")

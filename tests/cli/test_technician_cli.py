@@ -21,11 +21,12 @@ from support.shoectl import ShoectlRunner
 
 from cardshoe.controller.cli.main import main
 from cardshoe.controller.scoreboard.event_lines import card_text, device_event_record, event_line
-from cardshoe.controller.service.frame_tap import RX, TX, FrameTap, frame_record
 from cardshoe.drivers.cardshoe_family import neutral_device_event
 from cardshoe.drivers.device import open_device
+from cardshoe.drivers.frame_tap import RX, TX, FrameTap, frame_record
 from cardshoe.drivers.protocol.cardid import CardId, CardSuit
 from cardshoe.drivers.protocol.framing import encode_frame
+from cardshoe.drivers.protocol.message_codec import encode_message
 from cardshoe.drivers.protocol.messages import (
     Ack,
     CardRead,
@@ -33,7 +34,6 @@ from cardshoe.drivers.protocol.messages import (
     GetStatus,
     Orientation,
     SensorFlag,
-    encode_message,
 )
 from cardshoe.firmware_sim.attach_pty import PtyAttachment, serve_pty
 from cardshoe.firmware_sim.devices import create_device

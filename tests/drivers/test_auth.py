@@ -19,14 +19,8 @@ from cardshoe.drivers.protocol.auth import (
     unsealed,
 )
 from cardshoe.drivers.protocol.errors import UnsupportedFlags
-from cardshoe.drivers.protocol.messages import (
-    Ack,
-    DealNext,
-    GetStatus,
-    HeaderFlag,
-    decode_message,
-    encode_message,
-)
+from cardshoe.drivers.protocol.message_codec import decode_message, encode_message
+from cardshoe.drivers.protocol.messages import Ack, DealNext, GetStatus, HeaderFlag
 
 SERIAL = "SIM-CS1-0001"
 

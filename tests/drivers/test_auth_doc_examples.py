@@ -10,7 +10,11 @@ import pytest
 
 from cardshoe.drivers.protocol.auth import Direction, LinkAuth, derive_session_key
 from cardshoe.drivers.protocol.framing import FrameDecoder, encode_frame
-from cardshoe.drivers.protocol.messages import decode_message, encode_message, message_from_json
+from cardshoe.drivers.protocol.message_codec import (
+    decode_message,
+    encode_message,
+    message_from_json,
+)
 
 TEXT = (Path(__file__).resolve().parents[2] / "docs" / "protocol.md").read_text("utf-8")
 

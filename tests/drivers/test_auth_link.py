@@ -41,6 +41,7 @@ from cardshoe.drivers.protocol.auth import (
 from cardshoe.drivers.protocol.cardid import CardId, CardSuit
 from cardshoe.drivers.protocol.error_codes import ErrorCode
 from cardshoe.drivers.protocol.framing import encode_frame
+from cardshoe.drivers.protocol.message_codec import encode_message
 from cardshoe.drivers.protocol.messages import (
     Ack,
     AuthChallenge,
@@ -53,7 +54,6 @@ from cardshoe.drivers.protocol.messages import (
     Reply,
     SelfTestResult,
     SensorFlag,
-    encode_message,
 )
 from cardshoe.firmware_sim.devices import create_device
 

@@ -28,6 +28,7 @@ from cardshoe.drivers.errors import CommandRefused, DeviceGone, PortBusy
 from cardshoe.drivers.link_events import DeviceEvent
 from cardshoe.drivers.protocol.framing import DELIMITER, FrameDecoder, encode_frame
 from cardshoe.drivers.protocol.link_constants import PROTOCOL_MINOR
+from cardshoe.drivers.protocol.message_codec import decode_message, encode_message
 from cardshoe.drivers.protocol.messages import (
     Capability,
     CardRead,
@@ -42,8 +43,6 @@ from cardshoe.drivers.protocol.messages import (
     OperationDone,
     SelfTestResult,
     StatusFlag,
-    decode_message,
-    encode_message,
 )
 from cardshoe.drivers.transports.base import Transport
 from cardshoe.drivers.transports.registry import open_transport

@@ -25,15 +25,14 @@ from cardshoe.drivers.protocol.error_codes import ErrorCode
 from cardshoe.drivers.protocol.errors import CardIdError, MessageError
 from cardshoe.drivers.protocol.framing import DELIMITER, FrameDecoder, encode_frame
 from cardshoe.drivers.protocol.link_constants import PROTOCOL_MAJOR
-from cardshoe.drivers.protocol.messages import (
+from cardshoe.drivers.protocol.message_codec import (
     HEADER,
-    CardRead,
-    MessageType,
     decode_message,
     encode_message,
     message_from_json,
     message_to_json,
 )
+from cardshoe.drivers.protocol.messages import CardRead, MessageType
 
 KNOWN_TYPES = {member.value for member in MessageType}
 

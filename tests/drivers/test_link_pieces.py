@@ -25,6 +25,7 @@ from cardshoe.drivers.link_auth import (
 from cardshoe.drivers.link_commands import PendingCommand, exchange, next_request_id
 from cardshoe.drivers.link_supervision import Backoff, Observed, Watch, watch
 from cardshoe.drivers.protocol.auth import Direction, LinkAuth, LinkKey
+from cardshoe.drivers.protocol.message_codec import encode_message, hello_digest
 from cardshoe.drivers.protocol.messages import (
     AuthResponse,
     Capability,
@@ -32,8 +33,6 @@ from cardshoe.drivers.protocol.messages import (
     ErrorCode,
     GetStatus,
     Reply,
-    encode_message,
-    hello_digest,
 )
 
 URL = "/dev/ttyUSB0"

@@ -23,11 +23,17 @@ from cardshoe.drivers.protocol.errors import (
     UnsupportedVersion,
 )
 from cardshoe.drivers.protocol.link_constants import PROTOCOL_MAJOR
-from cardshoe.drivers.protocol.messages import (
+from cardshoe.drivers.protocol.message_codec import (
     ANSWER_ID,
     HEADER,
     LAYOUTS,
     REQUEST_ID,
+    decode_message,
+    encode_message,
+    message_from_json,
+    message_to_json,
+)
+from cardshoe.drivers.protocol.messages import (
     Ack,
     Answer,
     Capability,
@@ -47,10 +53,6 @@ from cardshoe.drivers.protocol.messages import (
     SensorFlag,
     Status,
     StatusFlag,
-    decode_message,
-    encode_message,
-    message_from_json,
-    message_to_json,
 )
 
 card_ids = st.builds(

@@ -12,8 +12,13 @@ import pytest
 from cardshoe.drivers.protocol.cardid import CardId, CardSuit
 from cardshoe.drivers.protocol.error_codes import ErrorCode
 from cardshoe.drivers.protocol.framing import FrameDecoder, encode_frame
-from cardshoe.drivers.protocol.messages import (
+from cardshoe.drivers.protocol.message_codec import (
     LAYOUTS,
+    decode_message,
+    encode_message,
+    message_from_json,
+)
+from cardshoe.drivers.protocol.messages import (
     Capability,
     DeviceKind,
     FaultKind,
@@ -23,9 +28,6 @@ from cardshoe.drivers.protocol.messages import (
     Orientation,
     SensorFlag,
     StatusFlag,
-    decode_message,
-    encode_message,
-    message_from_json,
 )
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "protocol.md"

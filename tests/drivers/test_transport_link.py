@@ -36,6 +36,7 @@ from cardshoe.drivers.link_events import (
 )
 from cardshoe.drivers.protocol.cardid import CardId
 from cardshoe.drivers.protocol.framing import encode_frame
+from cardshoe.drivers.protocol.message_codec import encode_message
 from cardshoe.drivers.protocol.messages import (
     Ack,
     Capability,
@@ -52,7 +53,6 @@ from cardshoe.drivers.protocol.messages import (
     SetGate,
     Status,
     StatusFlag,
-    encode_message,
 )
 
 FAST_RETRY = LinkTiming(reply_timeout_s=0.1, poll_interval_s=60.0, link_down_after_s=120.0)

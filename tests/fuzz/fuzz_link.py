@@ -31,6 +31,12 @@ with atheris.instrument_imports():
     from cardshoe.drivers.protocol.error_codes import ErrorCode
     from cardshoe.drivers.protocol.errors import CardIdError, ProtocolError
     from cardshoe.drivers.protocol.framing import FrameDecoder, encode_frame
+    from cardshoe.drivers.protocol.message_codec import (
+        decode_message,
+        encode_message,
+        message_from_json,
+        message_to_json,
+    )
     from cardshoe.drivers.protocol.messages import (
         Ack,
         CardRead,
@@ -40,10 +46,6 @@ with atheris.instrument_imports():
         Orientation,
         Reply,
         SensorFlag,
-        decode_message,
-        encode_message,
-        message_from_json,
-        message_to_json,
     )
 
 MAX_READ = 64

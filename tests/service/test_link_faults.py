@@ -29,7 +29,8 @@ from cardshoe.drivers.api.protocols import open_device
 from cardshoe.drivers.errors import AuthenticationFailed
 from cardshoe.drivers.protocol.auth import LinkKey, new_pairing_key
 from cardshoe.drivers.protocol.framing import encode_frame
-from cardshoe.drivers.protocol.messages import Ack, Capability, encode_message
+from cardshoe.drivers.protocol.message_codec import encode_message
+from cardshoe.drivers.protocol.messages import Ack, Capability
 from cardshoe.firmware_sim.attach_pty import serve_pty
 from cardshoe.firmware_sim.devices import create_device
 

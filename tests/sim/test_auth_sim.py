@@ -23,6 +23,7 @@ from cardshoe.drivers.protocol.auth import (
 from cardshoe.drivers.protocol.error_codes import ErrorCode
 from cardshoe.drivers.protocol.framing import FrameDecoder, encode_frame
 from cardshoe.drivers.protocol.link_constants import EVENT_RETRANSMIT_INTERVAL_S, PROTOCOL_MINOR
+from cardshoe.drivers.protocol.message_codec import decode_message, encode_message
 from cardshoe.drivers.protocol.messages import (
     Ack,
     AuthChallenge,
@@ -38,8 +39,6 @@ from cardshoe.drivers.protocol.messages import (
     SelfTestResult,
     SetGate,
     Status,
-    decode_message,
-    encode_message,
 )
 from cardshoe.firmware_sim.core import FirmwareCore
 from cardshoe.firmware_sim.devices import create_device

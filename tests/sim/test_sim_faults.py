@@ -38,6 +38,7 @@ from cardshoe.drivers.protocol.messages import (
 )
 from cardshoe.firmware_sim.devices import configure_device, create_device
 from cardshoe.firmware_sim.errors import SimConfigError
+from cardshoe.firmware_sim.fault_effects import EFFECTS
 from cardshoe.firmware_sim.faults import Injection, InjectionKind, load_scenario, parse_injection
 from cardshoe.firmware_sim.profiles import get_profile
 
@@ -92,6 +93,10 @@ def cards(messages: list[Message]) -> list[CardRead]:
 def distinct(events: list[CardRead]) -> list[CardRead]:
     """Each event once: while a wait goes unacknowledged, the device resends it."""
     return list({event.seq: event for event in events}.values())
+
+
+def test_every_fault_kind_has_a_row_in_the_table_of_what_it_does() -> None:
+    assert set(EFFECTS) == set(InjectionKind)
 
 
 def test_foreign_card_carries_another_deck_set_serial() -> None:

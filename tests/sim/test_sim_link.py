@@ -12,6 +12,7 @@ from support.sim_support import FakeClock, WireHost, decoded
 from cardshoe.drivers.protocol.error_codes import ErrorCode
 from cardshoe.drivers.protocol.framing import encode_frame
 from cardshoe.drivers.protocol.link_constants import PROTOCOL_MAJOR
+from cardshoe.drivers.protocol.message_codec import encode_message
 from cardshoe.drivers.protocol.messages import (
     ButtonPressed,
     CardRead,
@@ -40,7 +41,6 @@ from cardshoe.drivers.protocol.messages import (
     Shuffle,
     Status,
     StatusFlag,
-    encode_message,
 )
 from cardshoe.firmware_sim.devices import create_device
 from cardshoe.firmware_sim.errors import SimConfigError

@@ -36,6 +36,7 @@ from cardshoe.drivers.device import DealerDevice, Device, ShoeDevice, open_devic
 from cardshoe.drivers.hid.family import SERIAL_LINE_KEYS
 from cardshoe.drivers.link import LinkTiming
 from cardshoe.drivers.protocol.framing import FrameDecoder, encode_frame
+from cardshoe.drivers.protocol.message_codec import decode_message, encode_message
 from cardshoe.drivers.protocol.messages import (
     Capability,
     DeviceKind,
@@ -43,8 +44,6 @@ from cardshoe.drivers.protocol.messages import (
     GetInfo,
     Hello,
     Message,
-    decode_message,
-    encode_message,
 )
 from cardshoe.drivers.transports.usb_bulk import UsbAddress
 from cardshoe.firmware_sim.attach_pty import serve_pty

@@ -16,7 +16,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from cardshoe.drivers.protocol.framing import FrameDecoder, encode_frame
-from cardshoe.drivers.protocol.messages import Ack, GetInfo, Message, decode_message, encode_message
+from cardshoe.drivers.protocol.message_codec import decode_message, encode_message
+from cardshoe.drivers.protocol.messages import Ack, GetInfo, Message
 from cardshoe.firmware_sim.core import FirmwareCore
 
 

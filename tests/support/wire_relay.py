@@ -23,13 +23,8 @@ from cardshoe.drivers.protocol.auth import Direction, is_sealed
 from cardshoe.drivers.protocol.errors import MessageError
 from cardshoe.drivers.protocol.framing import FrameDecoder, encode_frame
 from cardshoe.drivers.protocol.link_constants import APPENDED_IN_1_2, SERIAL_BAUDRATE
-from cardshoe.drivers.protocol.messages import (
-    GetInfo,
-    Hello,
-    Message,
-    decode_message,
-    encode_message,
-)
+from cardshoe.drivers.protocol.message_codec import decode_message, encode_message
+from cardshoe.drivers.protocol.messages import GetInfo, Hello, Message
 from cardshoe.firmware_sim.attach_pty import PtyEndpoint
 
 Rewrite = Callable[[Direction, Message], Message]

@@ -7,7 +7,7 @@ from operator import or_
 
 from hypothesis import strategies as st
 
-from cardshoe.drivers.protocol.messages import LAYOUTS
+from cardshoe.drivers.protocol.message_codec import LAYOUTS
 from cardshoe.drivers.protocol.wire_fields import (
     Appended,
     Chunk,

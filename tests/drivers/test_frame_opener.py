@@ -12,8 +12,8 @@ from typing import Any
 
 from support.driver_testing import hello
 
-from cardshoe.controller.service.frame_opener import NO_KEY, RX, TX
-from cardshoe.controller.service.frame_tap import FrameTap
+from cardshoe.drivers.frame_opener import NO_KEY, RX, TX
+from cardshoe.drivers.frame_tap import FrameTap
 from cardshoe.drivers.protocol.auth import (
     Direction,
     LinkAuth,
@@ -22,6 +22,7 @@ from cardshoe.drivers.protocol.auth import (
     new_pairing_key,
 )
 from cardshoe.drivers.protocol.framing import encode_frame
+from cardshoe.drivers.protocol.message_codec import encode_message
 from cardshoe.drivers.protocol.messages import (
     Ack,
     AuthChallenge,
@@ -29,7 +30,6 @@ from cardshoe.drivers.protocol.messages import (
     ButtonPressed,
     Capability,
     GetInfo,
-    encode_message,
 )
 
 SERIAL = "PEER1"

@@ -8,6 +8,8 @@ so a frame the link drops (bad COBS, CRC mismatch, oversize, undecodable) is
 shown with the reason it was dropped, and nothing here decodes a second way.
 Given the pairing keys, a FrameOpener (frame_opener.py) opens the sealed
 frames of an authenticated link and checks each one as its receiver does.
+It uses only the wire protocol, so it lives with the drivers; a record
+carries no time: whoever shows it (controller/cli/dump_cmd.py) stamps it.
 """
 
 from __future__ import annotations
@@ -16,12 +18,11 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from cardshoe.controller.service.frame_opener import RX, TX, FrameOpener, Verdict
-from cardshoe.controller.timestamps import utc_timestamp
+from cardshoe.drivers.frame_opener import RX, TX, FrameOpener, Verdict
 from cardshoe.drivers.protocol.auth import KeyLookup
 from cardshoe.drivers.protocol.errors import MessageError
 from cardshoe.drivers.protocol.framing import DELIMITER, MAX_ENCODED, FrameDecoder
-from cardshoe.drivers.protocol.messages import decode_message, message_to_json
+from cardshoe.drivers.protocol.message_codec import decode_message, message_to_json
 from cardshoe.drivers.transports.base import Transport
 
 __all__ = ["RX", "TX", "FrameTap", "TappedTransport", "frame_record"]
@@ -37,7 +38,6 @@ def frame_record(
     shown as "sealed" (nothing to open it with) or "auth_failed" (with why).
     """
     record: dict[str, Any] = {
-        "time": utc_timestamp(),
         "direction": direction,
         "hex": (raw + DELIMITER if delimited else raw).hex(" "),
         "frame": "ok",

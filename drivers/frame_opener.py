@@ -19,7 +19,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from cardshoe.controller.errors import UserError
 from cardshoe.drivers.protocol.auth import (
     AuthError,
     Direction,
@@ -30,14 +29,8 @@ from cardshoe.drivers.protocol.auth import (
     unsealed,
 )
 from cardshoe.drivers.protocol.errors import MessageError
-from cardshoe.drivers.protocol.messages import (
-    AuthChallenge,
-    AuthResponse,
-    GetInfo,
-    Hello,
-    Message,
-    decode_message,
-)
+from cardshoe.drivers.protocol.message_codec import decode_message
+from cardshoe.drivers.protocol.messages import AuthChallenge, AuthResponse, GetInfo, Hello, Message
 
 TX = "tx"
 """Host to device."""
@@ -130,13 +123,11 @@ class FrameOpener:
             handshake.host_nonce, handshake.openers = message.host_nonce, None
 
     def _key_for(self, serial_number: str) -> bytes | None:
-        """The pairing key, or None; an unusable key file is the link's to report."""
+        """The pairing key, or None; the lookup itself answers None for an unusable key
+        file, which is the link's to report (controller/cli/dump_cmd.py: _tap_keys)."""
         if self.keys is None:
             return None
-        try:
-            key = self.keys(serial_number)
-        except UserError:  # KeyFileError: the link's handshake raises it to the user
-            return None
+        key = self.keys(serial_number)
         return None if key is None else key.secret
 
     def _start_session(self, payload: bytes) -> None:
