@@ -1,11 +1,12 @@
 """What a table session does once, when it starts: the checks and records of a start-up.
 
-TableSession's constructor only wires objects; TableSession.start() runs these, in
-this order, after recovery (recovery.py) has rebuilt the model: the session.started
-record, the firmware allow-list, taking up the device's event stream where the
-journal stands, and a hold when a device that cannot resend went unheard. They are
-apart from the session because each runs once per start and none is on the path of
-a card; the session keeps only the order.
+TableSession's constructor only wires objects; TableSession.start() runs these: the
+device's kind before anything is read, then, once recovery (recovery.py) has rebuilt
+the model, the session.started record, the firmware allow-list, taking up the
+device's event stream where the journal stands, and a hold when a device that cannot
+resend went unheard (cannot_replay_finding, asked again whenever the link comes
+back). They are apart from the session because each runs once per start and none is
+on the path of a card; the session keeps only the order.
 """
 
 from __future__ import annotations
