@@ -21,11 +21,8 @@ from cardshoe.controller.service.console_desk import ConsoleDesk, PinCheck, PinO
 from cardshoe.controller.service.control_socket import Peer
 from cardshoe.controller.service.pins import PinEntry, PinRole, read_pins
 from cardshoe.controller.service.roles import Operator, is_console, user_name
-from cardshoe.controller.service.session import (
-    CONSOLE_PIN,
-    CONSOLE_SIGNED_OUT,
-    TableSession,
-)
+from cardshoe.controller.service.session import TableSession
+from cardshoe.controller.service.session_records import CONSOLE_PIN, CONSOLE_SIGNED_OUT
 
 SIGN_IN = "console-sign-in"
 SIGN_OUT = "console-sign-out"

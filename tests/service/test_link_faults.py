@@ -24,7 +24,8 @@ from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.procedure.operator_commands import COMMANDS
 from cardshoe.controller.procedure.table import HoldReason
 from cardshoe.controller.service.pairing import KeyStore, staged_key_file
-from cardshoe.controller.service.session import DEVICE_REFUSED, DEVICE_RESYNC, TableSession
+from cardshoe.controller.service.session import TableSession
+from cardshoe.controller.service.session_records import DEVICE_REFUSED, DEVICE_RESYNC
 from cardshoe.drivers.api.protocols import open_device
 from cardshoe.drivers.errors import AuthenticationFailed
 from cardshoe.drivers.protocol.auth import LinkKey, new_pairing_key
