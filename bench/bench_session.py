@@ -189,7 +189,7 @@ def run_shoe(journal_dir: Path, seed: int, found: ShoeTimes, pricing: bool = Tru
                 ) as journal,
                 open_device(str(link)) as device,
             ):
-                session = TableSession(CONFIG, journal, device)
+                session = TableSession.open(CONFIG, journal, device)
                 time_apply(session.model, found.apply)
                 time_acks(device, times)
                 if not pricing:

@@ -378,7 +378,7 @@ def run_demo(
         url, usb_backend = stack.enter_context(attached(core, settings.transport))
         device = open_device(url, usb_backend=usb_backend)
         stack.enter_context(device)
-        session = TableSession(settings.config, journal, device, [*observers, end])
+        session = TableSession.open(settings.config, journal, device, [*observers, end])
         if on_session is not None:
             on_session(session)
         if not took_over:
@@ -408,7 +408,7 @@ def _run_reader_demo(
         url, usb_backend = stack.enter_context(attached_reader(reader, str(settings.transport)))
         device = open_device(url, protocol=protocol.value, options=profile, usb_backend=usb_backend)
         stack.enter_context(device)
-        session = TableSession(config, journal, device, [*observers, end])
+        session = TableSession.open(config, journal, device, [*observers, end])
         if on_session is not None:
             on_session(session)
         if recover(config, journal).model.shoe is not None:

@@ -78,7 +78,7 @@ verify() starts the chain of what remains. A journal never pruned has no such ta
 def schema_version(connection: sqlite3.Connection, path: Path) -> int:
     """user_version of a journal; refuse a SQLite file that holds something else."""
     try:
-        version = connection.execute("PRAGMA user_version").fetchone()[0]
+        version: int = connection.execute("PRAGMA user_version").fetchone()[0]
         names = {
             row[0]
             for row in connection.execute("SELECT name FROM sqlite_schema WHERE type = 'table'")

@@ -91,11 +91,9 @@ from cardshoe.controller.service.pairing import KeyStore
 from cardshoe.controller.service.retention import PruneAfterShoe
 from cardshoe.controller.service.roles import Operator, check_permitted, is_console, operator_of
 from cardshoe.controller.service.sdnotify import Notifier
-from cardshoe.controller.service.session import (
-    REPEAT_INTERVAL_S,
-    TableSession,
-    record_device_refusal,
-)
+from cardshoe.controller.service.session import TableSession
+from cardshoe.controller.service.session_records import record_device_refusal
+from cardshoe.controller.service.session_repeats import REPEAT_INTERVAL_S
 from cardshoe.controller.service.socket_claim import claim_socket_path
 from cardshoe.controller.service.software_identity import parse_seed
 from cardshoe.controller.service.table_status import (
@@ -220,7 +218,7 @@ class TableService:
             observers: list[Observer] = [LogObserver(), self._last_alarm, self._refusals]
             if self.config.uplink.prune_after_shoe:
                 observers.append(PruneAfterShoe(journal, self.config.uplink))
-            session = TableSession(self.config, journal, device, observers)
+            session = TableSession.open(self.config, journal, device, observers)
             feed.attach(open_shoe_board(self.config, journal, session.snapshot().shoe_id))
             session.subscribe(feed)
             self._session = session

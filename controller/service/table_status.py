@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from cardshoe.controller.procedure.facts import Alarm, RefusedCommand, TableEvent
-from cardshoe.controller.service.session import TableSnapshot
+from cardshoe.controller.service.table_snapshot import TableSnapshot
 from cardshoe.controller.timestamps import utc_timestamp
 
 

@@ -190,12 +190,15 @@ class Text:
 
     max_bytes: int
 
-    def pack(self, value: Any) -> bytes:
+    def _check(self, value: Any) -> str:
         if not isinstance(value, str):
             raise MalformedMessage(f"{value!r} is not text")
-        encoded = value.encode("utf-8")
-        if len(encoded) > self.max_bytes:
+        if len(value.encode("utf-8")) > self.max_bytes:
             raise MalformedMessage(f"{value!r} is longer than {self.max_bytes} UTF-8 bytes")
+        return value
+
+    def pack(self, value: Any) -> bytes:
+        encoded = self._check(value).encode("utf-8")
         return U8.pack(len(encoded)) + encoded
 
     def unpack(self, data: bytes, offset: int) -> tuple[str, int]:
@@ -210,8 +213,7 @@ class Text:
         return value
 
     def from_json(self, value: JsonValue) -> str:
-        self.pack(value)
-        return value
+        return self._check(value)
 
 
 @dataclass(frozen=True)

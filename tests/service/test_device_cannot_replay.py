@@ -34,7 +34,7 @@ def deal_into_round_two(journal_path: Path, dealer: PtyDealer) -> None:
         Journal.open(journal_path, table_id="T1", create=True) as journal,
         dealer.open_reader() as device,
     ):
-        session = TableSession(CONFIG, journal, device)
+        session = TableSession.open(CONFIG, journal, device)
 
         def step() -> None:
             current = session.model.round
@@ -54,7 +54,7 @@ def test_a_restart_mid_shoe_holds_until_a_supervisor_confirms_the_layout(
     deal_into_round_two(journal_path, dealer)
     lost = None if confirmation == "clear-hold" else dealer.deal_unseen()
     with Journal.open(journal_path, table_id="T1") as journal, dealer.open_reader() as device:
-        session = TableSession(CONFIG, journal, device)
+        session = TableSession.open(CONFIG, journal, device)
         assert session.model.holds == [HoldReason.DEVICE_CANNOT_REPLAY]
         assert session.state is State.HELD and session.model.card_due() is None
         with session.acting_as(SUPERVISOR):

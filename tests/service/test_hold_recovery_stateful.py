@@ -61,7 +61,9 @@ class HoldRecovery(RuleBasedStateMachine):
             self.folder / "journal.sqlite", table_id=CONFIG.table_id, create=True
         )
         self.device = open_device(url, timing=FAST_LINK)
-        self.session = TableSession(CONFIG, self.journal, self.device, [DealerButton(self.core)])
+        self.session = TableSession.open(
+            CONFIG, self.journal, self.device, [DealerButton(self.core)]
+        )
         self.session.start_shoe(deck_set=SIM_DECK_SET)
         self.session.operate(COMMANDS["shoe-loaded"])
         self.session.operate(COMMANDS["cut-done"])

@@ -248,7 +248,7 @@ def run_until(path: Path, url: str, core: FirmwareCore, round_no: int) -> TableS
         Journal.open(path, table_id="T1", create=True) as journal,
         open_device(url, timing=FAST_LINK) as device,
     ):
-        session = TableSession(MANUAL, journal, device, [stopper, DealerButton(core)])
+        session = TableSession.open(MANUAL, journal, device, [stopper, DealerButton(core)])
         stopper.session = session
         assert session.run_shoe(deck_set=SIM_DECK_SET) is None
     return session
@@ -276,7 +276,7 @@ def test_a_journal_restored_from_an_old_copy_holds_journal_behind_device(
         Journal.open(copy, table_id="T1") as journal,
         open_device(url, timing=FAST_LINK) as device,
     ):
-        session = TableSession(MANUAL, journal, device, [DealerButton(core)])
+        session = TableSession.open(MANUAL, journal, device, [DealerButton(core)])
         assert HoldReason.JOURNAL_BEHIND_DEVICE in session.snapshot().holds
         assert session.snapshot().held_state is State.DEALING
         session.clear_hold(HoldReason.JOURNAL_BEHIND_DEVICE)
@@ -306,7 +306,7 @@ def test_a_restarted_session_resumes_the_open_shoe_from_the_journal(
         Journal.open(path, table_id="T1", create=True) as journal,
         open_device(url, timing=FAST_LINK) as device,
     ):
-        second = TableSession(MANUAL, journal, device, [DealerButton(core)])
+        second = TableSession.open(MANUAL, journal, device, [DealerButton(core)])
         assert second.recovered.inputs_replayed > 10
         assert second.recovered.mismatches == ()
         assert second.state is State.DEALING

@@ -82,7 +82,7 @@ def main(argv: list[str]) -> int:
             commands = ("deal_next", "return_cards", "shuffle")
             for name in commands if device.kind is DeviceKind.DEALER else ("release_one",):
                 kill_at(device, name, nth, after=True)
-        session = TableSession(config, journal, device)
+        session = TableSession.open(config, journal, device)
         automatic = config.device.kind is DeviceMode.AUTO
         ended = session.run_shoe(
             deck_set=DECK_SET,

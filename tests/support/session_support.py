@@ -133,7 +133,7 @@ def session_on(
             Journal.open(journal_path, table_id=config.table_id, create=True) as journal,
             open_device(str(pty.link), timing=FAST_LINK) as device,
         ):
-            yield TableSession(config, journal, device, [dealer], **session_options), dealer
+            yield TableSession.open(config, journal, device, [dealer], **session_options), dealer
         return
     register_sim_url_handler()
     name = f"session-test-{next(_names)}"
@@ -143,7 +143,7 @@ def session_on(
             Journal.open(journal_path, table_id=config.table_id, create=True) as journal,
             open_device(url, timing=FAST_LINK) as device,
         ):
-            yield TableSession(config, journal, device, [dealer], **session_options), dealer
+            yield TableSession.open(config, journal, device, [dealer], **session_options), dealer
     finally:
         release(name)
 
