@@ -9,6 +9,10 @@ from pathlib import Path
 import click
 
 from cardshoe.controller.cli.options import CONFIG_OPTION, SOCKET_OPTION
+from cardshoe.controller.cli.service_access import service_socket
+from cardshoe.controller.errors import UserError
+from cardshoe.controller.service import software_identity
+from cardshoe.controller.service.control_socket import request
 
 
 @click.command()
@@ -44,8 +48,6 @@ def authenticate(
     With --service the running table answers and journals it
     (software.authenticated). Exit 2 for a seed that is not hex bytes.
     """
-    from cardshoe.controller.errors import UserError
-    from cardshoe.controller.service import software_identity
 
     if print_manifest:
         if seed is not None or ask_service:
@@ -56,9 +58,6 @@ def authenticate(
         raise UserError("give the regulator's seed with --seed HEX (or --manifest for the list)")
     seed_bytes = software_identity.parse_seed(seed)
     if ask_service:
-        from cardshoe.controller.cli.service_access import service_socket
-        from cardshoe.controller.service.control_socket import request
-
         answer = request(
             service_socket(socket_path, config_path), "authenticate", seed=seed_bytes.hex()
         )

@@ -4,10 +4,42 @@ authentication: approve, authenticate (docs/floor.md)."""
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable
 from pathlib import Path
 
 import click
+from rich.console import Console
+
+from cardshoe.controller.errors import UserError
+from cardshoe.controller.floor.broker import BrokerSettings
+from cardshoe.controller.floor.demo import FORGED_TABLE, run_floor_demo
+from cardshoe.controller.floor.ingest import Ingest, IngestSettings
+from cardshoe.controller.floor.schema import connect, migrate, require_current
+from cardshoe.controller.floor.software_check import (
+    Verdict,
+    approve_release,
+    authenticate_tables,
+    record_checks,
+    tables_to_check,
+)
+from cardshoe.controller.floor.status import floor_status, status_lines
+from cardshoe.controller.floor.table_keys import checked_key
+from cardshoe.controller.floor.table_keys import register_table as register
+from cardshoe.controller.pit.accounts import Role, add_user
+from cardshoe.controller.pit.app import PitSettings
+from cardshoe.controller.pit.pace import floor_zone
+from cardshoe.controller.pit.server import ServerTls, pit_url, serve
+from cardshoe.controller.service.logging_setup import configure_logging
+from cardshoe.controller.service.software_identity import (
+    keyed_digest,
+    manifest_bytes,
+    manifest_sha256,
+    parse_seed,
+    wheel_manifest,
+)
+from cardshoe.controller.service.stop_signals import stop_on_signals
+from cardshoe.controller.web.server import ListenAddress
 
 FILE = click.Path(dir_okay=False, path_type=Path)
 DSN_OPTION = click.option(
@@ -44,7 +76,6 @@ def floor() -> None:
 @DSN_OPTION
 def init_db(dsn: str) -> None:
     """Create or migrate the floor schema; safe to run again."""
-    from cardshoe.controller.floor.schema import connect, migrate
 
     with connect(dsn) as connection:
         before, after = migrate(connection)
@@ -80,10 +111,6 @@ def ingest(
     gap_after: float,
 ) -> None:
     """Write every table's records into PostgreSQL, verifying each chain, until stopped."""
-    from cardshoe.controller.floor.broker import BrokerSettings
-    from cardshoe.controller.floor.ingest import Ingest, IngestSettings
-    from cardshoe.controller.service.logging_setup import configure_logging
-    from cardshoe.controller.service.stop_signals import stop_on_signals
 
     settings = IngestSettings(
         broker=BrokerSettings(broker, ca=ca, cert=cert, key=key),
@@ -107,9 +134,6 @@ def register_table(dsn: str, table_id: str, public_key: str) -> None:
     PUBLIC_KEY is the 64 hex digits `shoectl journal key` prints on the table
     PC. Registering a table again replaces its key (rotation, docs/security.md).
     """
-    from cardshoe.controller.floor.schema import connect, require_current
-    from cardshoe.controller.floor.table_keys import checked_key
-    from cardshoe.controller.floor.table_keys import register_table as register
 
     key = checked_key(table_id, public_key)
     with connect(dsn) as connection:
@@ -128,8 +152,6 @@ def register_table(dsn: str, table_id: str, public_key: str) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON array of tables.")
 def status(dsn: str, as_json: bool) -> None:
     """Per table: ingested, verified, gaps, chain, last seen, online, lag."""
-    from cardshoe.controller.floor.schema import connect
-    from cardshoe.controller.floor.status import floor_status, status_lines
 
     with connect(dsn) as connection:
         tables = floor_status(connection)
@@ -154,14 +176,6 @@ def approve(release: str, wheel: Path, dsn: str | None, seed: str | None) -> Non
     compared with: --dsn stores it for `floor authenticate`; --seed prints the digest the
     genuine release gives for one seed, for a lab's own check.
     """
-    from cardshoe.controller.errors import UserError
-    from cardshoe.controller.service.software_identity import (
-        keyed_digest,
-        manifest_bytes,
-        manifest_sha256,
-        parse_seed,
-        wheel_manifest,
-    )
 
     if dsn is None and seed is None:
         raise UserError("give --dsn to store the release, --seed to print its digest, or both")
@@ -169,9 +183,6 @@ def approve(release: str, wheel: Path, dsn: str | None, seed: str | None) -> Non
     entries = wheel_manifest(wheel)
     manifest = manifest_bytes(entries)
     if dsn is not None:
-        from cardshoe.controller.floor.schema import connect
-        from cardshoe.controller.floor.software_check import approve_release
-
         with connect(dsn) as connection:
             approve_release(connection, release, entries)
         click.echo(
@@ -209,15 +220,6 @@ def authenticate(
     """Send TABLE_ID (or --all tables) a fresh seed and check each answer against the
     approved release's (`floor approve`). Every check is stored, and one that is not
     verified is a floor alarm. Exit 1 when any table is not verified."""
-    from cardshoe.controller.errors import UserError
-    from cardshoe.controller.floor.broker import BrokerSettings
-    from cardshoe.controller.floor.schema import connect
-    from cardshoe.controller.floor.software_check import (
-        Verdict,
-        authenticate_tables,
-        record_checks,
-        tables_to_check,
-    )
 
     if every_table == (table_id is not None):
         raise UserError("name one TABLE_ID or give --all")
@@ -270,10 +272,6 @@ def demo(tables: int, rounds: int, speed: float, pit_listen: str | None) -> None
     ingest fills the database. Ends with every table's records journaled
     against ingested, and exits 1 if any record was lost or duplicated.
     """
-    from rich.console import Console
-
-    from cardshoe.controller.floor.demo import FORGED_TABLE, run_floor_demo
-    from cardshoe.controller.web.server import ListenAddress
 
     if pit_listen is not None:
         ListenAddress.parse(pit_listen, "--pit")
@@ -307,9 +305,6 @@ def user() -> None:
 )
 def user_add(name: str, role: str, dsn: str, password_file: Path | None) -> None:
     """Add a user of the pit; the password is stored as a scrypt hash only."""
-    from cardshoe.controller.errors import UserError
-    from cardshoe.controller.floor.schema import connect, require_current
-    from cardshoe.controller.pit.accounts import Role, add_user
 
     if password_file is None:
         password = click.prompt("password", hide_input=True, confirmation_prompt=True)
@@ -375,16 +370,6 @@ def web(
 ) -> None:
     """Serve the pit: the floor, tables, round recall, alarms and pace pages and their JSON
     API (docs/pit.md), live from the floor database. Runs until Ctrl-C or SIGTERM."""
-    import logging
-
-    from cardshoe.controller.errors import UserError
-    from cardshoe.controller.floor.broker import BrokerSettings
-    from cardshoe.controller.floor.schema import connect, require_current
-    from cardshoe.controller.pit.app import PitSettings
-    from cardshoe.controller.pit.pace import floor_zone
-    from cardshoe.controller.pit.server import ServerTls, pit_url, serve
-    from cardshoe.controller.service.logging_setup import configure_logging
-    from cardshoe.controller.web.server import ListenAddress
 
     address = ListenAddress.parse(listen)
     if (tls_cert is None) != (tls_key is None):

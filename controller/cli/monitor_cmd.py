@@ -8,14 +8,28 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
+from rich.console import Console
+from rich.live import Live
 
 from cardshoe.controller.cli.completion import complete_device_url
+from cardshoe.controller.cli.line_tools import monitor_raw
 from cardshoe.controller.cli.options import (
     CONFIG_OPTION,
     DEVICE_TIMEOUT_OPTION,
     KEY_DIR_OPTION,
     SOCKET_OPTION,
 )
+from cardshoe.controller.cli.service_access import pairing_keys, service_socket
+from cardshoe.controller.display.plain import plain_line
+from cardshoe.controller.display.rich_view import TableView
+from cardshoe.controller.errors import EXIT_DEVICE_UNAVAILABLE, UserError
+from cardshoe.controller.scoreboard.board import TableBoard
+from cardshoe.controller.scoreboard.event_lines import device_event_record, event_line
+from cardshoe.controller.service.control_socket import EXIT_NO_SERVICE, subscription
+from cardshoe.controller.service.device_access import opened_device
+from cardshoe.drivers.api.events import DeviceEvent
+from cardshoe.drivers.cardshoe_family import CardshoeLink
+from cardshoe.drivers.errors import DeviceGone
 
 if TYPE_CHECKING:
     from cardshoe.drivers.protocol.auth import KeyLookup
@@ -92,8 +106,6 @@ def monitor(
     profile, lines are cut at LF so the terminator shows. Ctrl-C ends with
     exit 0; exit 3 when the device or the service is absent or goes away.
     """
-    from cardshoe.controller.cli.service_access import pairing_keys
-    from cardshoe.controller.errors import UserError
 
     if [url is not None, from_service, as_table].count(True) != 1:
         raise UserError("give one of URL, --service or --table (see 'shoectl monitor --help')")
@@ -101,8 +113,6 @@ def monitor(
         raise UserError("--profile goes with --raw (a line reader's lines)")
     try:
         if raw:
-            from cardshoe.controller.cli.line_tools import monitor_raw
-
             if url is None:
                 raise UserError("--raw reads a line reader: give its URL")
             monitor_raw(url, profile_path, baud, count, as_json)
@@ -119,13 +129,6 @@ def monitor(
 def _monitor_device(
     url: str, timeout: float, count: int | None, as_json: bool, keys: KeyLookup | None
 ) -> None:
-    from cardshoe.controller.errors import EXIT_DEVICE_UNAVAILABLE, UserError
-    from cardshoe.controller.scoreboard.event_lines import device_event_record
-    from cardshoe.controller.service.device_access import opened_device
-    from cardshoe.drivers.api.events import DeviceEvent
-    from cardshoe.drivers.cardshoe_family import CardshoeLink
-    from cardshoe.drivers.errors import DeviceGone
-
     shown = 0
     with opened_device(url, timeout=timeout, keys=keys) as wire_device:
         device = CardshoeLink(wire_device)
@@ -145,9 +148,6 @@ def _monitor_device(
 def _monitor_service(
     socket_path: Path | None, config_path: Path | None, count: int | None, as_json: bool
 ) -> None:
-    from cardshoe.controller.cli.service_access import service_socket
-    from cardshoe.controller.service.control_socket import subscription
-
     path = service_socket(socket_path, config_path)
     with subscription(path) as (answer, events):
         _announce(path, answer["status"])
@@ -155,15 +155,6 @@ def _monitor_service(
 
 
 def _show_table(socket_path: Path | None, config_path: Path | None, count: int | None) -> None:
-    from rich.console import Console
-    from rich.live import Live
-
-    from cardshoe.controller.cli.service_access import service_socket
-    from cardshoe.controller.display.plain import plain_line
-    from cardshoe.controller.display.rich_view import TableView
-    from cardshoe.controller.scoreboard.board import TableBoard
-    from cardshoe.controller.service.control_socket import subscription
-
     def print_line(record: dict[str, Any]) -> None:
         line = plain_line(record["kind"], record["payload"])
         if line is not None:
@@ -198,8 +189,6 @@ def _follow(
     show: Callable[[dict[str, Any]], None],
 ) -> None:
     """Show each event; return after count of them, exit 3 if the service stops first."""
-    from cardshoe.controller.errors import UserError
-    from cardshoe.controller.service.control_socket import EXIT_NO_SERVICE
 
     for shown, record in enumerate(events, start=1):
         show(record)
@@ -209,6 +198,4 @@ def _follow(
 
 
 def _show(record: dict[str, Any], as_json: bool) -> None:
-    from cardshoe.controller.scoreboard.event_lines import event_line
-
     click.echo(json.dumps(record) if as_json else event_line(record))

@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
+import structlog
+
+from cardshoe.controller.config import load_config
+from cardshoe.controller.errors import UserError
+from cardshoe.controller.service.logging_setup import configure_logging
+from cardshoe.controller.service.sdnotify import Notifier
+from cardshoe.controller.service.stop_signals import stop_on_signals
+from cardshoe.controller.service.table_service import ServiceOptions, TableService
 
 DEFAULT_CONFIG = Path("/etc/cardshoe/table.toml")
 """Where udev/systemd/cardshoe.service and docs/deployment.md put the table configuration."""
@@ -69,16 +78,6 @@ def run(
     check or cannot be written (one line naming the path), or the service failed
     (see the log).
     """
-    import sys
-
-    import structlog
-
-    from cardshoe.controller.config import load_config
-    from cardshoe.controller.errors import UserError
-    from cardshoe.controller.service.logging_setup import configure_logging
-    from cardshoe.controller.service.sdnotify import Notifier
-    from cardshoe.controller.service.stop_signals import stop_on_signals
-    from cardshoe.controller.service.table_service import ServiceOptions, TableService
 
     configure_logging(json_lines=log_format == "json", stream=sys.stdout)
     config = load_config(config_path)

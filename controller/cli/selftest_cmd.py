@@ -10,11 +10,17 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from cardshoe.controller.cli.completion import complete_device_url
+from cardshoe.controller.cli.line_tools import listen_checks, load_profile, show_checks
 from cardshoe.controller.cli.options import (
     DEVICE_TIMEOUT_OPTION,
     KEY_DIR_OPTION,
     PAIRING_CONFIG_OPTION,
 )
+from cardshoe.controller.cli.service_access import pairing_keys
+from cardshoe.controller.errors import EXIT_CHECK_FAILED, UserError
+from cardshoe.controller.service.device_access import device_user_error, opened_device
+from cardshoe.drivers.errors import DriverError
+from cardshoe.drivers.protocol.messages import Event
 
 if TYPE_CHECKING:
     from cardshoe.drivers.device import DealerDevice, ShoeDevice
@@ -81,14 +87,8 @@ def selftest(
     checks that lines came, that each matched the profile and passed its
     checksum.
     """
-    from cardshoe.controller.cli.service_access import pairing_keys
-    from cardshoe.controller.errors import EXIT_CHECK_FAILED, UserError
-    from cardshoe.controller.service.device_access import device_user_error, opened_device
-    from cardshoe.drivers.errors import DriverError
 
     if profile_path is not None:
-        from cardshoe.controller.cli.line_tools import listen_checks, load_profile, show_checks
-
         line_checks = listen_checks(url, load_profile(profile_path), listen)
         if not show_checks(line_checks, url, as_json):
             failed = "; ".join(f"{c.name}: {c.detail}" for c in line_checks if not c.passed)
@@ -115,8 +115,6 @@ def selftest(
 def _run_checks(
     device: ShoeDevice | DealerDevice, test_timeout: float
 ) -> tuple[list[Check], dict[str, Any]]:
-    from cardshoe.drivers.protocol.messages import Event
-
     device.on_event(lambda event: device.ack(event.seq) if isinstance(event, Event) else None)
     info = device.info
     result = device.self_test(timeout=test_timeout)
