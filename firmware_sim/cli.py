@@ -35,7 +35,6 @@ if TYPE_CHECKING:
     from cardshoe.firmware_sim.attach_pty import PtyAttachment
     from cardshoe.firmware_sim.attach_tcp import TcpAttachment
     from cardshoe.firmware_sim.core import FirmwareCore
-    from cardshoe.firmware_sim.line_reader import LineReader
 
 PROTOCOLS = ("cardshoe", "line")
 DEFAULT_PACE_S = 0.5

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import click
 
-from cardshoe.controller.cli.console_app import run_console
 from cardshoe.controller.cli.options import CONFIG_OPTION, SOCKET_OPTION
 from cardshoe.controller.config import load_config
 from cardshoe.controller.errors import UserError
@@ -36,6 +35,8 @@ def console(ctx: click.Context, socket_path: Path | None, config_path: Path | No
     """
     if ctx.invoked_subcommand is not None:
         return
+    # Late: the dealer's screen (~250 ms of imports) is only this command's, not pin set's.
+    from cardshoe.controller.cli.console_app import run_console
 
     run_console(socket_path, config_path)
 

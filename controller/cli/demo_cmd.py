@@ -32,8 +32,7 @@ from cardshoe.controller.web.server import ListenAddress, served_in_thread, sock
 from cardshoe.drivers.errors import DriverError
 
 if TYPE_CHECKING:
-    from cardshoe.controller.cli.demo_wiring import DemoResult, DemoSettings
-    from cardshoe.controller.config import TableConfig
+    from cardshoe.controller.cli.demo_wiring import DemoResult
     from cardshoe.controller.journal.store import Record
     from cardshoe.controller.procedure.facts import Alarm, Observer
     from cardshoe.controller.service.session import TableSession

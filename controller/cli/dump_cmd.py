@@ -31,7 +31,6 @@ from cardshoe.drivers.protocol.messages import Event
 from cardshoe.drivers.transports.registry import open_transport
 
 if TYPE_CHECKING:
-    from cardshoe.drivers.link import Link
     from cardshoe.drivers.protocol.auth import KeyLookup, LinkKey
 
 POLL_S = 0.2

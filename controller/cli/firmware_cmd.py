@@ -23,12 +23,6 @@ from cardshoe.controller.cli.options import DEVICE_TIMEOUT_OPTION
 from cardshoe.controller.config import load_config
 from cardshoe.controller.errors import EXIT_CHECK_FAILED, EXIT_DEVICE_UNAVAILABLE, UserError
 from cardshoe.controller.journal.store import Journal, JournalBusy
-from cardshoe.controller.service import firmware_update
-from cardshoe.controller.service.control_socket import Peer
-from cardshoe.controller.service.device_access import opened_device
-from cardshoe.controller.service.pairing import KeyStore
-from cardshoe.controller.service.roles import check_permitted, operator_of
-from cardshoe.drivers.cardshoe_family import CardshoeLink
 from cardshoe.drivers.protocol.firmware_image import (
     FirmwareImageError,
     SignedImage,
@@ -38,11 +32,8 @@ from cardshoe.drivers.protocol.firmware_image import (
 )
 
 if TYPE_CHECKING:
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-
     from cardshoe.controller.config import TableConfig
     from cardshoe.controller.service.firmware_update import FirmwareAttempt
-    from cardshoe.drivers.protocol.firmware_image import SignedImage
 
 FILE = click.Path(dir_okay=False, path_type=Path)
 
@@ -155,6 +146,11 @@ def _install(
     config: TableConfig,
 ) -> FirmwareAttempt:
     """Open the device and install; a device that cannot be opened is a failed attempt too."""
+    # Late: only update talks to a device (firmware_update, ~110 ms); keygen, sign, verify do not.
+    from cardshoe.controller.service import firmware_update
+    from cardshoe.controller.service.device_access import opened_device
+    from cardshoe.controller.service.pairing import KeyStore
+    from cardshoe.drivers.cardshoe_family import CardshoeLink
 
     keys = KeyStore(config.service.key_dir).lookup
     try:
@@ -170,6 +166,7 @@ def _install(
 
 
 def _read(path: Path, what: str) -> bytes:
+
     try:
         return path.read_bytes()
     except OSError as exc:
@@ -177,6 +174,7 @@ def _read(path: Path, what: str) -> bytes:
 
 
 def _decode(path: Path) -> SignedImage:
+
     try:
         return SignedImage.decode(_read(path, "the signed image"))
     except FirmwareImageError as exc:
@@ -184,6 +182,7 @@ def _decode(path: Path) -> SignedImage:
 
 
 def _public_key(path: Path) -> Ed25519PublicKey:
+
     try:
         key = load_pem_public_key(_read(path, "the house's public key"))
     except ValueError:
@@ -218,6 +217,10 @@ def update(url: str, signed_path: Path, config_path: Path, timeout: float, as_js
     device absent or lost before the switch (it runs its old firmware), the journal held by
     the service, or not a technician.
     """
+    # Late: only update talks to a device (firmware_update, ~110 ms); keygen, sign, verify do not.
+    from cardshoe.controller.service import firmware_update
+    from cardshoe.controller.service.control_socket import Peer
+    from cardshoe.controller.service.roles import check_permitted, operator_of
 
     config = load_config(config_path)
     house_key = firmware_update.load_house_key(config.device.house_public_key)

@@ -9,27 +9,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import click
-from rich.console import Console
 
 from cardshoe.controller.errors import UserError
 from cardshoe.controller.floor.broker import BrokerSettings
-from cardshoe.controller.floor.demo import FORGED_TABLE, run_floor_demo
-from cardshoe.controller.floor.ingest import Ingest, IngestSettings
-from cardshoe.controller.floor.schema import connect, migrate, require_current
-from cardshoe.controller.floor.software_check import (
-    Verdict,
-    approve_release,
-    authenticate_tables,
-    record_checks,
-    tables_to_check,
-)
-from cardshoe.controller.floor.status import floor_status, status_lines
-from cardshoe.controller.floor.table_keys import checked_key
-from cardshoe.controller.floor.table_keys import register_table as register
-from cardshoe.controller.pit.accounts import Role, add_user
-from cardshoe.controller.pit.app import PitSettings
-from cardshoe.controller.pit.pace import floor_zone
-from cardshoe.controller.pit.server import ServerTls, pit_url, serve
 from cardshoe.controller.service.logging_setup import configure_logging
 from cardshoe.controller.service.software_identity import (
     keyed_digest,
@@ -76,6 +58,8 @@ def floor() -> None:
 @DSN_OPTION
 def init_db(dsn: str) -> None:
     """Create or migrate the floor schema; safe to run again."""
+    # Late: psycopg, the optional 'floor' extra; floor --help must work without it.
+    from cardshoe.controller.floor.schema import connect, migrate
 
     with connect(dsn) as connection:
         before, after = migrate(connection)
@@ -111,6 +95,8 @@ def ingest(
     gap_after: float,
 ) -> None:
     """Write every table's records into PostgreSQL, verifying each chain, until stopped."""
+    # Late: psycopg, the optional 'floor' extra; floor --help must work without it.
+    from cardshoe.controller.floor.ingest import Ingest, IngestSettings
 
     settings = IngestSettings(
         broker=BrokerSettings(broker, ca=ca, cert=cert, key=key),
@@ -134,6 +120,10 @@ def register_table(dsn: str, table_id: str, public_key: str) -> None:
     PUBLIC_KEY is the 64 hex digits `shoectl journal key` prints on the table
     PC. Registering a table again replaces its key (rotation, docs/security.md).
     """
+    # Late: psycopg, the optional 'floor' extra; floor --help must work without it.
+    from cardshoe.controller.floor.schema import connect, require_current
+    from cardshoe.controller.floor.table_keys import checked_key
+    from cardshoe.controller.floor.table_keys import register_table as register
 
     key = checked_key(table_id, public_key)
     with connect(dsn) as connection:
@@ -152,6 +142,9 @@ def register_table(dsn: str, table_id: str, public_key: str) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON array of tables.")
 def status(dsn: str, as_json: bool) -> None:
     """Per table: ingested, verified, gaps, chain, last seen, online, lag."""
+    # Late: psycopg, the optional 'floor' extra; floor --help must work without it.
+    from cardshoe.controller.floor.schema import connect
+    from cardshoe.controller.floor.status import floor_status, status_lines
 
     with connect(dsn) as connection:
         tables = floor_status(connection)
@@ -183,6 +176,10 @@ def approve(release: str, wheel: Path, dsn: str | None, seed: str | None) -> Non
     entries = wheel_manifest(wheel)
     manifest = manifest_bytes(entries)
     if dsn is not None:
+        # Late: psycopg, the optional 'floor' extra; floor --help must work without it.
+        from cardshoe.controller.floor.schema import connect
+        from cardshoe.controller.floor.software_check import approve_release
+
         with connect(dsn) as connection:
             approve_release(connection, release, entries)
         click.echo(
@@ -220,6 +217,14 @@ def authenticate(
     """Send TABLE_ID (or --all tables) a fresh seed and check each answer against the
     approved release's (`floor approve`). Every check is stored, and one that is not
     verified is a floor alarm. Exit 1 when any table is not verified."""
+    # Late: psycopg, the optional 'floor' extra; floor --help must work without it.
+    from cardshoe.controller.floor.schema import connect
+    from cardshoe.controller.floor.software_check import (
+        Verdict,
+        authenticate_tables,
+        record_checks,
+        tables_to_check,
+    )
 
     if every_table == (table_id is not None):
         raise UserError("name one TABLE_ID or give --all")
@@ -272,6 +277,10 @@ def demo(tables: int, rounds: int, speed: float, pit_listen: str | None) -> None
     ingest fills the database. Ends with every table's records journaled
     against ingested, and exits 1 if any record was lost or duplicated.
     """
+    # Late: floor.demo needs psycopg (the 'floor' extra) and rich (~30 ms) only this subcommand.
+    from rich.console import Console
+
+    from cardshoe.controller.floor.demo import FORGED_TABLE, run_floor_demo
 
     if pit_listen is not None:
         ListenAddress.parse(pit_listen, "--pit")
@@ -305,6 +314,9 @@ def user() -> None:
 )
 def user_add(name: str, role: str, dsn: str, password_file: Path | None) -> None:
     """Add a user of the pit; the password is stored as a scrypt hash only."""
+    # Late: psycopg, the optional 'floor' extra; floor --help must work without it.
+    from cardshoe.controller.floor.schema import connect, require_current
+    from cardshoe.controller.pit.accounts import Role, add_user
 
     if password_file is None:
         password = click.prompt("password", hide_input=True, confirmation_prompt=True)
@@ -370,6 +382,12 @@ def web(
 ) -> None:
     """Serve the pit: the floor, tables, round recall, alarms and pace pages and their JSON
     API (docs/pit.md), live from the floor database. Runs until Ctrl-C or SIGTERM."""
+
+    # Late: psycopg, the optional 'floor' extra; floor --help must work without it.
+    from cardshoe.controller.floor.schema import connect, require_current
+    from cardshoe.controller.pit.app import PitSettings
+    from cardshoe.controller.pit.pace import floor_zone
+    from cardshoe.controller.pit.server import ServerTls, pit_url, serve
 
     address = ListenAddress.parse(listen)
     if (tls_cert is None) != (tls_key is None):

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from cardshoe.controller.cli.options import TABLE_CONFIG_OPTION
 from cardshoe.controller.cli.receipt_cmd import receipt
-from cardshoe.controller.cli.run_cmd import TABLE_CONFIG_OPTION
 from cardshoe.controller.config import load_config
 from cardshoe.controller.display.columns import aligned_lines
 from cardshoe.controller.errors import UserError
@@ -27,13 +27,11 @@ from cardshoe.controller.scoreboard.round_recall import (
     recall_round,
     recall_text,
 )
-from cardshoe.controller.service.recovery import device_forms
-from cardshoe.controller.service.significant_events import SIGNIFICANT_KINDS
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-    from cardshoe.controller.journal.store import Journal, Record
+    from cardshoe.controller.journal.store import Record
 
 JOURNAL_PATH = click.argument("path", type=click.Path(path_type=Path))
 NUMBER_COLUMNS = frozenset({0, 3})
@@ -183,6 +181,10 @@ def export(
     neutral: bool,
 ) -> None:
     """Write records to stdout with every column, for archive or audit."""
+
+    # Late: only export needs these (~130 ms of imports); show, verify, prune stay quick.
+    from cardshoe.controller.service.recovery import device_forms
+    from cardshoe.controller.service.significant_events import SIGNIFICANT_KINDS
 
     if significant and kinds:
         raise UserError("--significant chooses the kinds itself: leave --kind out")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cardshoe.controller.cli.run_cmd import DEFAULT_CONFIG
+from cardshoe.controller.cli.options import DEFAULT_CONFIG
 from cardshoe.controller.config import ServiceConfig, load_config
 from cardshoe.controller.service.pairing import KeyStore
 

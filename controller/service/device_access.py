@@ -29,9 +29,7 @@ from cardshoe.drivers.protocol.messages import Capability
 
 if TYPE_CHECKING:
     from cardshoe.drivers.device import DealerDevice, ShoeDevice
-    from cardshoe.drivers.errors import DriverError
     from cardshoe.drivers.protocol.auth import KeyLookup
-    from cardshoe.drivers.protocol.messages import Capability
 
 PAIRING_KEY_HINT = (
     "give its table's --config (service.key_dir) or --key-dir DIR holding its SERIAL.key"
