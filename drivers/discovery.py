@@ -17,7 +17,7 @@ from typing import Any
 
 import usb.core
 import usb.util
-from serial.tools.list_ports import comports
+from serial.tools import list_ports
 
 from cardshoe.drivers.errors import DriverError
 from cardshoe.drivers.protocol.link_constants import SIMULATOR_USB_PID, SIMULATOR_USB_VID
@@ -96,7 +96,7 @@ def serial_candidates(
     cardshoe_links = _links_by_target((cardshoe_link_dir,))
     other_links = _links_by_target(serial_link_dirs)
     candidates = []
-    for port in sorted(comports(), key=lambda port: port.device):
+    for port in sorted(list_ports.comports(), key=lambda port: port.device):
         node = _resolve(port.device)
         port_links = cardshoe_links.get(node, []) + other_links.get(node, [])
         if port.vid is None and node not in cardshoe_links:

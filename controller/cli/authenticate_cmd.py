@@ -9,10 +9,8 @@ from pathlib import Path
 import click
 
 from cardshoe.controller.cli.options import CONFIG_OPTION, SOCKET_OPTION
-from cardshoe.controller.cli.service_access import service_socket
 from cardshoe.controller.errors import UserError
 from cardshoe.controller.service import software_identity
-from cardshoe.controller.service.control_socket import request
 
 
 @click.command()
@@ -58,6 +56,11 @@ def authenticate(
         raise UserError("give the regulator's seed with --seed HEX (or --manifest for the list)")
     seed_bytes = software_identity.parse_seed(seed)
     if ask_service:
+        # Late: only --service reaches the table; the local digest must answer even over a
+        # damaged module (its config import would load the rules).
+        from cardshoe.controller.cli.service_access import service_socket
+        from cardshoe.controller.service.control_socket import request
+
         answer = request(
             service_socket(socket_path, config_path), "authenticate", seed=seed_bytes.hex()
         )

@@ -14,15 +14,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
-from rich.live import Live
 
 from cardshoe.controller.cli.completion import complete_game
 from cardshoe.controller.cli.demo_readers import DemoProtocol
 from cardshoe.controller.cli.demo_wiring import DemoSettings, DemoTransport, run_demo
 from cardshoe.controller.config import DeviceMode, TableConfig, load_config
 from cardshoe.controller.display.plain import PlainLines
-from cardshoe.controller.display.rich_view import TableView
 from cardshoe.controller.protection import watcher
 from cardshoe.controller.scoreboard.board import TableBoard
 from cardshoe.controller.scoreboard.demo_events import DemoEventStream
@@ -289,6 +286,7 @@ def _open_shoe_records(session: TableSession) -> list[Record]:
 
 
 def _run_json(settings: DemoSettings, web: socket.socket | None) -> None:
+
     lines = _Lines()
 
     def emit(line: dict[str, Any]) -> None:
@@ -316,6 +314,7 @@ def _run_json(settings: DemoSettings, web: socket.socket | None) -> None:
 
 
 def _run_plain(settings: DemoSettings, web: socket.socket | None) -> None:
+
     lines = _Lines()
 
     def starting(session: TableSession) -> None:
@@ -342,6 +341,12 @@ def _run_plain(settings: DemoSettings, web: socket.socket | None) -> None:
 
 
 def _run_live(settings: DemoSettings, web: socket.socket | None) -> None:
+    # Late: only the live view draws with rich (~100 ms of imports); --json and plain lines do not.
+    from rich.console import Console
+    from rich.live import Live
+
+    from cardshoe.controller.display.rich_view import TableView
+
     def starting(session: TableSession) -> None:
         for record in _open_shoe_records(session):
             view.apply(record.kind, record.payload)

@@ -18,20 +18,12 @@ from cardshoe.controller.cli.receipt_cmd import receipt
 from cardshoe.controller.config import load_config
 from cardshoe.controller.display.columns import aligned_lines
 from cardshoe.controller.errors import UserError
-from cardshoe.controller.journal.prune import floor_anchor, prune_journal
 from cardshoe.controller.journal.signing import load_signing_key, make_signing_key
-from cardshoe.controller.journal.store import RECORD_FIELDS, ChainAnchor, Journal
-from cardshoe.controller.scoreboard.round_recall import (
-    RECALL_KINDS_BEFORE,
-    JournalEntry,
-    recall_round,
-    recall_text,
-)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-    from cardshoe.controller.journal.store import Record
+    from cardshoe.controller.journal.store import Journal, Record
 
 JOURNAL_PATH = click.argument("path", type=click.Path(path_type=Path))
 NUMBER_COLUMNS = frozenset({0, 3})
@@ -73,6 +65,8 @@ def init(config_path: Path, if_missing: bool) -> None:
     `shoectl run` never makes a journal: a lost journal must be restored, not
     silently replaced by an empty one. Refuses (exit 2) where a journal is.
     """
+    # Late: the store loads sqlite3, which loading the journal group must not.
+    from cardshoe.controller.journal.store import Journal
 
     config = load_config(config_path)
     path = config.service.journal_path
@@ -131,6 +125,9 @@ def show(
     wide as its widest value among the records listed.
     """
 
+    # Late: the store loads sqlite3, which loading the journal group must not.
+    from cardshoe.controller.journal.store import Journal
+
     with Journal.open_readonly(path) as opened:
         records: Iterator[Record] | deque[Record] = _matching(opened, shoe_id, round_no, kinds)
         if last is not None:
@@ -182,7 +179,9 @@ def export(
 ) -> None:
     """Write records to stdout with every column, for archive or audit."""
 
-    # Late: only export needs these (~130 ms of imports); show, verify, prune stay quick.
+    # Late: the store loads sqlite3, which loading the journal group must not;
+    # recovery and significant_events (~130 ms) are only export's.
+    from cardshoe.controller.journal.store import RECORD_FIELDS, Journal
     from cardshoe.controller.service.recovery import device_forms
     from cardshoe.controller.service.significant_events import SIGNIFICANT_KINDS
 
@@ -239,6 +238,8 @@ def verify(path: Path, anchor: str | None, as_json: bool) -> None:
     outside this machine and pass it back with --anchor to detect a later
     rewrite of the whole file.
     """
+    # Late: the store loads sqlite3, which loading the journal group must not.
+    from cardshoe.controller.journal.store import ChainAnchor, Journal
 
     expected = ChainAnchor.parse(anchor) if anchor is not None else None
     with Journal.open_readonly(path) as opened:
@@ -293,6 +294,10 @@ def prune(path: Path, anchor: str | None, state_dir: Path | None, keep_days: flo
     service run it after each shoe (uplink.prune_after_shoe).
     """
 
+    # Late: the store loads sqlite3, which loading the journal group must not.
+    from cardshoe.controller.journal.prune import floor_anchor, prune_journal
+    from cardshoe.controller.journal.store import ChainAnchor, Journal
+
     if anchor is not None:
         verified_anchor = ChainAnchor.parse(anchor)
     elif state_dir is not None:
@@ -346,6 +351,14 @@ def _row(record: Record) -> tuple[str, ...]:
 def round_(path: Path, shoe_id: str, round_no: int, as_json: bool) -> None:
     """Recall one round for a dispute: cards in shoe order, hands, result and settlement per
     unit, irregularities and corrections, who gave each command, and the records behind it."""
+    # Late: the store loads sqlite3, which loading the journal group must not.
+    from cardshoe.controller.journal.store import Journal
+    from cardshoe.controller.scoreboard.round_recall import (
+        RECALL_KINDS_BEFORE,
+        JournalEntry,
+        recall_round,
+        recall_text,
+    )
 
     with Journal.open_readonly(path) as opened:
         before = opened.records(shoe_id=shoe_id, round_no=round_no - 1, kinds=RECALL_KINDS_BEFORE)

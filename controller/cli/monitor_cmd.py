@@ -8,11 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
-from rich.live import Live
 
 from cardshoe.controller.cli.completion import complete_device_url
-from cardshoe.controller.cli.line_tools import monitor_raw
 from cardshoe.controller.cli.options import (
     CONFIG_OPTION,
     DEVICE_TIMEOUT_OPTION,
@@ -20,8 +17,6 @@ from cardshoe.controller.cli.options import (
     SOCKET_OPTION,
 )
 from cardshoe.controller.cli.service_access import pairing_keys, service_socket
-from cardshoe.controller.display.plain import plain_line
-from cardshoe.controller.display.rich_view import TableView
 from cardshoe.controller.errors import EXIT_DEVICE_UNAVAILABLE, UserError
 from cardshoe.controller.scoreboard.board import TableBoard
 from cardshoe.controller.scoreboard.event_lines import device_event_record, event_line
@@ -113,6 +108,10 @@ def monitor(
         raise UserError("--profile goes with --raw (a line reader's lines)")
     try:
         if raw:
+            # Late: heavy (rich, structlog, pyserial, pyusb or sqlite3), which loading this module
+            # for --help must not pull in (tests/cli/test_technician_cli.py).
+            from cardshoe.controller.cli.line_tools import monitor_raw
+
             if url is None:
                 raise UserError("--raw reads a line reader: give its URL")
             monitor_raw(url, profile_path, baud, count, as_json)
@@ -129,6 +128,7 @@ def monitor(
 def _monitor_device(
     url: str, timeout: float, count: int | None, as_json: bool, keys: KeyLookup | None
 ) -> None:
+
     shown = 0
     with opened_device(url, timeout=timeout, keys=keys) as wire_device:
         device = CardshoeLink(wire_device)
@@ -148,6 +148,7 @@ def _monitor_device(
 def _monitor_service(
     socket_path: Path | None, config_path: Path | None, count: int | None, as_json: bool
 ) -> None:
+
     path = service_socket(socket_path, config_path)
     with subscription(path) as (answer, events):
         _announce(path, answer["status"])
@@ -155,6 +156,14 @@ def _monitor_service(
 
 
 def _show_table(socket_path: Path | None, config_path: Path | None, count: int | None) -> None:
+    # Late: heavy (rich, structlog, pyserial, pyusb or sqlite3), which loading this module for
+    # --help must not pull in (tests/cli/test_technician_cli.py).
+    from rich.console import Console
+    from rich.live import Live
+
+    from cardshoe.controller.display.plain import plain_line
+    from cardshoe.controller.display.rich_view import TableView
+
     def print_line(record: dict[str, Any]) -> None:
         line = plain_line(record["kind"], record["payload"])
         if line is not None:
@@ -198,4 +207,5 @@ def _follow(
 
 
 def _show(record: dict[str, Any], as_json: bool) -> None:
+
     click.echo(json.dumps(record) if as_json else event_line(record))

@@ -6,9 +6,7 @@ import json
 from pathlib import Path
 
 import click
-from rich.console import Console
 
-from cardshoe.controller.display.rich_view import render_roads
 from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.scoreboard.board_json import board_json
 from cardshoe.controller.scoreboard.shoe_replay import shoe_board
@@ -32,6 +30,10 @@ def roads(path: Path, shoe_id: str | None, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(board_json(board), ensure_ascii=False))
         return
+    # Late: only the drawn roads need rich (~100 ms of imports); --json does not.
+    from rich.console import Console
+
+    from cardshoe.controller.display.rich_view import render_roads
 
     console = Console()
     settled = board.settled_rounds(board.road_results())

@@ -6,15 +6,12 @@ import sys
 from pathlib import Path
 
 import click
-import structlog
 
 from cardshoe.controller.cli.options import TABLE_CONFIG_OPTION
 from cardshoe.controller.config import load_config
 from cardshoe.controller.errors import UserError
-from cardshoe.controller.service.logging_setup import configure_logging
 from cardshoe.controller.service.sdnotify import Notifier
 from cardshoe.controller.service.stop_signals import stop_on_signals
-from cardshoe.controller.service.table_service import ServiceOptions, TableService
 
 
 @click.command()
@@ -67,6 +64,13 @@ def run(
     check or cannot be written (one line naming the path), or the service failed
     (see the log).
     """
+
+    # Late: heavy (rich, structlog, pyserial, pyusb or sqlite3), which loading this module for
+    # --help must not pull in (tests/cli/test_technician_cli.py).
+    import structlog
+
+    from cardshoe.controller.service.logging_setup import configure_logging
+    from cardshoe.controller.service.table_service import ServiceOptions, TableService
 
     configure_logging(json_lines=log_format == "json", stream=sys.stdout)
     config = load_config(config_path)

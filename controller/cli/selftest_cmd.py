@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from cardshoe.controller.cli.completion import complete_device_url
-from cardshoe.controller.cli.line_tools import listen_checks, load_profile, show_checks
 from cardshoe.controller.cli.options import (
     DEVICE_TIMEOUT_OPTION,
     KEY_DIR_OPTION,
@@ -89,6 +88,10 @@ def selftest(
     """
 
     if profile_path is not None:
+        # Late: heavy (rich, structlog, pyserial, pyusb or sqlite3), which loading this module for
+        # --help must not pull in (tests/cli/test_technician_cli.py).
+        from cardshoe.controller.cli.line_tools import listen_checks, load_profile, show_checks
+
         line_checks = listen_checks(url, load_profile(profile_path), listen)
         if not show_checks(line_checks, url, as_json):
             failed = "; ".join(f"{c.name}: {c.detail}" for c in line_checks if not c.passed)
@@ -115,6 +118,7 @@ def selftest(
 def _run_checks(
     device: ShoeDevice | DealerDevice, test_timeout: float
 ) -> tuple[list[Check], dict[str, Any]]:
+
     device.on_event(lambda event: device.ack(event.seq) if isinstance(event, Event) else None)
     info = device.info
     result = device.self_test(timeout=test_timeout)
