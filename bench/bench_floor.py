@@ -47,7 +47,8 @@ from cardshoe.controller.floor.local_servers import Mosquitto, Postgres
 from cardshoe.controller.floor.messages import BATCH_RECORDS, EventMessage, event_bodies
 from cardshoe.controller.floor.schema import connect, migrate
 from cardshoe.controller.journal.chain import GENESIS_HASH, record_hash
-from cardshoe.controller.journal.store import Journal, Record
+from cardshoe.controller.journal.records import Record
+from cardshoe.controller.journal.store import Journal
 
 THROUGHPUT_TABLES = 1000
 THROUGHPUT_RECORDS = 200

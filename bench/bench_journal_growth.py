@@ -37,7 +37,8 @@ from results import Measurement, Target, print_measurements
 
 from cardshoe.controller.cli.demo_wiring import continue_from_journal
 from cardshoe.controller.config import load_config
-from cardshoe.controller.journal.store import Journal, Record
+from cardshoe.controller.journal.records import Record
+from cardshoe.controller.journal.store import Journal
 from cardshoe.firmware_sim.attach_pty import serve_pty
 from cardshoe.firmware_sim.devices import create_device
 

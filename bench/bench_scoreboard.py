@@ -37,7 +37,8 @@ from pathlib import Path
 from bench_service import memory_mb
 from results import Measurement, Target, percentile, print_measurements
 
-from cardshoe.controller.journal.store import Journal, Record
+from cardshoe.controller.journal.records import Record
+from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.scoreboard.board import TableBoard
 from cardshoe.controller.scoreboard.board_json import board_json
 

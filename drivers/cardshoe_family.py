@@ -68,13 +68,26 @@ def neutral_fault(kind: wire.FaultKind) -> neutral.FaultKind:
 
 
 def _read_flags(read: wire.CardRead) -> neutral.ReadFlag:
+    misread = read.misread
+    known = _READ_FLAGS.get((read.flags, misread))
+    if known is not None:
+        return known
     flags = neutral.ReadFlag(0)
     for bit, meaning in _SENSOR_TO_READ.items():
         if bit in read.flags:
             flags |= meaning
-    if read.misread:
+    if misread:
         flags |= neutral.ReadFlag.MISREAD
+    _READ_FLAGS[(read.flags, misread)] = flags
     return flags
+
+
+_READ_FLAGS: dict[tuple[wire.SensorFlag, bool], neutral.ReadFlag] = {}
+"""Each wire flag set's translation, worked out once: a Flag's operators each make a new
+member through Enum's call, five or six of them for every card."""
+_ORIENTATIONS = {
+    orientation: neutral.Orientation[orientation.name] for orientation in wire.Orientation
+}
 
 
 def _card(read: wire.CardRead) -> neutral.CardSeen:
@@ -83,7 +96,7 @@ def _card(read: wire.CardRead) -> neutral.CardSeen:
         device_time_ms=read.device_time_ms,
         card=read.card,
         flags=_read_flags(read),
-        orientation=neutral.Orientation[read.orientation.name],
+        orientation=_ORIENTATIONS[read.orientation],
         feed_group=read.feed_group,
         feed_size=read.feed_size,
         code=read.card_code.hex(),

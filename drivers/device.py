@@ -27,6 +27,7 @@ from cardshoe.drivers.link import Link, LinkTiming
 from cardshoe.drivers.link_events import DeviceEvent
 from cardshoe.drivers.link_supervision import LinkState
 from cardshoe.drivers.protocol.auth import KeyLookup
+from cardshoe.drivers.protocol.error_codes import ErrorCode
 from cardshoe.drivers.protocol.firmware_image import SignedImage
 from cardshoe.drivers.protocol.link_constants import (
     FIRMWARE_CHUNK_SIZE,
@@ -39,7 +40,6 @@ from cardshoe.drivers.protocol.messages import (
     Command,
     DealNext,
     DeviceKind,
-    ErrorCode,
     FirmwareBegin,
     FirmwareChunk,
     FirmwareCommit,

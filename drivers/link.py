@@ -46,6 +46,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 
 from cardshoe.drivers import link_sequencing as sequencing
+from cardshoe.drivers.api.events import AuthFailure, LinkLost, ProtocolViolation, SequenceGap
 from cardshoe.drivers.errors import (
     AuthenticationFailed,
     DeviceGone,
@@ -53,13 +54,7 @@ from cardshoe.drivers.errors import (
     LinkProtocolError,
 )
 from cardshoe.drivers.link_commands import PendingCommand, exchange, next_request_id
-from cardshoe.drivers.link_events import (
-    AuthFailure,
-    DeviceEvent,
-    LinkLost,
-    ProtocolViolation,
-    SequenceGap,
-)
+from cardshoe.drivers.link_events import DeviceEvent
 from cardshoe.drivers.link_reader import LinkReader
 from cardshoe.drivers.link_stream import EventStream, LinkCounters
 from cardshoe.drivers.link_supervision import Backoff, LinkState, Observed, Watch, watch

@@ -33,6 +33,7 @@ from cardshoe.drivers.link_events import LinkRestored
 from cardshoe.drivers.link_stream import EventStream, LinkCounters
 from cardshoe.drivers.link_supervision import LinkState
 from cardshoe.drivers.protocol.auth import KeyLookup, LinkAuth, LinkKey, new_nonce
+from cardshoe.drivers.protocol.error_codes import ErrorCode
 from cardshoe.drivers.protocol.framing import DELIMITER, FrameDecoder
 from cardshoe.drivers.protocol.link_constants import PROTOCOL_MAJOR, PROTOCOL_MINOR
 from cardshoe.drivers.protocol.messages import (
@@ -41,7 +42,6 @@ from cardshoe.drivers.protocol.messages import (
     AuthResponse,
     Capability,
     Command,
-    ErrorCode,
     GetInfo,
     Hello,
     Reply,

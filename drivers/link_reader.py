@@ -15,9 +15,9 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
+from cardshoe.drivers.api.events import AuthFailure, ProtocolViolation
 from cardshoe.drivers.errors import AuthenticationFailed, DeviceGone, LinkProtocolError
 from cardshoe.drivers.link_auth import Admit, admission
-from cardshoe.drivers.link_events import AuthFailure, ProtocolViolation
 from cardshoe.drivers.link_handshake import LinkHandshake
 from cardshoe.drivers.link_supervision import LinkState
 from cardshoe.drivers.protocol.auth import AuthError, Direction, LinkAuth, unsealed

@@ -33,7 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from enum import Enum
 
-from cardshoe.drivers.link_events import SequenceGap, SequenceRegression
+from cardshoe.drivers.api.events import SequenceGap, SequenceRegression
 
 
 class Arrival(Enum):

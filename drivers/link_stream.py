@@ -16,13 +16,8 @@ from collections import deque
 from dataclasses import dataclass
 
 from cardshoe.drivers import link_sequencing as sequencing
-from cardshoe.drivers.link_events import (
-    DeviceEvent,
-    ProtocolViolation,
-    SequenceGap,
-    SequenceRegression,
-    feed_violation,
-)
+from cardshoe.drivers.api.events import ProtocolViolation, SequenceGap, SequenceRegression
+from cardshoe.drivers.link_events import DeviceEvent, feed_violation
 from cardshoe.drivers.protocol.messages import CardRead, Event
 
 log = logging.getLogger("cardshoe.drivers.link")  # the link's own log: one logger per device link

@@ -16,7 +16,8 @@ from dataclasses import dataclass, replace
 from enum import Enum, auto
 from typing import TYPE_CHECKING
 
-from cardshoe.drivers.protocol.cardid import CardId, CardSuit
+from cardshoe.drivers.api.events import CardSuit
+from cardshoe.drivers.protocol.cardid import CardId
 from cardshoe.drivers.protocol.messages import Capability, FaultKind, Orientation
 from cardshoe.firmware_sim.errors import SimConfigError
 from cardshoe.firmware_sim.faults import (

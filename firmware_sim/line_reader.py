@@ -22,10 +22,11 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
+from cardshoe.drivers.api.events import CardSuit
 from cardshoe.drivers.line.checksum import Checksum, with_checksum
 from cardshoe.drivers.line.matching import LineKind, match_line
 from cardshoe.drivers.line.profile import LineProfile
-from cardshoe.drivers.protocol.cardid import CardId, CardSuit
+from cardshoe.drivers.protocol.cardid import CardId
 from cardshoe.firmware_sim.core import locked
 from cardshoe.firmware_sim.errors import SimConfigError
 from cardshoe.firmware_sim.faults import (

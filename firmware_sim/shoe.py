@@ -12,7 +12,8 @@ import random
 import secrets
 from dataclasses import dataclass, field
 
-from cardshoe.drivers.protocol.cardid import CardId, CardSuit
+from cardshoe.drivers.api.events import CardSuit
+from cardshoe.drivers.protocol.cardid import CardId
 
 CARDS_PER_DECK = 52
 DEFAULT_DECKS = 8

@@ -42,9 +42,10 @@ class ShuffleMethod:
     count: int = 0
 
     def __str__(self) -> str:
+        kind = self.kind.value
         if self.kind is ShuffleKind.FAIR:
-            return self.kind.value
-        return f"{self.kind.value}:{self.count}"
+            return kind
+        return f"{kind}:{self.count}"
 
     def arrange(
         self, cards: Sequence[CardId], previous: Sequence[CardId] | None, rng: random.Random

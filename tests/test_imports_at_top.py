@@ -4,8 +4,8 @@ An import inside a function is allowed only where a comment says why (an optiona
 be missing, a heavy module only one subcommand needs, start-up, an import cycle): on the import's
 own line or on the line directly above it. One comment above the first late import of a statement
 list (a function's body, a branch's) covers that list's later imports too, and a comment above a
-`try:` covers the imports that open it. docs/architecture.md, "How to add an import inside a
-function", says when one may stay late.
+`try:` covers the imports that open it. docs/architecture.md ("How to add ...": "An import inside a
+function") says when one may stay late.
 """
 
 from __future__ import annotations

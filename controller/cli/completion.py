@@ -47,9 +47,9 @@ def _device_urls(ctx: click.Context) -> Iterable[str]:
 
 def _operator_commands(ctx: click.Context) -> Iterable[str]:
     # Late: each completer's table loads only when its word is completed (module docstring).
-    from cardshoe.controller.service.table_service import SESSION_COMMANDS
+    from cardshoe.controller.procedure.operator_commands import CONTROL_COMMANDS
 
-    return SESSION_COMMANDS
+    return [command.name for command in CONTROL_COMMANDS]
 
 
 def _holds(ctx: click.Context) -> Iterable[str]:

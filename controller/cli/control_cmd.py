@@ -1,13 +1,16 @@
 """shoectl control: the operator's commands to the running service, over its socket.
 
-The service owns the list of commands and their arguments (SESSION_COMMANDS
-in service.py) and refuses an unknown one with the list, so this command
-passes the name through rather than keeping a second copy of it.
+The commands, their arguments and their help are the rows of
+procedure/operator_commands.py: the options here are the arguments of every
+row, each with the help of the rows that take it, so this command keeps no
+second copy of the list. The service checks the name and the arguments and
+refuses a wrong one with what the command takes.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -16,69 +19,81 @@ import click
 from cardshoe.controller.cli.completion import complete_hold, complete_operator_command
 from cardshoe.controller.cli.options import CONFIG_OPTION, SOCKET_OPTION
 from cardshoe.controller.cli.status_cmd import status_text
+from cardshoe.controller.procedure.operator_commands import (
+    CONTROL_COMMANDS,
+    Parameter,
+    option_name,
+)
+
+CLICK_TYPES: Mapping[str, click.ParamType] = {
+    "round": click.IntRange(min=1),
+    "image": click.Path(dir_okay=False, path_type=Path),
+}
+"""Arguments that the command line checks or resolves before they are sent (a path is sent
+resolved, since the service does not share the caller's working directory)."""
+COMPLETERS: Mapping[str, Callable[..., Any]] = {"reason": complete_hold}
 
 
-@click.command()
+def option_help(name: str) -> str:
+    """An option's help: what it is for each command that takes it."""
+    helps: dict[str, list[str]] = {}
+    for command in CONTROL_COMMANDS:
+        for parameter in command.parameters:
+            if parameter.name == name:
+                helps.setdefault(parameter.help, []).append(command.name)
+    text = "; ".join(f"{text} ({', '.join(names)})" for text, names in helps.items())
+    return text[:1].upper() + text[1:] + "."
+
+
+def control_parameters() -> tuple[Parameter, ...]:
+    """Every argument of the `shoectl control` commands, once each, in the table's order."""
+    seen: dict[str, Parameter] = {}
+    for command in CONTROL_COMMANDS:
+        for parameter in command.parameters:
+            seen.setdefault(parameter.name, parameter)
+    return tuple(seen.values())
+
+
+def with_command_options(function: Callable[..., None]) -> Callable[..., None]:
+    """The command's options, one per argument of the table's rows."""
+    for parameter in reversed(control_parameters()):
+        function = click.option(
+            option_name(parameter.name),
+            parameter.name,
+            type=CLICK_TYPES.get(parameter.name),
+            default=None,
+            shell_complete=COMPLETERS.get(parameter.name),
+            help=option_help(parameter.name),
+        )(function)
+    return function
+
+
+COMMAND_LINES = "\n".join(f"  {command.name}: {command.help}" for command in CONTROL_COMMANDS)
+
+
+@click.command(
+    help=f"""Send an operator command NAME to the running `shoectl run`.
+
+\b
+NAME is one of:
+{COMMAND_LINES}
+
+Who may give which is the table's [roles] (docs/technician-guide.md). The service journals
+every command, accepted or refused, and prints the table's status after it. A refused
+command exits 2 with the service's reason on one line."""
+)
 @click.argument("name", shell_complete=complete_operator_command)
-@click.option(
-    "--reason",
-    default=None,
-    shell_complete=complete_hold,
-    help="Why (abandon-shoe); the hold's name (clear-hold).",
-)
-@click.option(
-    "--note", default=None, help="Free text for the journal (void-round, enter-card, clear-hold)."
-)
-@click.option(
-    "--card",
-    default=None,
-    help="The card the reader could not read, as 7H or TD (enter-card, a supervisor's).",
-)
-@click.option(
-    "--round",
-    "round_no",
-    type=click.IntRange(min=1),
-    default=None,
-    help="The round to void (void-round; default: the round being dealt, or the one just settled).",
-)
-@click.option("--shoe-id", default=None, help="The new shoe's id (new-shoe; default: generated).")
-@click.option(
-    "--image",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="The signed firmware file (firmware-update, a technician's, no shoe open).",
-)
-@click.option(
-    "--deck-set",
-    default=None,
-    help="The loaded deck set's serial as printed on its box, 0x00BC614E or decimal "
-    "(new-shoe; default: the first card's).",
-)
+@with_command_options
 @SOCKET_OPTION
 @CONFIG_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print the status after it as JSON.")
 def control(
     name: str,
-    reason: str | None,
-    note: str | None,
-    card: str | None,
-    round_no: int | None,
-    shoe_id: str | None,
-    deck_set: str | None,
-    image: Path | None,
     socket_path: Path | None,
     config_path: Path | None,
     as_json: bool,
+    **options: Any,
 ) -> None:
-    """Send an operator command NAME to the running `shoectl run`.
-
-    NAME is one of sign-in, supervisor-sign-in, new-shoe, shoe-loaded, cut-done,
-    no-more-bets, confirm-face-up, end-shoe, abandon-shoe, void-round, enter-card,
-    clear-hold, firmware-update. Who may
-    give which is the table's [roles] (docs/technician-guide.md). The service journals
-    every command, accepted or refused, and prints the table's status after
-    it. A refused command exits 2 with the service's reason on one line.
-    """
     from cardshoe.controller.cli.service_access import service_socket
     from cardshoe.controller.errors import UserError
     from cardshoe.controller.service.control_socket import SUBSCRIBE, request
@@ -89,16 +104,8 @@ def control(
             "use 'shoectl monitor --service' (or --table) to follow the table"
         )
     arguments: dict[str, Any] = {
-        key: value
-        for key, value in (
-            ("reason", reason),
-            ("note", note),
-            ("card", card),
-            ("round", round_no),
-            ("shoe_id", shoe_id),
-            ("deck_set", deck_set),
-            ("image", None if image is None else str(image.resolve())),
-        )
+        key: str(value.resolve()) if isinstance(value, Path) else value
+        for key, value in options.items()
         if value is not None
     }
     record = request(service_socket(socket_path, config_path), name, **arguments)

@@ -30,7 +30,7 @@ from cardshoe.drivers.errors import DriverError
 
 if TYPE_CHECKING:
     from cardshoe.controller.cli.demo_wiring import DemoResult
-    from cardshoe.controller.journal.store import Record
+    from cardshoe.controller.journal.records import Record
     from cardshoe.controller.procedure.facts import Alarm, Observer
     from cardshoe.controller.service.session import TableSession
 

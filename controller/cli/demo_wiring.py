@@ -39,6 +39,7 @@ from cardshoe.controller.procedure.facts import Observer, ShoeEnded
 from cardshoe.controller.procedure.holds import HoldReason, fault_hold
 from cardshoe.controller.procedure.irregularities import card_of
 from cardshoe.controller.procedure.machine import State
+from cardshoe.controller.procedure.operator_commands import COMMANDS
 from cardshoe.controller.protection.shoe_records import read_shoes
 from cardshoe.controller.service.recovery import recover
 from cardshoe.controller.service.session import TableSession
@@ -304,7 +305,7 @@ class DemoDealer:
             if self._face_down_since is None:
                 self._face_down_since = now
             if now - self._face_down_since >= self.pause_s:
-                self.session.confirm_face_up()
+                self.session.operate(COMMANDS["confirm-face-up"])
                 self._face_down_since = None
         if isinstance(self.core, FirmwareCore):
             self._enter_unreadable_card(HoldReason.MISREAD_CARD in snapshot.holds, now)
@@ -369,11 +370,14 @@ def run_demo(
         url, usb_backend = stack.enter_context(attached(core, settings.transport))
         device = open_device(url, usb_backend=usb_backend)
         stack.enter_context(device)
-        session = TableSession(settings.config, journal, device, [*observers, end])
+        session = TableSession.open(settings.config, journal, device, [*observers, end])
         if on_session is not None:
             on_session(session)
         if not took_over:
-            session.abandon_shoe("demo: the simulated machine that shuffled this shoe is gone")
+            session.operate(
+                COMMANDS["abandon-shoe"],
+                reason="demo: the simulated machine that shuffled this shoe is gone",
+            )
         dealer = DemoDealer(core, session, settings.card_interval_s, stop_requested)
         return _deal(settings, session, dealer, end, core.deck_set)
 
@@ -396,11 +400,14 @@ def _run_reader_demo(
         url, usb_backend = stack.enter_context(attached_reader(reader, str(settings.transport)))
         device = open_device(url, protocol=protocol.value, options=profile, usb_backend=usb_backend)
         stack.enter_context(device)
-        session = TableSession(config, journal, device, [*observers, end])
+        session = TableSession.open(config, journal, device, [*observers, end])
         if on_session is not None:
             on_session(session)
         if recover(config, journal).model.shoe is not None:
-            session.abandon_shoe("demo: a card reader keeps no count to take an open shoe over")
+            session.operate(
+                COMMANDS["abandon-shoe"],
+                reason="demo: a card reader keeps no count to take an open shoe over",
+            )
         hand = ReaderHand(reader, device, session, settings.card_interval_s)
         dealer = DemoDealer(reader, session, settings.card_interval_s, stop_requested, hand=hand)
         return _deal(settings, session, dealer, end, None)
@@ -421,8 +428,9 @@ def _deal(
         on_step=dealer.on_step,
     )
     if dealer.held_for is not None and session.snapshot().shoe_id is not None:
-        session.abandon_shoe(
-            f"demo: the table is held ({dealer.held_for}); only a technician can clear it"
+        session.operate(
+            COMMANDS["abandon-shoe"],
+            reason=f"demo: the table is held ({dealer.held_for}); only a technician can clear it",
         )
     return DemoResult(end.event, dealer.held_for, session.device.counters())
 

@@ -22,7 +22,8 @@ from cryptography.hazmat.primitives.serialization import (
 from cardshoe.controller.cli.options import DEVICE_TIMEOUT_OPTION
 from cardshoe.controller.config import load_config
 from cardshoe.controller.errors import EXIT_CHECK_FAILED, EXIT_DEVICE_UNAVAILABLE, UserError
-from cardshoe.controller.journal.store import Journal, JournalBusy
+from cardshoe.controller.journal.errors import JournalBusy
+from cardshoe.controller.journal.store import Journal
 from cardshoe.drivers.protocol.firmware_image import (
     FirmwareImageError,
     SignedImage,

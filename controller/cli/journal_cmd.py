@@ -23,7 +23,8 @@ from cardshoe.controller.journal.signing import load_signing_key, make_signing_k
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-    from cardshoe.controller.journal.store import Journal, Record
+    from cardshoe.controller.journal.records import Record
+    from cardshoe.controller.journal.store import Journal
 
 JOURNAL_PATH = click.argument("path", type=click.Path(path_type=Path))
 NUMBER_COLUMNS = frozenset({0, 3})
@@ -181,7 +182,8 @@ def export(
 
     # Late: the store loads sqlite3, which loading the journal group must not;
     # recovery and significant_events (~130 ms) are only export's.
-    from cardshoe.controller.journal.store import RECORD_FIELDS, Journal
+    from cardshoe.controller.journal.records import RECORD_FIELDS
+    from cardshoe.controller.journal.store import Journal
     from cardshoe.controller.service.recovery import device_forms
     from cardshoe.controller.service.significant_events import SIGNIFICANT_KINDS
 
@@ -239,7 +241,8 @@ def verify(path: Path, anchor: str | None, as_json: bool) -> None:
     rewrite of the whole file.
     """
     # Late: the store loads sqlite3, which loading the journal group must not.
-    from cardshoe.controller.journal.store import ChainAnchor, Journal
+    from cardshoe.controller.journal.records import ChainAnchor
+    from cardshoe.controller.journal.store import Journal
 
     expected = ChainAnchor.parse(anchor) if anchor is not None else None
     with Journal.open_readonly(path) as opened:
@@ -296,7 +299,8 @@ def prune(path: Path, anchor: str | None, state_dir: Path | None, keep_days: flo
 
     # Late: the store loads sqlite3, which loading the journal group must not.
     from cardshoe.controller.journal.prune import floor_anchor, prune_journal
-    from cardshoe.controller.journal.store import ChainAnchor, Journal
+    from cardshoe.controller.journal.records import ChainAnchor
+    from cardshoe.controller.journal.store import Journal
 
     if anchor is not None:
         verified_anchor = ChainAnchor.parse(anchor)

@@ -123,7 +123,8 @@ class LazyGroup(click.Group):
         if entry is None:
             return None
         module_name, attribute, _ = entry
-        return getattr(importlib.import_module(module_name), attribute)
+        command: click.Command = getattr(importlib.import_module(module_name), attribute)
+        return command
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]

@@ -20,8 +20,9 @@ from cardshoe.controller.cli.service_access import pairing_keys, service_socket
 from cardshoe.controller.errors import EXIT_DEVICE_UNAVAILABLE, UserError
 from cardshoe.controller.scoreboard.board import TableBoard
 from cardshoe.controller.scoreboard.event_lines import device_event_record, event_line
-from cardshoe.controller.service.control_socket import EXIT_NO_SERVICE, subscription
+from cardshoe.controller.service.control_socket import subscription
 from cardshoe.controller.service.device_access import opened_device
+from cardshoe.controller.service.socket_claim import EXIT_NO_SERVICE
 from cardshoe.drivers.api.events import DeviceEvent
 from cardshoe.drivers.cardshoe_family import CardshoeLink
 from cardshoe.drivers.errors import DeviceGone
@@ -156,8 +157,8 @@ def _monitor_service(
 
 
 def _show_table(socket_path: Path | None, config_path: Path | None, count: int | None) -> None:
-    # Late: heavy (rich, structlog, pyserial, pyusb or sqlite3), which loading this module for
-    # --help must not pull in (tests/cli/test_technician_cli.py).
+    # Late: heavy (rich, structlog, pyserial, pyusb or sqlite3), which loading this module
+    # for --help must not pull in (tests/cli/test_technician_cli.py).
     from rich.console import Console
     from rich.live import Live
 

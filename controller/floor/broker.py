@@ -13,6 +13,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import paho.mqtt.client as mqtt
+from paho.mqtt.enums import CallbackAPIVersion
 
 from cardshoe.controller.errors import UserError
 
@@ -66,9 +67,7 @@ class BrokerSettings:
 
 def new_client(settings: BrokerSettings, client_id: str) -> mqtt.Client:
     """An MQTT 5 client for this broker, not yet connected."""
-    client = mqtt.Client(
-        mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5
-    )
+    client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5)
     if settings.tls:
         client.tls_set(
             ca_certs=str(settings.ca),

@@ -31,7 +31,8 @@ from cardshoe.controller.floor.messages import EventMessage
 from cardshoe.controller.floor.schema import connect, migrate
 from cardshoe.controller.floor.status import TableStatus, floor_status
 from cardshoe.controller.floor.topics import Leaf, table_topic
-from cardshoe.controller.journal.store import Journal, JournalError
+from cardshoe.controller.journal.errors import JournalError
+from cardshoe.controller.journal.store import Journal
 
 GAMES = ("punto-banco", "macau-1", "seven-up", "macau-2")
 PIT_USER = "demo-supervisor"

@@ -19,8 +19,8 @@ from typing import Any
 
 from cardshoe.controller.canonical import canonical_json
 from cardshoe.controller.journal.chain import HASHED_FIELDS, record_hash
+from cardshoe.controller.journal.records import ChainAnchor, Record
 from cardshoe.controller.journal.signing import TableKey
-from cardshoe.controller.journal.store import ChainAnchor, Record
 
 
 class MessageError(ValueError):

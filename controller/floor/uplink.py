@@ -47,8 +47,10 @@ from cardshoe.controller.floor.messages import (
     event_bodies,
 )
 from cardshoe.controller.floor.topics import Leaf, table_topic
+from cardshoe.controller.journal.errors import JournalError
+from cardshoe.controller.journal.records import Record
 from cardshoe.controller.journal.signing import TableKey, load_signing_key, signing_key_path
-from cardshoe.controller.journal.store import Journal, JournalError, Record
+from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.journal.uplink_state import (
     Position,
     UplinkState,

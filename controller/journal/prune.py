@@ -17,7 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from cardshoe.controller.journal.store import ChainAnchor, Journal, JournalError
+from cardshoe.controller.journal.errors import JournalError
+from cardshoe.controller.journal.records import ChainAnchor
+from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.journal.uplink_state import load_state, state_path
 
 SHOE_ENDED_KIND = "shoe.ended"

@@ -12,7 +12,7 @@ from typing import Any
 
 import psycopg
 
-from cardshoe.controller.journal.store import Record
+from cardshoe.controller.journal.records import Record
 
 COLUMNS = (
     "record_id, time_ns, table_id, shoe_id, round_no, device_serial, device_seq, kind, "

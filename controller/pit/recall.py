@@ -11,7 +11,7 @@ import psycopg
 
 from cardshoe.controller.floor.messages import EventMessage
 from cardshoe.controller.journal.chain import GENESIS_HASH
-from cardshoe.controller.journal.store import Record
+from cardshoe.controller.journal.records import Record
 from cardshoe.controller.pit.floor_copy import floor_records
 from cardshoe.controller.scoreboard.round_recall import (
     RECALL_KINDS_BEFORE,

@@ -23,7 +23,7 @@ from cardshoe.controller.procedure.irregularities import (
     Consequence,
     Irregularity,
 )
-from cardshoe.controller.procedure.machine import State
+from cardshoe.controller.procedure.machine import STATES, State
 from cardshoe.controller.procedure.shoe import CardDue, Fact, Round, ShoeState
 from cardshoe.controller.rules.cards import Card
 
@@ -59,7 +59,7 @@ class TableBase:
         """Where the procedure stands, or stood when a hold interrupted it."""
         if self.state == State.HELD and self.held_state is not None:
             return self.held_state
-        return State(self.state)
+        return STATES[self.state]
 
     def card_due(self) -> CardDue | None:
         """What the next card is for, or None when no card may leave now."""

@@ -71,8 +71,8 @@ class Dealing(DeckSetWatch):
         continuing = feed is not None and card_event.feed_group == feed.group
         if feed is not None and not continuing:
             shoe.feed = feed = None
-        suspected = bool(card_event.flags & ReadFlag.DOUBLE_FEED_SUSPECTED)
-        in_order = suspected and bool(card_event.flags & ReadFlag.FEED_IN_ORDER)
+        suspected = ReadFlag.DOUBLE_FEED_SUSPECTED in card_event.flags
+        in_order = suspected and ReadFlag.FEED_IN_ORDER in card_event.flags
         starts_group = suspected and not continuing
         due = self._due_at(self.position, within_ordered_feed=True)
         if feed is not None and feed.in_order:

@@ -21,9 +21,9 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import Any, NamedTuple
 
-from transitions import EventData, Machine, MachineError, State, Transition
+from transitions import Event, EventData, Machine, MachineError, State, Transition
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -70,6 +70,7 @@ class Route:
 
 
 Routes = Mapping[tuple[str, str], tuple[Route, ...]]
+Candidates = tuple[tuple[int, Event, Route], ...]
 
 
 def compile_routes(machine: Machine, model: Any) -> dict[tuple[str, str], tuple[Route, ...]]:
@@ -118,9 +119,9 @@ def compile_routes(machine: Machine, model: Any) -> dict[tuple[str, str], tuple[
     }
 
 
-@dataclass(frozen=True)
-class Step:
-    """A trigger that may fire now, and the route its guards let through."""
+class Step(NamedTuple):
+    """A trigger that may fire now, and the route its guards let through (a tuple: one is
+    made for every input that moves the procedure on by itself)."""
 
     event: EventData
     route: Route
@@ -143,6 +144,7 @@ class ProcedureMachine(Machine):
         self._finalize_callbacks: tuple[Callback, ...] = tuple(
             self.resolve_callable(callback, resolving) for callback in self.finalize_event
         )
+        self._automatic: dict[str, tuple[Sequence[str], Candidates]] = {}
 
     def _get_trigger(self, model: Any, trigger_name: str, *args: Any, **kwargs: Any) -> bool:
         """model.trigger(name, ...): Event.trigger's queueing, the routes' steps."""
@@ -206,28 +208,52 @@ class ProcedureMachine(Machine):
 
         The procedure asks this after every input for its AUTOMATIC triggers
         and takes the step it finds, so the guards are asked once. An exception
-        in a guard is handed to on_exception, as a trigger would.
+        in a guard is handed to on_exception, as a trigger would; the triggers
+        after it are asked in the state that leaves.
         """
-        event: EventData | None = None
-        for trigger in triggers:
-            state = getattr(model, self.model_attribute)
-            routes = self.routes.get((state, trigger))
-            if not routes:
-                continue
-            # One EventData for all the triggers asked: this runs after every input.
-            if event is None or event.state.name != state:
-                event = EventData(self.states[state], None, self, model, (), {})
-            event.event = self.events[trigger]
-            for route in routes:
-                event.transition = route.transition
-                try:
-                    if route.allows(event):
-                        return Step(event, route)
-                except Exception as error:
-                    event.error = error
-                    for callback in self._exception_callbacks:
-                        callback(event)
+        state = getattr(model, self.model_attribute)
+        known = self._automatic.get(state)
+        candidates = known[1] if known is not None and known[0] is triggers else None
+        if candidates is None:
+            candidates = self._candidates(state, triggers)
+        if not candidates:
+            return None
+        # One EventData for all the routes asked: this runs after every input.
+        event = EventData(self.states[state], None, self, model, (), {})
+        # The place of the last trigger whose guard raised: its callbacks may have moved
+        # the model (to the fault state), and the triggers after it are asked there.
+        failed: int | None = None
+        for index, trigger_event, route in candidates:
+            if failed is not None and index != failed and self._moved(model, state):
+                return self.first_step(model, triggers[failed + 1 :])
+            event.event = trigger_event
+            event.transition = route.transition
+            try:
+                if route.allows(event):
+                    return Step(event, route)
+            except Exception as error:
+                event.error = error
+                for callback in self._exception_callbacks:
+                    callback(event)
+                failed = index
+        if failed is not None and self._moved(model, state):
+            return self.first_step(model, triggers[failed + 1 :])
         return None
+
+    def _moved(self, model: Any, state: str) -> bool:
+        return bool(getattr(model, self.model_attribute) != state)
+
+    def _candidates(self, state: str, triggers: Sequence[str]) -> Candidates:
+        """The routes first_step tries in `state` for `triggers`, in order, each with its
+        trigger's place in `triggers` and its Event; kept for the state, so the next ask
+        with the same tuple (AUTOMATIC_FROM's) finds them."""
+        candidates = tuple(
+            (index, self.events[trigger], route)
+            for index, trigger in enumerate(triggers)
+            for route in self.routes.get((state, trigger), ())
+        )
+        self._automatic[state] = (triggers, candidates)
+        return candidates
 
     def take(self, step: Step) -> bool:
         """Fire the step first_step found, through the Machine's queue, as its trigger would."""

@@ -95,11 +95,25 @@ class TableEvent:
 
     def payload(self) -> dict[str, Any]:
         """The record payload: the fields as plain JSON values."""
-        return {item.name: _plain(getattr(self, item.name)) for item in fields(self)}  # type: ignore[arg-type]
+        return {name: _plain(getattr(self, name)) for name in _field_names(type(self))}
+
+
+def _field_names(cls: type) -> tuple[str, ...]:
+    """A fact class's field names, read once: every card's facts are journaled."""
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(item.name for item in fields(cls))
+    return names
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+_AS_IS = frozenset({str, int, float, bool, type(None)})
 
 
 def _plain(value: Any) -> Any:
     """Cards and hands as their text, fractions as "n/d", containers recursively."""
+    if type(value) in _AS_IS:
+        return value  # most fields: no isinstance chain, whose Mapping check is an ABC's
     if isinstance(value, Card):
         return str(value)
     if isinstance(value, Enum):

@@ -3,9 +3,10 @@
 The procedure is event-sourced: its only inputs are the device's events (in
 the device-neutral vocabulary of drivers/api/events.py, whatever protocol the
 device speaks), the driver's own events (link lost and restored, sequence
-gaps), and the operator's or host's commands below. Each input is journaled as
-one record together with the records it causes, in one transaction; replaying
-the inputs through a fresh procedure rebuilds the exact state (recovery.py).
+gaps), the operator's commands (operator_commands.py) and the host's below.
+Each input is journaled as one record together with the records it causes, in
+one transaction; replaying the inputs through a fresh procedure rebuilds the
+exact state (recovery.py).
 
 Device and driver records carry a record version (RECORD_VERSION_KEY): 2 is the
 neutral form written today. A record without it is version 1, the cardshoe
@@ -19,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from cardshoe.controller.procedure.facts import ShoeEnding
+from cardshoe.controller.procedure.operator_commands import COMMAND_INPUTS, ClearHold
 from cardshoe.drivers.api.events import (
     AuthFailure,
     ButtonPressed,
@@ -39,99 +40,6 @@ from cardshoe.drivers.api.events import (
     ShoeEmptied,
 )
 from cardshoe.drivers.api.json_form import from_json, to_json
-
-
-@dataclass(frozen=True)
-class StartShoe:
-    """The operator opens a shoe: loaded (manual) or to be shuffled (automatic)."""
-
-    shoe_id: str
-    deck_set: int | None = None
-    """The loaded deck set's serial as printed on its box; None: take the first card's."""
-
-
-@dataclass(frozen=True)
-class SignIn:
-    """A dealer takes the table (the sign-in command), relieving the one signed in before.
-
-    An input, not only a note about who deals: under game.relief_burn a relief in
-    the middle of a shoe makes the house burn before the next deal, so a restart's
-    replay must see it.
-    """
-
-    dealer: str | None
-    """The user giving the command; None when it came from no control-socket client."""
-    relieves: str | None
-    """The dealer signed in before; None for the first sign-in the journal holds."""
-
-
-@dataclass(frozen=True)
-class ShoeLoaded:
-    """Manual shoe: the pack is shuffled and in the shoe, face down."""
-
-
-@dataclass(frozen=True)
-class CutDone:
-    """Manual shoe: the pack is cut and the cut card placed (Macau Art. 2.1)."""
-
-
-@dataclass(frozen=True)
-class CloseBets:
-    """No more bets, by command rather than the dealer button."""
-
-
-@dataclass(frozen=True)
-class ConfirmFaceUp:
-    """The dealer turned the automatic machine's face-down card face up (Art. 7.2)."""
-
-
-@dataclass(frozen=True)
-class EndShoe:
-    """The house ends the shoe after the round under way (Macau Art. 3.2)."""
-
-    reason: ShoeEnding = ShoeEnding.COMMAND
-    """A person's command, or which of the automatic machine's shoe policies."""
-
-
-@dataclass(frozen=True)
-class AbandonShoe:
-    """The shoe is closed as it stands, unreconciled; the open round is void."""
-
-    reason: str
-
-
-@dataclass(frozen=True)
-class ClearHold:
-    """The operator resolved a hold that only a person can resolve (a sequence gap)."""
-
-    reason: str
-    accepted_seq: int | None = None
-    """For a sequence gap or regression: the device seq from which events are taken again,
-    less one. Journaled as the record's device_seq, so a restart does not see the gap again."""
-    note: str | None = None
-    """What the person found, in their own words."""
-
-
-@dataclass(frozen=True)
-class VoidRound:
-    """A supervisor voids the round under way for an error only a person sees (Art. 10)."""
-
-    reason: str
-    """A VoidReason (procedure/corrections.py), each citing its rule."""
-    note: str | None = None
-    round_no: int | None = None
-    """The round voided; None: the round being dealt, or with none, the round just dealt."""
-
-
-@dataclass(frozen=True)
-class EnterCard:
-    """A supervisor enters the card the reader could not read; it goes to the hand due it."""
-
-    card: str
-    """As the rules engine prints it (7H); the session checks the notation before."""
-    note: str | None = None
-    operator: dict[str, Any] | None = None
-    """Who entered it (uid, user, role), so the correction the procedure records names them."""
 
 
 @dataclass(frozen=True)
@@ -201,17 +109,7 @@ class HostFinding:
 
 
 HOST_INPUTS: Mapping[str, type] = {
-    "command.start_shoe": StartShoe,
-    "command.sign_in": SignIn,
-    "command.shoe_loaded": ShoeLoaded,
-    "command.cut_done": CutDone,
-    "command.close_bets": CloseBets,
-    "command.confirm_face_up": ConfirmFaceUp,
-    "command.end_shoe": EndShoe,
-    "command.abandon_shoe": AbandonShoe,
-    "command.clear_hold": ClearHold,
-    "command.void_round": VoidRound,
-    "command.enter_card": EnterCard,
+    **COMMAND_INPUTS,
     "host.device_count": DeviceCount,
     "host.pack_count": PackCount,
     "host.journal_behind_device": JournalBehindDevice,
@@ -264,16 +162,25 @@ class InputRecord:
 
 def to_record(item: Any) -> InputRecord:
     """The journal form of one input."""
-    kind = _EVENT_KINDS.get(type(item))
-    if kind is not None:
+    kind = record_kind(item)
+    if type(item) in _EVENT_KINDS:
         payload = {**to_json(item), RECORD_VERSION_KEY: RECORD_VERSION}
         return InputRecord(kind, payload, item.seq if isinstance(item, DeviceEvent) else None)
+    return InputRecord(kind, asdict(item), _device_seq_of(item))
+
+
+def record_kind(item: Any) -> str:
+    """The record kind an input is journaled under, without encoding its payload (the
+    session asks it of every input before journaling it)."""
+    kind = _EVENT_KINDS.get(type(item))
+    if kind is not None:
+        return kind
     if isinstance(item, DriverEvent):
         raise TypeError(f"{item!r} is a driver event the journal has no kind for")
     kind = _HOST_KINDS.get(type(item))
     if kind is None:
         raise TypeError(f"{item!r} is not an input of the table procedure")
-    return InputRecord(kind, asdict(item), _device_seq_of(item))
+    return kind
 
 
 def _device_seq_of(item: object) -> int | None:

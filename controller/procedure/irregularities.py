@@ -231,7 +231,7 @@ def inspect_card(
             findings.append(Irregularity.EXCESS_COPIES)
     if starts_feed_group:
         findings.append(Irregularity.DOUBLE_FEED)
-    if event.flags & ReadFlag.DOUBLE_FEED_SUSPECTED and event.flags & ReadFlag.FEED_IN_ORDER:
+    if ReadFlag.DOUBLE_FEED_SUSPECTED in event.flags and ReadFlag.FEED_IN_ORDER in event.flags:
         findings.append(Irregularity.DOUBLE_FEED_IN_ORDER)
     if automatic and event.orientation is Orientation.FACE_DOWN:
         findings.append(Irregularity.FACE_DOWN_CARD)

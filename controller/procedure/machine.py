@@ -21,7 +21,7 @@ times slower), queued, and without auto transitions.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -56,6 +56,11 @@ class State(StrEnum):
     """Paused by one or more holds; resumes in the state it was held in."""
     FAULT = "fault"
     """The procedure itself raised an exception; only abandoning the shoe leaves it."""
+
+
+STATES: Mapping[str, State] = {state.value: state for state in State}
+"""Each state's value (as the Machine keeps it on the model) to its State: a lookup where
+State(value) goes through Enum's call, asked several times for every card."""
 
 
 class Trigger(StrEnum):
@@ -348,7 +353,7 @@ def _leaves(transition: Transition, state: State) -> bool:
     )
 
 
-AUTOMATIC_FROM: dict[State, tuple[Trigger, ...]] = {
+AUTOMATIC_FROM: Mapping[str, tuple[Trigger, ...]] = {
     state: tuple(
         trigger
         for trigger in AUTOMATIC

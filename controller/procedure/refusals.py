@@ -15,20 +15,13 @@ from collections.abc import Mapping, Sequence
 from cardshoe.controller.procedure.corrections import VoidReason, VoidRule
 from cardshoe.controller.procedure.holds import OPERATOR_CLEARED_HOLDS
 from cardshoe.controller.procedure.machine import TRANSITIONS, State, Trigger
+from cardshoe.controller.procedure.operator_commands import OPERATOR_COMMANDS
 
 COMMAND_WORDS: Mapping[Trigger, str] = {
-    Trigger.START_SHOE: "new-shoe",
-    Trigger.SHOE_LOADED: "shoe-loaded",
-    Trigger.CUT_DONE: "cut-done",
-    Trigger.CLOSE_BETS: "no-more-bets",
-    Trigger.CONFIRM_FACE_UP: "confirm-face-up",
-    Trigger.END_SHOE: "end-shoe",
-    Trigger.ABANDON_SHOE: "abandon-shoe",
-    Trigger.CLEAR_HOLD: "clear-hold",
-    Trigger.VOID_CURRENT_ROUND: "void-round",
-    Trigger.ENTER_CARD: "enter-card",
+    command.trigger: command.name for command in OPERATOR_COMMANDS if command.trigger is not None
 }
-"""Each operator command's trigger -> the command as the operator types it."""
+"""Each operator command's trigger -> the command as the operator types it
+(operator_commands.py)."""
 
 STATE_WORDS: Mapping[State, str] = {
     State.IDLE: "no shoe is open",

@@ -29,8 +29,8 @@ from cardshoe.controller.procedure.facts import (
     RoundVoided,
     ShoeEnding,
 )
-from cardshoe.controller.procedure.inputs import SignIn
 from cardshoe.controller.procedure.machine import State, Trigger
+from cardshoe.controller.procedure.operator_commands import SignIn
 from cardshoe.controller.procedure.shoe import Round, ShoeState
 from cardshoe.controller.rules.hands import Winner
 from cardshoe.controller.rules.ties import TIE_RULES

@@ -22,9 +22,10 @@ from cardshoe.controller.procedure.facts import (
     TableIdle,
 )
 from cardshoe.controller.procedure.holds import HoldReason
-from cardshoe.controller.procedure.inputs import DeviceCount, PackCount, StartShoe
+from cardshoe.controller.procedure.inputs import DeviceCount, PackCount
 from cardshoe.controller.procedure.irregularities import Irregularity
 from cardshoe.controller.procedure.machine import State, Trigger
+from cardshoe.controller.procedure.operator_commands import StartShoe
 from cardshoe.controller.procedure.operator_input import deck_set_text
 from cardshoe.controller.procedure.rounds import Rounds
 from cardshoe.controller.procedure.shoe import CARDS_PER_DECK, ShoeState

@@ -21,8 +21,8 @@ from cardshoe.controller.procedure.facts import (
     RoundVoided,
 )
 from cardshoe.controller.procedure.holds import HoldReason
-from cardshoe.controller.procedure.inputs import EnterCard
 from cardshoe.controller.procedure.machine import ROUND_STATES, State, Trigger
+from cardshoe.controller.procedure.operator_commands import EnterCard
 from cardshoe.controller.procedure.shoe import Round
 from cardshoe.controller.procedure.shoe_cycle import ShoeCycle
 from cardshoe.controller.rules.cards import Card, parse_card

@@ -44,24 +44,13 @@ from cardshoe.controller.procedure.holds import (
     fault_hold,
 )
 from cardshoe.controller.procedure.inputs import (
-    AbandonShoe,
-    ClearHold,
-    CloseBets,
-    ConfirmFaceUp,
-    CutDone,
     DeviceCount,
-    EndShoe,
-    EnterCard,
     HostFinding,
     JournalBehindDevice,
     PackCount,
-    ShoeLoaded,
-    SignIn,
-    StartShoe,
     StorageFault,
     StorageLow,
     StorageRecovered,
-    VoidRound,
 )
 from cardshoe.controller.procedure.irregularities import Irregularity
 from cardshoe.controller.procedure.machine import (
@@ -71,6 +60,19 @@ from cardshoe.controller.procedure.machine import (
     State,
     Trigger,
     build_machine,
+)
+from cardshoe.controller.procedure.operator_commands import (
+    AbandonShoe,
+    ClearHold,
+    CloseBets,
+    ConfirmFaceUp,
+    CutDone,
+    EndShoe,
+    EnterCard,
+    ShoeLoaded,
+    SignIn,
+    StartShoe,
+    VoidRound,
 )
 from cardshoe.controller.procedure.refusals import (
     COMMAND_WORDS,
@@ -124,7 +126,7 @@ class TableModel(SupervisorCorrections):
         self._end_misread_hold_when_moot()
         self._end_replay_hold_when_moot()
         for _ in range(MAX_AUTOMATIC_STEPS):
-            step = self.machine.first_step(self, AUTOMATIC_FROM[cast(State, self.state)])
+            step = self.machine.first_step(self, AUTOMATIC_FROM[self.state])
             if step is None:
                 break
             self.machine.take(step)

@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from cardshoe.controller.errors import UserError
-from cardshoe.controller.journal.store import Journal, Record
+from cardshoe.controller.journal.records import Record
+from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.procedure.facts import (
     Burned,
     CardAssigned,

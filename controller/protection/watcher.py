@@ -30,7 +30,8 @@ from typing import ClassVar
 import structlog
 
 from cardshoe.controller.config import TableConfig
-from cardshoe.controller.journal.store import Journal, Record
+from cardshoe.controller.journal.records import Record
+from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.procedure.facts import (
     WATCHER_ALARMS,
     Alarm,

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from cardshoe.controller.journal.store import Record
+from cardshoe.controller.journal.records import Record
 from cardshoe.controller.procedure.facts import WATCHER_ALARMS, Alarm, TableEvent
 from cardshoe.controller.rules.cards import ShoeComposition, parse_card
 from cardshoe.controller.rules.games import Game

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from cardshoe.controller.journal.store import Journal, JournalError, Record
+from cardshoe.controller.journal.errors import JournalError
+from cardshoe.controller.journal.records import Record
+from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.procedure.facts import ShoeStarted
 from cardshoe.controller.scoreboard.board import TableBoard
 

@@ -16,15 +16,13 @@ from typing import Any
 
 from cardshoe.controller.config import RolesConfig
 from cardshoe.controller.errors import EXIT_DEVICE_UNAVAILABLE, UserError
+from cardshoe.controller.procedure.operator_commands import Role, least_role
 from cardshoe.controller.service.console_desk import ConsoleDesk, PinCheck, PinOutcome
 from cardshoe.controller.service.control_socket import Peer
 from cardshoe.controller.service.pins import PinEntry, PinRole, read_pins
-from cardshoe.controller.service.roles import COMMAND_ROLES, Operator, Role, is_console, user_name
-from cardshoe.controller.service.session import (
-    CONSOLE_PIN,
-    CONSOLE_SIGNED_OUT,
-    TableSession,
-)
+from cardshoe.controller.service.roles import Operator, is_console, user_name
+from cardshoe.controller.service.session import TableSession
+from cardshoe.controller.service.session_records import CONSOLE_PIN, CONSOLE_SIGNED_OUT
 
 SIGN_IN = "console-sign-in"
 SIGN_OUT = "console-sign-out"
@@ -94,7 +92,7 @@ class ConsoleAccess:
             self._expire_held(session)
             person = self._desk.who(token if isinstance(token, str) else "")
             operator = Operator(uid, person.name, ROLE_OF[person.role], console_user)
-            if COMMAND_ROLES.get(name, Role.TECHNICIAN) < Role.SUPERVISOR:
+            if least_role(name) < Role.SUPERVISOR:
                 return operator, rest
             approval = request.get(APPROVAL_KEY)
             if approval is None:

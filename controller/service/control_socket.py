@@ -21,7 +21,7 @@ go only to the table's operators, idle ones closed after IDLE_TIMEOUT_S (the
 accept loop takes every connection at once, so none waits unaccepted: it is
 served and timed, or refused with an answer), a request at most MAX_LINE_BYTES long and
 MAX_REQUEST_DEPTH deep; a refused request is one JSON answer, never a
-traceback. One service per socket path: a lock file
+traceback. One service per socket path (socket_claim.py): a lock file
 beside the socket, held for the life of the service, tells a live service
 from a stale socket file left by a killed one, which is then replaced.
 """
@@ -30,14 +30,12 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import fcntl
 import json
 import logging
 import os
 import queue
 import socket
 import socketserver
-import stat
 import struct
 import threading
 import time
@@ -49,12 +47,11 @@ from typing import Any, BinaryIO, Protocol
 from cardshoe.controller.errors import (
     EXIT_BAD_INPUT,
     EXIT_CHECK_FAILED,
-    EXIT_DEVICE_UNAVAILABLE,
     UserError,
 )
-from cardshoe.controller.own_files import check_private_folder, open_own_file
 from cardshoe.controller.procedure.facts import TableEvent
 from cardshoe.controller.rules.errors import RulesError
+from cardshoe.controller.service.socket_claim import EXIT_NO_SERVICE, SocketClaim
 from cardshoe.controller.timestamps import utc_timestamp
 from cardshoe.drivers.errors import UDEV_GROUP
 
@@ -86,11 +83,24 @@ CLIENT_TIMEOUT_S = 5.0
 CONNECT_RETRY_FIRST_S = 0.005
 """A client whose connect finds the backlog full retries after this, doubling, until its
 timeout."""
-EXIT_NO_SERVICE = EXIT_DEVICE_UNAVAILABLE
-"""No service, or not permitted to reach it: like an absent device, exit 3."""
+
+BUSY = "busy"
+"""In the refusal of a connection over its uid's share: the client tries again (_answered)."""
 
 Handler = Callable[[Mapping[str, Any]], dict[str, Any]]
 """Answers one request (the parsed line) with its result; raises UserError to refuse it."""
+
+
+@dataclass(frozen=True)
+class Unadmitted:
+    """Why a connection is turned away, and whether the client may simply try again."""
+
+    reason: str
+    busy: bool = False
+
+
+class _Busy(Exception):
+    """The service turned the connection away as busy (its reason the argument): try again."""
 
 
 class Replica(Protocol):
@@ -101,103 +111,7 @@ class Replica(Protocol):
     def to_json(self) -> dict[str, Any]: ...
 
 
-def lock_path_for(socket_path: Path) -> Path:
-    return socket_path.with_name(socket_path.name + ".lock")
-
-
 # --- the server side -------------------------------------------------------------------
-
-
-@dataclass
-class SocketClaim:
-    """This process's right to serve at a socket path: an flock the kernel drops on death."""
-
-    path: Path
-    lock_fd: int
-
-    def release(self) -> None:
-        os.close(self.lock_fd)
-
-
-def claim_socket_path(path: Path) -> SocketClaim:
-    """Take the socket path for this process, or refuse (exit 3) when a live service has it.
-
-    The folder must be the service's alone and the lock file is never opened through a
-    link (own_files.py), so nobody can make the service write its pid into another file.
-
-    The lock file stays in place when the service ends: removing it would
-    let two later services lock two different files under the same name.
-    """
-    if not path.parent.is_dir():
-        raise UserError(
-            f"cannot serve the control socket {path}: no folder {path.parent} "
-            "(systemd's RuntimeDirectory= makes it): create it or set service.control_socket",
-            EXIT_NO_SERVICE,
-        )
-    if not os.access(path.parent, os.W_OK | os.X_OK):
-        raise UserError(
-            f"cannot serve the control socket {path}: the service user may not write "
-            f"{path.parent}: make it writable for that user or set service.control_socket",
-            EXIT_NO_SERVICE,
-        )
-    check_private_folder(path.parent, "set service.control_socket in a folder of its own")
-    lock_path = lock_path_for(path)
-    try:
-        lock_fd = open_own_file(lock_path)
-    except PermissionError:
-        raise UserError(
-            f"not permitted to create {lock_path}: run as the service user or set "
-            "service.control_socket",
-            EXIT_NO_SERVICE,
-        ) from None
-    try:
-        fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        holder = os.pread(lock_fd, 32, 0).decode(errors="replace").strip()
-        os.close(lock_fd)
-        raise UserError(
-            f"another shoectl run (pid {holder or 'unknown'}) serves {path}: "
-            "stop it first (systemctl stop cardshoe)",
-            EXIT_NO_SERVICE,
-        ) from None
-    claim = SocketClaim(path, lock_fd)
-    try:
-        _remove_stale_socket(path)
-        os.ftruncate(lock_fd, 0)
-        os.pwrite(lock_fd, f"{os.getpid()}\n".encode(), 0)
-    except BaseException:
-        claim.release()
-        raise
-    return claim
-
-
-def _remove_stale_socket(path: Path) -> None:
-    """Remove the socket a killed service left; never a live one, never another file.
-
-    A live server without the lock (its lock file deleted under it) still
-    answers, so it keeps its socket.
-    """
-    try:
-        if not stat.S_ISSOCK(path.lstat().st_mode):
-            raise UserError(
-                f"service.control_socket {path} is an existing file, not a socket: "
-                "choose another path",
-                EXIT_BAD_INPUT,
-            )
-    except FileNotFoundError:
-        return
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
-        probe.settimeout(CLIENT_TIMEOUT_S)
-        try:
-            probe.connect(str(path))
-        except OSError:
-            path.unlink(missing_ok=True)
-            return
-    raise UserError(
-        f"a service already answers on {path} although {lock_path_for(path)} is free: "
-        "stop that service first",
-        EXIT_NO_SERVICE,
-    )
 
 
 class EventFeed:
@@ -328,23 +242,26 @@ class ControlServer:
 
     # --- called from connection threads -------------------------------------------
 
-    def admit(self, connection: socket.socket, peer: Peer) -> str | None:
+    def admit(self, connection: socket.socket, peer: Peer) -> Unadmitted | None:
         """Count a new connection in; or why not: all served, the peer's uid holds its share,
         or only the operators' reserve is left and the peer is not one of them."""
         with self._connections_lock:
             served = len(self._connections)
             if served >= self.max_connections:
-                return f"the service is serving {self.max_connections} connections: try again"
+                return Unadmitted(
+                    f"the service is serving {self.max_connections} connections: try again"
+                )
             held = sum(1 for uid in self._connections.values() if uid == peer.uid)
             if held >= self.max_per_uid:
-                return (
+                return Unadmitted(
                     f"uid {peer.uid} holds {held} connections to the service, the most one user "
                     "may: close some (each idle one closes after "
-                    f"{self.idle_timeout_s:g} s), then try again"
+                    f"{self.idle_timeout_s:g} s), then try again",
+                    busy=True,
                 )
             reserved = served >= self.max_connections - OPERATOR_RESERVE
             if reserved and not self._is_operator(peer):
-                return (
+                return Unadmitted(
                     f"the service is serving {served} connections and keeps the rest for the "
                     "table's operators: try again"
                 )
@@ -516,14 +433,15 @@ class _UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
         """A thread for the connection, or, when ControlServer.admit says no, one refusal and
         close."""
         try:
-            reason = self.control.admit(request, peer_of(request))
+            unadmitted = self.control.admit(request, peer_of(request))
         except OSError:
-            reason = "the service could not tell who connected: try again"
-        if reason is None:
+            unadmitted = Unadmitted("the service could not tell who connected: try again")
+        if unadmitted is None:
             super().process_request(request, client_address)
             return
-        _LOGGER.warning("control socket: refused a connection: %s", reason)
-        refusal = _refusal(reason, EXIT_NO_SERVICE)
+        _LOGGER.warning("control socket: refused a connection: %s", unadmitted.reason)
+        busy = {BUSY: True} if unadmitted.busy else {}
+        refusal = _refusal(unadmitted.reason, EXIT_NO_SERVICE) | busy
         with contextlib.suppress(OSError):
             request.setblocking(False)
             request.send(json.dumps(refusal).encode() + b"\n")
@@ -548,9 +466,9 @@ class _UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
 
 def request(path: Path, command: str, timeout: float = CLIENT_TIMEOUT_S, **arguments: Any) -> Any:
     """Send one command to the service at path and return its result; UserError if refused."""
-    with _connect(path, timeout) as connection:
-        _send_request(connection, path, command, arguments)
-        return _read_result(connection.makefile("rb"), path, timeout)
+    connection, _, result = _answered(path, command, arguments, timeout)
+    connection.close()
+    return result
 
 
 @contextlib.contextmanager
@@ -558,12 +476,35 @@ def subscription(
     path: Path, timeout: float = CLIENT_TIMEOUT_S
 ) -> Iterator[tuple[dict[str, Any], Iterator[dict[str, Any]]]]:
     """{"status", "board"} now, then the table's events as they happen until it stops."""
-    with _connect(path, timeout) as connection:
-        _send_request(connection, path, SUBSCRIBE, {})
-        reader = connection.makefile("rb")
-        status = _read_result(reader, path, timeout)
+    connection, reader, status = _answered(path, SUBSCRIBE, {}, timeout)
+    with connection:
         connection.settimeout(None)
         yield status, _events(reader)
+
+
+def _answered(
+    path: Path, command: str, arguments: dict[str, Any], timeout: float
+) -> tuple[socket.socket, BinaryIO, Any]:
+    """The open connection, its reader and the service's answer to one command. Turned away
+    over its uid's share, it tries again with backoff until the timeout: one user's burst
+    waits its turn, as for a full listen backlog; a share held longer is refused."""
+    deadline = time.monotonic() + timeout
+    pause = CONNECT_RETRY_FIRST_S
+    while True:
+        connection = _connect(path, timeout)
+        try:
+            unsent = _send_request(connection, command, arguments)
+            reader = connection.makefile("rb")
+            return connection, reader, _read_result(reader, path, timeout, unsent)
+        except _Busy as busy:
+            connection.close()
+            if time.monotonic() + pause > deadline:
+                raise UserError(str(busy), EXIT_NO_SERVICE) from None
+            time.sleep(pause)
+            pause *= 2
+        except BaseException:
+            connection.close()
+            raise
 
 
 def _events(reader: BinaryIO) -> Iterator[dict[str, Any]]:
@@ -578,21 +519,26 @@ def _events(reader: BinaryIO) -> Iterator[dict[str, Any]]:
 
 
 def _send_request(
-    connection: socket.socket, path: Path, command: str, arguments: dict[str, Any]
-) -> None:
+    connection: socket.socket, command: str, arguments: dict[str, Any]
+) -> OSError | None:
+    """The error if the request could not go: a service that turned the connection away has
+    closed it, and its one-line refusal still waits to be read."""
     try:
         connection.sendall(json.dumps({"cmd": command, **arguments}).encode() + b"\n")
     except OSError as exc:
-        raise UserError(f"lost the service on {path}: {exc}", EXIT_NO_SERVICE) from None
+        return exc
+    return None
 
 
-def _read_result(reader: BinaryIO, path: Path, timeout: float) -> Any:
+def _read_result(reader: BinaryIO, path: Path, timeout: float, unsent: OSError | None) -> Any:
     try:
         line = reader.readline()
     except TimeoutError:
         line = b""
     except OSError as exc:
         raise UserError(f"lost the service on {path}: {exc}", EXIT_NO_SERVICE) from None
+    if unsent is not None and not line:
+        raise UserError(f"lost the service on {path}: {unsent}", EXIT_NO_SERVICE)
     if not line.endswith(b"\n"):
         raise UserError(
             f"the service on {path} closed the connection without answering "
@@ -601,6 +547,8 @@ def _read_result(reader: BinaryIO, path: Path, timeout: float) -> Any:
         )
     answer = json.loads(line)
     if not answer["ok"]:
+        if answer.get(BUSY):
+            raise _Busy(answer["error"])
         raise UserError(answer["error"], answer["exit_code"])
     return answer["result"]
 

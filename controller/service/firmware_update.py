@@ -181,6 +181,28 @@ def install(
     return attempt(Outcome.INSTALLED, "the device switched to the image", after)
 
 
+def attempt_at_table(
+    device: DeviceLink,
+    data: bytes,
+    house_key: Ed25519PublicKey,
+    config: DeviceConfig,
+    open_shoe: str | None,
+) -> FirmwareAttempt:
+    """The attempt a running table makes with a file's bytes: refused while a shoe is open
+    (open_shoe), otherwise installed as install() does; the caller journals it."""
+    read = read_signed_image(data)
+    if isinstance(read, FirmwareAttempt):
+        return read
+    if open_shoe is not None:
+        return FirmwareAttempt(
+            read.sha256.hex(),
+            read.version,
+            Outcome.REFUSED,
+            f"shoe {open_shoe} is open: end or abandon it first",
+        )
+    return install(device, read, house_key, config)
+
+
 def journal_attempt(
     journal: Journal, attempt: FirmwareAttempt, operator: Mapping[str, Any], shoe_id: str | None
 ) -> None:

@@ -30,6 +30,11 @@ _SHARED_PROCESSORS: list[structlog.typing.Processor] = [
     structlog.processors.StackInfoRenderer(),
 ]
 
+SESSION_LOGGER = "cardshoe.controller.service.session"
+"""The table session's logger, whichever of its modules (session.py, input_path.py,
+session_start.py, storage_care.py) writes the line: one name, so a filter on it keeps
+every line of the session."""
+
 QUIET_LOGGERS = {"transitions": logging.WARNING}
 """transitions logs every state change at INFO; the journal already holds them."""
 

@@ -26,7 +26,9 @@ from typing import Any
 
 from cardshoe.controller.canonical import canonical_json
 from cardshoe.controller.config import TableConfig
-from cardshoe.controller.journal.store import CLOCK_STEPPED, Journal, Record, Transaction
+from cardshoe.controller.journal.records import Record
+from cardshoe.controller.journal.store import Journal
+from cardshoe.controller.journal.transaction import CLOCK_STEPPED, Transaction
 from cardshoe.controller.procedure.facts import ShoeStarted, TableIdle
 from cardshoe.controller.procedure.inputs import (
     RECORD_VERSION_KEY,

@@ -14,8 +14,9 @@ import time
 import structlog
 
 from cardshoe.controller.config import UplinkConfig
+from cardshoe.controller.journal.errors import JournalError
 from cardshoe.controller.journal.prune import floor_anchor, prune_open_journal
-from cardshoe.controller.journal.store import Journal, JournalError
+from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.procedure.facts import ShoeEnded, TableEvent
 
 log = structlog.get_logger(__name__)

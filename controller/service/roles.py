@@ -3,9 +3,9 @@
 The kernel tells the service the uid of every control-socket client
 (SO_PEERCRED, control_socket.current_peer); the table's [roles] section maps
 user names and @groups to roles. A person's highest role counts. Which role
-a command needs is the table COMMAND_ROLES: watching needs none, dealing a
-dealer, and what overrides the procedure's own checks (voids, security holds,
-re-synchronisation, abandoning a shoe) a supervisor.
+a command needs is its row's in procedure/operator_commands.py: watching
+needs none, dealing a dealer, and what overrides the procedure's own checks
+(voids, security holds, re-synchronisation, abandoning a shoe) a supervisor.
 """
 
 from __future__ import annotations
@@ -13,48 +13,12 @@ from __future__ import annotations
 import grp
 import os
 import pwd
-from collections.abc import Mapping
 from dataclasses import dataclass
-from enum import IntEnum
 
 from cardshoe.controller.config import RolesConfig
 from cardshoe.controller.errors import EXIT_DEVICE_UNAVAILABLE, UserError
+from cardshoe.controller.procedure.operator_commands import Role, least_role
 from cardshoe.controller.service.control_socket import Peer
-
-
-class Role(IntEnum):
-    """Higher includes lower."""
-
-    WATCHER = 0
-    DEALER = 1
-    SUPERVISOR = 2
-    TECHNICIAN = 3
-
-    def __str__(self) -> str:
-        return self.name.lower()
-
-
-COMMAND_ROLES: Mapping[str, Role] = {
-    "status": Role.WATCHER,
-    "subscribe": Role.WATCHER,
-    "sign-in": Role.DEALER,
-    "new-shoe": Role.DEALER,
-    "shoe-loaded": Role.DEALER,
-    "cut-done": Role.DEALER,
-    "no-more-bets": Role.DEALER,
-    "confirm-face-up": Role.DEALER,
-    "end-shoe": Role.DEALER,
-    "void-round": Role.SUPERVISOR,
-    "enter-card": Role.SUPERVISOR,
-    "clear-hold": Role.SUPERVISOR,
-    "abandon-shoe": Role.SUPERVISOR,
-    "supervisor-sign-in": Role.SUPERVISOR,
-    "console-sign-in": Role.WATCHER,
-    "console-sign-out": Role.WATCHER,
-    "authenticate": Role.TECHNICIAN,
-    "firmware-update": Role.TECHNICIAN,
-}
-"""Each control-socket command -> the least role that may give it."""
 
 
 @dataclass(frozen=True)
@@ -111,7 +75,7 @@ def _named(names: tuple[str, ...], user: str, groups: set[str]) -> bool:
 
 
 def check_permitted(command: str, operator: Operator) -> None:
-    needed = COMMAND_ROLES.get(command, Role.TECHNICIAN)
+    needed = least_role(command)
     if operator.role < needed and operator.via is not None:
         raise UserError(
             f"{command} needs a {needed}: {operator.user} is a {operator.role} at this table; "

@@ -14,8 +14,9 @@ For every device event, in this order:
 
 Operator commands (start a shoe, close bets, confirm a face-down card...)
 take the same path without the acknowledgement, and may come from another
-thread. On start the session rebuilds its state from the journal
-(recovery.py) and tells the driver which events it already holds.
+thread. Constructing a session only wires its parts; start() (or open(), which
+does both) rebuilds its state from the journal (recovery.py), journals the start
+and tells the driver which events it already holds (session_start.py).
 """
 
 from __future__ import annotations
@@ -24,236 +25,106 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
 import structlog
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from cardshoe.controller.config import DeviceMode, TableConfig
+from cardshoe.controller.config import TableConfig
 from cardshoe.controller.errors import UserError
+from cardshoe.controller.journal.errors import JournalStorageError
 from cardshoe.controller.journal.repeats import RepeatCounter
-from cardshoe.controller.journal.store import (
-    Journal,
-    JournalStorageError,
-    StorageProblem,
-    Transaction,
-)
+from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.procedure.facts import (
     Alarm,
-    AlarmKind,
-    CardCorrected,
-    CorrectionMethod,
     Observer,
     ObserverHub,
     RefusedCommand,
     ShoeEnded,
-    ShoeEnding,
     ShoeStarted,
 )
 from cardshoe.controller.procedure.holds import HoldReason
-from cardshoe.controller.procedure.inputs import (
-    AbandonShoe,
+from cardshoe.controller.procedure.machine import State
+from cardshoe.controller.procedure.operator_commands import (
     ClearHold,
     CloseBets,
-    ConfirmFaceUp,
     CutDone,
     EndShoe,
     EnterCard,
-    HostFinding,
-    JournalBehindDevice,
+    OperatorCommand,
     ShoeLoaded,
     SignIn,
     StartShoe,
-    StorageFault,
-    StorageLow,
-    StorageRecovered,
-    VoidRound,
-    to_record,
 )
-from cardshoe.controller.procedure.machine import SHOE_OPEN, State
 from cardshoe.controller.procedure.operator_input import (
     check_shoe_id,
     parse_deck_set,
     parse_entered_card,
 )
 from cardshoe.controller.procedure.refusals import clear_hold_needs_text
-from cardshoe.controller.procedure.shoe import CardDue, Fact
-from cardshoe.controller.procedure.table import TableModel
 from cardshoe.controller.protection.watcher import ProtectionWatcher
-from cardshoe.controller.rules.cards import Card
 from cardshoe.controller.scoreboard.pack_receipt import PACK_CUSTODY_KIND
-from cardshoe.controller.service.count_watch import CHECK_INTERVAL_S, QUIET_S, CountWatch
+from cardshoe.controller.service.count_watch import CountWatch
 from cardshoe.controller.service.draw_control import DrawControl
 from cardshoe.controller.service.feed_watch import stalled_feed
 from cardshoe.controller.service.firmware_update import (
     FIRMWARE_UPDATE,
     FirmwareAttempt,
-    Outcome,
-    install,
-    read_signed_image,
+    attempt_at_table,
 )
-from cardshoe.controller.service.recovery import (
-    SESSION_KIND_PREFIX,
-    SOFTWARE_KIND_PREFIX,
-    Recovered,
-    journaled_apply,
-    recover,
+from cardshoe.controller.service.house_decisions import HouseDecisions
+from cardshoe.controller.service.input_path import InputPath
+from cardshoe.controller.service.logging_setup import SESSION_LOGGER
+from cardshoe.controller.service.recovery import Recovered, recover
+from cardshoe.controller.service.session_records import (
+    COMMAND_DENIED,
+    DEVICE_RESYNC,
+    SOFTWARE_AUTHENTICATED,
+    SUPERVISOR_SIGNED_IN,
+    last_dealer,
+    last_supervisor,
+    pack_custody,
 )
-from cardshoe.controller.service.shoe_endings import next_machine_ending
+from cardshoe.controller.service.session_repeats import (
+    REPEAT_INTERVAL_S,
+)
+from cardshoe.controller.service.session_start import (
+    check_device_kind,
+    record_start,
+    refuse_unapproved_firmware,
+    take_up_device_stream,
+)
 from cardshoe.controller.service.software_identity import (
     SoftwareAnswer,
     authenticate,
     software_identity,
 )
-from cardshoe.drivers.api.device_link import Capability, DeviceLink
+from cardshoe.controller.service.storage_care import StorageCare
+from cardshoe.controller.service.table_snapshot import TableSnapshot, snapshot_of
+from cardshoe.drivers.api.device_link import DeviceLink
 from cardshoe.drivers.api.events import (
     CardSeen,
-    DeviceEvent,
-    DeviceKind,
-    LinkLost,
-    LinkRestored,
     SequenceGap,
     SequenceRegression,
 )
 from cardshoe.drivers.errors import CommandRefused, DeviceGone, DeviceTimeout
 
-log = structlog.get_logger(__name__)
-
-PACK_POLL_S = 0.5
-"""While --auto-shoe waits for a freshly loaded pack, ask the device this often."""
-SESSION_STARTED = SESSION_KIND_PREFIX + "started"
-"""A record about the controller process itself, which replay skips."""
-DEVICE_REFUSED = SESSION_KIND_PREFIX + "device_refused"
-"""Why the controller would not deal with the device; its payload is the alarm's."""
-REPEATED = SESSION_KIND_PREFIX + "repeated"
-"""How many records of a kind were only counted in the last interval (journal/repeats.py)."""
-STORAGE_ALARM = SESSION_KIND_PREFIX + "storage_alarm"
-"""A storage fault the table goes on through (a failing checkpoint); payload is the alarm's."""
-REPEAT_INTERVAL_S = 10.0
-"""At most one record of each refused or rejected kind per this many seconds."""
-REPEATABLE_ALARMS = frozenset({AlarmKind.PROCEDURE_VIOLATION, AlarmKind.DEVICE_FAULT})
-"""An input whose only facts are these alarms changed nothing: a refusal, a rejected frame."""
-COMMAND_PREFIX = "command."
-"""The journal kinds of operator commands (inputs.HOST_INPUTS)."""
-OPERATOR = SESSION_KIND_PREFIX + "operator"
-"""Who gave the command journaled right after it in the same transaction: uid, user, role."""
-COMMAND_DENIED = SESSION_KIND_PREFIX + "command_denied"
-"""A command refused because of who gave it (their role), before it reached the procedure."""
-SIGNED_IN = to_record(SignIn(None, None)).kind
-"""The journal kind of a sign-in: the dealer who took the table and the one relieved."""
-REREAD_BY = SESSION_KIND_PREFIX + "reread_by"
-"""The dealer signed in when a misread card was re-read (the card.corrected before it)."""
-DEVICE_RESYNC = SESSION_KIND_PREFIX + "device_resync"
-"""An operator re-synchronised to the device's stream after a regression (a new epoch)."""
-SOFTWARE_AUTHENTICATED = SOFTWARE_KIND_PREFIX + "authenticated"
-"""A regulator's seed and the software's answer to it (software_identity.py), and who asked."""
-SUPERVISOR_SIGNED_IN = SESSION_KIND_PREFIX + "supervisor_signed_in"
-"""The supervisor who took the table and the one relieved: who witnesses each pack loaded."""
-CONSOLE_PIN = SESSION_KIND_PREFIX + "console_pin"
-"""A PIN given at the table's console: the name, what for, accepted, wrong or locked."""
-CONSOLE_SIGNED_OUT = SESSION_KIND_PREFIX + "console_signed_out"
-"""A person signed out of the table's console: by a key, or after console_idle_s idle."""
-
-ROUND_UNDER_WAY = frozenset({State.ROUND_BURN, State.DEALING})
-"""Where the house's end-shoe lets the round finish and makes it the last (Art. 3.2)."""
-
-_DEVICE_KINDS = {
-    DeviceMode.SHOE: DeviceKind.SHOE,
-    DeviceMode.AUTO: DeviceKind.DEALER,
-}
-_KIND_WORDS = {DeviceKind.SHOE: "manual shoe", DeviceKind.DEALER: "auto dealer"}
+log = structlog.get_logger(SESSION_LOGGER)
 
 
 class ProcedureRefused(UserError):
     """An operator command the procedure does not allow now; it is journaled all the same."""
 
 
-class DeviceNotApproved(UserError):
-    """The device may not deal at this table (software verification); already journaled."""
-
-    exit_code = 3
-
-
-def last_dealer(journal: Journal) -> str | None:
-    """The dealer the journal last recorded signing in, so a restart keeps who deals."""
-    signed = None
-    for record in journal.records(kinds=(SIGNED_IN,)):
-        signed = record.payload.get("dealer")
-    return signed
-
-
-def last_supervisor(journal: Journal) -> str | None:
-    """The supervisor the journal last recorded signing in, so a restart keeps the witness."""
-    signed = None
-    for record in journal.records(kinds=(SUPERVISOR_SIGNED_IN,)):
-        signed = record.payload.get("supervisor")
-    return signed
-
-
-def journaled_stream_epoch(journal: Journal, device_serial: str) -> int | None:
-    """The stream epoch the journal's seqs for this device count in; None if none is known.
-
-    The latest of: a re-sync's new epoch, or the epoch a session started with.
-    """
-    epoch = None
-    for record in journal.records(kinds=[SESSION_STARTED, DEVICE_RESYNC]):
-        if record.device_serial != device_serial:
-            continue
-        if record.kind == DEVICE_RESYNC:
-            epoch = record.payload.get("to_epoch")
-        else:
-            epoch = record.payload.get("device", {}).get("stream_epoch")
-    return epoch
-
-
-def record_device_refusal(
-    journal: Journal,
-    alarm: Alarm,
-    *,
-    device_serial: str | None,
-    shoe_id: str | None = None,
-    round_no: int | None = None,
-) -> None:
-    """Journal why a device was refused, as a session record that recovery passes over."""
-    with journal.transaction() as transaction:
-        transaction.append(
-            DEVICE_REFUSED,
-            alarm.payload(),
-            shoe_id=shoe_id,
-            round_no=round_no,
-            device_serial=device_serial,
-        )
-
-
-@dataclass(frozen=True)
-class TableSnapshot:
-    """What a display shows: where the procedure stands and the round on the table."""
-
-    state: State
-    held_state: State | None
-    holds: tuple[str, ...]
-    shoe_id: str | None
-    round_no: int | None
-    demo: bool
-    player: tuple[Card, ...]
-    banker: tuple[Card, ...]
-    card_due: CardDue | None
-    """What the next card is for: a hand, a burn, or None when no card may leave."""
-    dealt: int
-    burned: int
-    rounds_finished: int
-    last_round: int | None
-    relief_burn_due: bool
-    """A dealer relieved another: game.relief_burn cards burn after the next no more bets."""
-    possible: tuple[str, ...] = ()
-    """The operator commands the table accepts now (refusals.possible_commands)."""
-
-
-class TableSession:
+class TableSession(InputPath):
     """One table: its configuration, journal and device, and the procedure between them."""
+
+    recovered: Recovered
+    """What recovery found at start(): the model, the inputs replayed, any mismatch."""
+    _watcher: ProtectionWatcher
+    """Game protection (set by start(), which reads the journal and starts the pricing)."""
 
     def __init__(
         self,
@@ -265,12 +136,8 @@ class TableSession:
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
-        """Rebuild the table from the journal and get ready to take the device's events.
-
-        Raises UserError when the device is of another kind than config.device.kind,
-        ConfigError when an open shoe started under other game options, and
-        DeviceNotApproved when its firmware hash is not in device.allowed_firmware_hashes.
-        """
+        """Wire the table's parts; nothing is read or written until start(), so that
+        building a session does no I/O. open() builds and starts one."""
         self.config = config
         self.journal = journal
         self.device = device
@@ -279,28 +146,24 @@ class TableSession:
         self._wall_clock = wall_clock
         self._lock = threading.RLock()
         self._stop = threading.Event()
-        identity = device.identity
-        self.device_serial = identity.serial_number
-        expected_kind = _DEVICE_KINDS[config.device.kind]
-        if identity.kind is not expected_kind:
-            raise UserError(
-                f"device.kind is {config.device.kind!s} but {device.url} is a "
-                f"{_KIND_WORDS[identity.kind]}: correct device.kind or the device"
-            )
-        self.recovered: Recovered = recover(config, journal)
-        self.model: TableModel = self.recovered.model
-        self._watcher = ProtectionWatcher(config, journal, self.device_serial)
-        self._hub.subscribe(self._watcher)
+        self.device_serial = device.identity.serial_number
         self._last_seq = 0
         self._repeats = RepeatCounter(REPEAT_INTERVAL_S)
-        self._space_low_told = False
-        """StorageLow was applied (held, or refused where no hold is possible): once is enough."""
+        self._storage = StorageCare(
+            config,
+            journal,
+            lambda: self.model,
+            self._repeats,
+            clock,
+            take=lambda item: self._publish(self._apply(item)),
+            record_session=self._record_session,
+            record_alarm=self._record_alarm,
+        )
         self._failure: JournalStorageError | None = None
         """Set when the model could not be rebuilt after a failed transaction: the loop stops."""
         self._gap: SequenceGap | SequenceRegression | None = None
         self._last_ended: ShoeEnded | None = None
-        self._machine_end_due = self._clock_ending_of_open_shoe()
-        """When shoe.machine_end_at ends the open machine shoe, after the round under way."""
+        self._house = HouseDecisions(config, device, clock=clock, wall_clock=wall_clock)
         self._draw = DrawControl(
             device,
             lambda: self.model,
@@ -311,22 +174,60 @@ class TableSession:
         self._last_card: CardSeen | None = None
         self._link_lost_reason = "lost before this session started"
         """Why the device's link was last lost, for the reason of a hold when it is back."""
-        self._pack_polled_at = -PACK_POLL_S
         self._count_watch = CountWatch()
         self._count_checked_at = clock()
         self._last_event_at = clock()
         self._last_card_at = clock()
-        self._round_opened_at: float | None = None
         self._operator: dict[str, Any] | None = None
-        self.dealer: str | None = last_dealer(journal)
-        """The dealer signed in at the table, as the journal last recorded."""
-        self.supervisor: str | None = last_supervisor(journal)
-        """The supervisor signed in at the table, as the journal last recorded."""
-        self.software = software_identity()
+        self.dealer: str | None = None
+        """The dealer signed in at the table, as the journal last recorded (from start())."""
+        self.supervisor: str | None = None
+        """The supervisor signed in at the table, as the journal last recorded (from start())."""
+        self.software: dict[str, str] = {}
         """The software that runs the table, as session.started and each pack's custody say."""
-        self._record_start()
-        self._refuse_unapproved_firmware()
-        self._take_up_device_stream()
+
+    @classmethod
+    def open(
+        cls,
+        config: TableConfig,
+        journal: Journal,
+        device: DeviceLink,
+        observers: Iterable[Observer] = (),
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> TableSession:
+        """A session built and started (start()): the one call most callers need."""
+        session = cls(config, journal, device, observers, clock=clock, wall_clock=wall_clock)
+        session.start()
+        return session
+
+    def start(self) -> None:
+        """Rebuild the table from the journal and get ready to take the device's events.
+
+        In this order: the device's kind, recovery, the game-protection watcher, who
+        is signed in, session.started, the firmware allow-list, the device's stream,
+        and a hold when a device that cannot resend went unheard (session_start.py).
+        Raises UserError when the device is of another kind than config.device.kind,
+        ConfigError when an open shoe started under other game options, and
+        DeviceNotApproved when its firmware hash is not in device.allowed_firmware_hashes.
+        """
+        check_device_kind(self.config, self.device)
+        self.recovered = recover(self.config, self.journal)
+        self.model = self.recovered.model
+        self._watcher = ProtectionWatcher(self.config, self.journal, self.device_serial)
+        self._hub.subscribe(self._watcher)
+        self._house.recover(self.journal, self.model)
+        self.dealer = last_dealer(self.journal)
+        self.supervisor = last_supervisor(self.journal)
+        self.software = software_identity()
+        record_start(
+            self.config, self.journal, self.device, self.recovered, self.software, self._hub
+        )
+        refuse_unapproved_firmware(self.config, self.journal, self.device, self.model, self._hub)
+        self._last_seq = take_up_device_stream(
+            self.journal, self.device, lambda held: self._publish(self._apply(held))
+        )
         self._hold_when_the_device_cannot_replay("while the controller was down")
 
     def subscribe(self, observer: Observer) -> None:
@@ -346,24 +247,7 @@ class TableSession:
 
     def snapshot(self) -> TableSnapshot:
         with self._lock:
-            model, shoe, current = self.model, self.model.shoe, self.model.round
-            return TableSnapshot(
-                state=self.state,
-                held_state=model.held_state,
-                holds=tuple(model.holds),
-                shoe_id=model.shoe_id,
-                round_no=model.round_no,
-                demo=current is not None and current.demo,
-                player=() if current is None else current.deal.player,
-                banker=() if current is None else current.deal.banker,
-                card_due=model.card_due(),
-                dealt=0 if shoe is None else shoe.dealt,
-                burned=0 if shoe is None else shoe.burned,
-                rounds_finished=0 if shoe is None else shoe.rounds_finished,
-                last_round=None if shoe is None else shoe.last_round,
-                relief_burn_due=shoe is not None and shoe.relief_burn_due,
-                possible=tuple(model.possible_commands()),
-            )
+            return snapshot_of(self.model)
 
     # --- operator commands ------------------------------------------------------------
 
@@ -394,56 +278,33 @@ class TableSession:
         return shoe_id
 
     def _pack_custody(self) -> dict[str, Any]:
-        """Who loaded the pack and who witnessed it, on which device under which software:
-        the chain of custody a pack receipt (scoreboard/pack_receipt.py) prints."""
-        info = self.device.identity
-        return {
-            "loaded_by": self.dealer,
-            "witnessed_by": self.supervisor,
-            "opened_by": None if self._operator is None else self._operator.get("user"),
-            "device": {
-                "maker": self.config.device.maker,
-                "model": info.model,
-                "serial_number": info.serial_number,
-                "firmware_version": info.firmware_version,
-                "firmware_hash": info.firmware_hash.hex(),
-            },
-            "software": self.software,
-        }
+        """The chain of custody of the pack a shoe opens with (session_records.py)."""
+        opened_by = None if self._operator is None else self._operator.get("user")
+        return pack_custody(
+            self.config, self.device, (self.dealer, self.supervisor, opened_by), self.software
+        )
 
     def _journal_has_shoe(self, shoe_id: str) -> bool:
         return (
             next(self.journal.records(shoe_id=shoe_id, kinds=(ShoeStarted.KIND,)), None) is not None
         )
 
-    def shoe_loaded(self) -> None:
-        """Manual shoe: the shuffled pack is in the shoe."""
-        self._command(ShoeLoaded())
+    def operate(self, command: OperatorCommand, **arguments: Any) -> None:
+        """An operator command whose procedure input is built from its arguments alone
+        (operator_commands.py): journaled as an input, accepted or refused, like the
+        dealer's button. ProcedureRefused says why the procedure refused it.
 
-    def cut_done(self) -> None:
-        """Manual shoe: the pack is cut and the cut card placed; the burn begins."""
-        self._command(CutDone())
+        The commands with methods of their own here need the session: new-shoe (the id,
+        the pack's custody), sign-in and supervisor-sign-in (who holds the table),
+        enter-card (the card checked, the operator named) and clear-hold (the device's
+        stream taken up again).
+        """
+        self._command(command.make(arguments))
 
-    def close_bets(self) -> None:
-        """No more bets, as the dealer button does."""
-        self._command(CloseBets())
-
-    def confirm_face_up(self) -> None:
-        """The dealer turned the automatic machine's face-down card face up."""
-        self._command(ConfirmFaceUp())
-
-    def end_shoe(self, reason: ShoeEnding = ShoeEnding.COMMAND) -> None:
-        """End the shoe: now between rounds, or after the round under way."""
-        self._command(EndShoe(reason))
-
-    def abandon_shoe(self, reason: str) -> None:
-        """Close the shoe as it stands, unreconciled, voiding the open round."""
-        self._command(AbandonShoe(reason))
-
-    def void_round(self, reason: str, note: str | None = None, round: int | None = None) -> None:
-        """A supervisor voids a round, for a reason of the table's game (Art. 10): the one
-        named, or the one being dealt, or with none, the one just settled."""
-        self._command(VoidRound(reason, note, round))
+    def house_command(self, command: EndShoe | CloseBets) -> None:
+        """The house's own decision (house_decisions.py), journaled as an input like an
+        operator's command."""
+        self._command(command)
 
     def enter_card(self, card: str, note: str | None = None) -> None:
         """A supervisor enters the card the reader could not read (Art. 10 correction).
@@ -545,18 +406,9 @@ class TableSession:
         """Install a signed image on the table's device while no shoe is open, and journal
         the attempt whatever its outcome (firmware_update.py)."""
         with self._lock:
-            read = read_signed_image(data)
-            if isinstance(read, FirmwareAttempt):
-                attempt = read
-            elif self.model.shoe_id is not None:
-                attempt = FirmwareAttempt(
-                    read.sha256.hex(),
-                    read.version,
-                    Outcome.REFUSED,
-                    f"shoe {self.model.shoe_id} is open: end or abandon it first",
-                )
-            else:
-                attempt = install(self.device, read, house_key, self.config.device)
+            attempt = attempt_at_table(
+                self.device, data, house_key, self.config.device, self.model.shoe_id
+            )
             self._record_session(FIRMWARE_UPDATE, attempt.payload(operator))
         return attempt
 
@@ -611,7 +463,9 @@ class TableSession:
         follow from everything the device has already reported.
         """
         with self._lock, self._log_context():
-            self._look_after_storage()
+            if self._failure is not None:
+                raise self._failure
+            self._storage.look_after()
         event = self.device.next_event(0)
         if event is None:
             with self._lock, self._log_context():
@@ -643,7 +497,7 @@ class TableSession:
         open simply goes on. rounds: the house ends the shoe after that many
         rounds (the automatic machine has no cut card). betting_time_s: close
         bets by command that long after each round opens; None waits for the
-        dealer button or close_bets(). on_step: called in this loop after every
+        dealer button or no-more-bets. on_step: called in this loop after every
         step; a service pings its watchdog there, so a stuck loop stops the pings.
         """
         self._stop.clear()
@@ -657,7 +511,7 @@ class TableSession:
                     if self.state is State.IDLE and not opened:
                         self._open_shoe(shoe_id, deck_set)
                         opened = True
-                    self._house_decisions(rounds, betting_time_s)
+                    self._house.decide(self, rounds, betting_time_s)
                 self.step(poll_s)
                 if on_step is not None:
                     on_step()
@@ -667,30 +521,14 @@ class TableSession:
             self._watcher.drain()
 
     def fresh_pack_loaded(self) -> bool:
-        """Whether a new shoe may open by itself: on a manual shoe, only once the device
-        reports a freshly loaded pack (SHOE_LOADED, no card drawn since), so the cards left
-        behind the last shoe's cut card are never taken for the next shoe's burn.
-
-        An automatic machine makes its own shoe (SHUFFLE): always True. The device is
-        asked at most every PACK_POLL_S.
-        """
-        if not self.config.uses_cut_card_and_burn:
-            return True
-        now = self._clock()
-        if now < self._pack_polled_at + PACK_POLL_S:
-            return False
-        self._pack_polled_at = now
-        try:
-            status = self.device.get_status()
-        except (CommandRefused, DeviceGone, DeviceTimeout):
-            return False
-        return bool(status.shoe_loaded) and status.cards_dealt == 0
+        """Whether a new shoe may open by itself (house_decisions.py)."""
+        return self._house.fresh_pack_loaded()
 
     def _open_shoe(self, shoe_id: str | None, deck_set: int | None) -> None:
         self.start_shoe(shoe_id, deck_set)
         if self.config.uses_cut_card_and_burn:
-            self.shoe_loaded()
-            self.cut_done()
+            self._command(ShoeLoaded())
+            self._command(CutDone())
 
     def stop(self) -> None:
         """Make run_shoe return after the step under way (from any thread)."""
@@ -704,366 +542,3 @@ class TableSession:
         steps (a check after every round) waits for it here.
         """
         self._watcher.drain()
-
-    def _house_decisions(self, rounds: int | None, betting_time_s: float | None) -> None:
-        shoe, round_no = self.model.shoe, self.model.round_no
-        last_wanted = rounds is not None and round_no is not None and round_no >= rounds
-        if self.state is State.DEALING and last_wanted and shoe and shoe.last_round is None:
-            self.end_shoe()
-        due = self._machine_end_due
-        if due is not None and self.state in ROUND_UNDER_WAY and self._wall_clock() >= due:
-            self._machine_end_due = None
-            if shoe and shoe.last_round is None:
-                self.end_shoe(ShoeEnding.MACHINE_END_AT)
-        if self.state is not State.BETTING:
-            self._round_opened_at = None
-            return
-        now = self._clock()
-        if self._round_opened_at is None:
-            self._round_opened_at = now
-        if betting_time_s is not None and now - self._round_opened_at >= betting_time_s:
-            self.close_bets()
-
-    # --- one input: journal, apply, commit, acknowledge, tell --------------------------
-
-    def _handle(self, event: object) -> None:
-        seq = event.seq if isinstance(event, DeviceEvent) else None
-        if isinstance(event, SequenceGap | SequenceRegression):
-            self._gap = event
-        self._last_event_at = self._clock()
-        self._draw.note(event)
-        facts = self._apply(event)
-        if seq is not None:
-            self.device.ack(seq)
-            self._last_seq = seq
-        self._publish(facts)
-        if isinstance(event, CardSeen):
-            self._last_card, self._last_card_at = event, self._clock()
-        elif isinstance(event, LinkLost):
-            self._link_lost_reason = event.reason
-        elif isinstance(event, LinkRestored):
-            self._hold_when_the_device_cannot_replay(
-                f"while its link was down ({self._link_lost_reason})"
-            )
-
-    def _check_count(self) -> None:
-        """Now and then, with the link quiet, compare the device's card count (count_watch.py)."""
-        now = self._clock()
-        quiet = now - self._last_event_at >= QUIET_S
-        if not quiet or now < self._count_checked_at + CHECK_INTERVAL_S:
-            return
-        if self.model.shoe is None or not self.device.connected:
-            return
-        self._count_checked_at = now
-        try:
-            status = self.device.get_status()
-        except (CommandRefused, DeviceGone, DeviceTimeout):
-            return
-        if self.device.counters().get("delivered_seq", 0) > self._last_seq:
-            return  # an event came meanwhile: the next quiet moment compares
-        if status.cards_dealt is not None:
-            self._find(self._count_watch.check(self.model, status.cards_dealt))
-
-    def _find(self, finding: HostFinding | None) -> None:
-        """Hold the table for a finding of the host's own watch (feed_watch.py)."""
-        if finding is None:
-            return
-        log.error("holding the table", hold=finding.hold, reason=finding.detail)
-        self._publish(self._apply(finding))
-
-    def _apply(self, item: object, also: tuple[str, dict[str, Any]] | None = None) -> list[Fact]:
-        """Journal the input and its facts in one transaction; the facts, once committed.
-
-        also: a session record (kind, payload) that must commit with the input.
-        A refusal or a rejected frame that RepeatCounter does not admit is rolled
-        back, as it changed nothing. After any other failure the model is rebuilt
-        from the journal, so it never stands ahead of it (a command whose COMMIT
-        failed did not happen); if even that fails, the loop stops the service.
-        """
-        repeat_kind = _repeat_kind(item) if also is None else None
-        try:
-            with self.journal.transaction() as transaction:
-                kind = to_record(item).kind
-                if self._operator is not None and kind.startswith(COMMAND_PREFIX):
-                    transaction.append(
-                        OPERATOR,
-                        {**self._operator, "command": kind},
-                        shoe_id=self.model.shoe_id,
-                        round_no=self.model.round_no,
-                        device_serial=self.device_serial,
-                    )
-                facts = journaled_apply(self.model, item, transaction, self.device_serial)
-                self._name_the_rereading_dealer(facts, transaction)
-                if also is not None:
-                    transaction.append(
-                        also[0],
-                        also[1],
-                        shoe_id=self.model.shoe_id,
-                        round_no=self.model.round_no,
-                        device_serial=self.device_serial,
-                    )
-                if (
-                    repeat_kind is not None
-                    and _only_refusals(facts)
-                    and not self._repeats.admit(repeat_kind, self._clock())
-                ):
-                    raise _Counted(facts)
-        except _Counted as counted:
-            return counted.facts
-        except BaseException:
-            self._rebuild_from_journal()
-            raise
-        return facts
-
-    def _name_the_rereading_dealer(self, facts: list[Fact], transaction: Transaction) -> None:
-        """A re-read is the dealer's, at the device: name the dealer signed in beside it.
-
-        The procedure's correction cannot name them (its facts follow from its inputs
-        alone, and who deals is the session's), so a session record does, in the same
-        transaction.
-        """
-        for fact in facts:
-            event = fact.event
-            if isinstance(event, CardCorrected) and event.correction is CorrectionMethod.REREAD:
-                transaction.append(
-                    REREAD_BY,
-                    {"dealer": self.dealer, "card": str(event.card)},
-                    shoe_id=fact.shoe_id,
-                    round_no=fact.round_no,
-                    device_serial=self.device_serial,
-                )
-
-    def _rebuild_from_journal(self) -> None:
-        try:
-            self.model = recover(self.config, self.journal).model
-        except Exception as exc:
-            self._failure = JournalStorageError(
-                f"{self.journal.path}: the table cannot be rebuilt from the journal after a "
-                f"failed write ({exc}): the service stops so that it restarts from the journal"
-            )
-            log.error("journal rebuild failed", reason=str(exc))
-
-    # --- storage: notices, repeats, free space ------------------------------------------
-
-    def _look_after_storage(self) -> None:
-        """Between events: what the journal survived, the repeats counted, the free space."""
-        if self._failure is not None:
-            raise self._failure
-        for notice in self.journal.take_notices():
-            log.error("journal storage fault", problem=notice.problem.value, detail=notice.detail)
-            if notice.problem is StorageProblem.FILES_REPLACED:
-                self._publish(self._apply(StorageFault(notice.detail)))
-            elif self._repeats.admit(STORAGE_ALARM, self._clock()):
-                self._record_alarm(STORAGE_ALARM, Alarm(AlarmKind.STORAGE, notice.detail))
-        for repeats in self._repeats.due(self._clock()):
-            self._record_session(
-                REPEATED,
-                {
-                    "kind": repeats.kind,
-                    "count": repeats.count,
-                    "interval_s": self._repeats.interval_s,
-                },
-            )
-        self._watch_free_space()
-
-    def _watch_free_space(self) -> None:
-        """Hold before the disk is full, while a hold can still be journaled; resume after.
-
-        Asked at every step (a statvfs costs about a microsecond), so a disk filled by
-        something else as fast as it can write is still caught before the journal's next
-        few commits.
-        """
-        floor = self.config.service.journal_min_free_bytes
-        low = self.journal.free_bytes() < floor
-        held = HoldReason.JOURNAL_SPACE_LOW in self.model.holds
-        if low and not held and not self._space_low_told:
-            self._space_low_told = True
-            free = self.journal.free_bytes()
-            log.error("journal disk space below the floor", free_bytes=free, floor_bytes=floor)
-            self._publish(self._apply(StorageLow(free, floor)))
-        elif not low:
-            self._space_low_told = False
-            if held:
-                self._publish(self._apply(StorageRecovered(self.journal.free_bytes())))
-
-    def _record_alarm(self, kind: str, alarm: Alarm) -> None:
-        self._record_session(kind, alarm.payload())
-        self._hub.publish([alarm])
-
-    def _record_session(self, kind: str, payload: dict[str, object]) -> None:
-        """A record about the controller process, which replay passes over."""
-        with self.journal.transaction() as transaction:
-            transaction.append(
-                kind,
-                payload,
-                shoe_id=self.model.shoe_id,
-                round_no=self.model.round_no,
-                device_serial=self.device_serial,
-            )
-
-    def _log_context(self) -> AbstractContextManager[object]:
-        """Every log line while the session works says which table, shoe and round."""
-        return structlog.contextvars.bound_contextvars(
-            table_id=self.config.table_id, shoe_id=self.model.shoe_id, round_no=self.model.round_no
-        )
-
-    def _publish(self, facts: list[Fact]) -> None:
-        events = [fact.event for fact in facts]
-        for event in events:
-            if isinstance(event, ShoeEnded):
-                self._last_ended = event
-                self._machine_end_due = None
-            if isinstance(event, ShoeStarted):
-                self._machine_end_due = self._clock_ending(self._wall_clock())
-        self._hub.publish(events)
-
-    def _clock_ending(self, opened: datetime) -> datetime | None:
-        """When shoe.machine_end_at ends a machine shoe opened then; None on a manual shoe."""
-        if self.config.uses_cut_card_and_burn:
-            return None
-        return next_machine_ending(opened, self.config.shoe.machine_end_times)
-
-    def _clock_ending_of_open_shoe(self) -> datetime | None:
-        """The open shoe's clock ending, from when the journal says it started."""
-        shoe_id = self.model.shoe_id
-        if shoe_id is None:
-            return None
-        started = next(self.journal.records(shoe_id=shoe_id, kinds=(ShoeStarted.KIND,)), None)
-        if started is None:
-            return None
-        return self._clock_ending(datetime.fromtimestamp(started.time_ns / 1e9, UTC))
-
-    def _record_start(self) -> None:
-        recovered = self.recovered
-        with self.journal.transaction() as transaction:
-            transaction.append(
-                SESSION_STARTED,
-                {
-                    "device": self.device.describe(),
-                    "software": self.software,
-                    "inputs_replayed": recovered.inputs_replayed,
-                    "replay_mismatches": list(recovered.mismatches),
-                },
-                shoe_id=self.model.shoe_id,
-                round_no=self.model.round_no,
-                device_serial=self.device_serial,
-            )
-        log.info(
-            "session started",
-            table_id=self.config.table_id,
-            state=self.model.state,
-            shoe_id=self.model.shoe_id,
-            inputs_replayed=recovered.inputs_replayed,
-        )
-        if recovered.mismatches:
-            detail = f"{len(recovered.mismatches)} replayed input(s) differ from the journal"
-            log.error("journal replay mismatch", mismatches=list(recovered.mismatches))
-            self._hub.publish([Alarm(AlarmKind.JOURNAL, detail)])
-
-    def _take_up_device_stream(self) -> None:
-        """Tell the driver the last event the journal holds for this device, and its epoch.
-
-        A device whose acknowledged events go further than that, in the same stream epoch
-        (or one the journal never saw), has forgotten events the journal never kept (a lost
-        or replaced journal): they are gone from both sides, so the table holds with an
-        alarm (journal_behind_device) instead of trusting the device's word. A device in
-        another epoch than the journal's restarted its stream: the driver reports that as a
-        regression, which an operator re-synchronises.
-        """
-        journaled = self.journal.last_device_seq(self.device_serial) or 0
-        epoch = journaled_stream_epoch(self.journal, self.device_serial)
-        device_acked = self.device.counters().get("last_acked_seq", 0)
-        same_stream = epoch is None or self.device.identity.epoch in (None, epoch)
-        if same_stream and device_acked > journaled:
-            log.error(
-                "the device acknowledged events the journal does not hold",
-                journaled_seq=journaled,
-                device_acked_seq=device_acked,
-            )
-            self._publish(self._apply(JournalBehindDevice(journaled, device_acked)))
-            journaled = device_acked
-        self._last_seq = journaled
-        self.device.set_journaled_seq(journaled, epoch)
-
-    def _hold_when_the_device_cannot_replay(self, meanwhile: str) -> None:
-        """Restarted, or the link back, in the middle of a shoe with a device that does not
-        resend what it sent meanwhile (no acknowledged delivery): a card may have left while
-        nothing recorded it, so the table holds until a supervisor confirms the layout
-        (docs/drivers.md). meanwhile: when the device went unheard, for the journaled reason."""
-        model = self.model
-        if Capability.ACKNOWLEDGED_DELIVERY in self.device.capabilities or model.shoe is None:
-            return
-        if model.state not in (*SHOE_OPEN, State.HELD) or (
-            HoldReason.DEVICE_CANNOT_REPLAY in model.holds
-        ):
-            return
-        identity = self.device.identity
-        self._find(
-            HostFinding(
-                HoldReason.DEVICE_CANNOT_REPLAY,
-                f"{identity.protocol} device {identity.serial_number} does not resend what it "
-                f"sent {meanwhile}, in the middle of shoe {model.shoe_id}",
-            )
-        )
-
-    def _refuse_unapproved_firmware(self) -> None:
-        """Deal nothing with a firmware image the table's allow-list does not hold.
-
-        The hash is the one the device reported at the handshake (authenticated
-        when the link is). The refusal is journaled and alarmed before it is raised.
-        """
-        info = self.device.identity
-        if self.config.device.firmware_approved(info.firmware_hash):
-            return
-        if info.firmware_hash:
-            detail = (
-                f"device {info.serial_number} runs firmware {info.firmware_version} "
-                f"(sha256 {info.firmware_hash.hex()}), which device.allowed_firmware_hashes "
-                "does not list"
-            )
-            fix = "install an approved image, or add its hash once it is approved"
-        else:
-            detail = (
-                f"{info.protocol} device {info.serial_number} reports no firmware, so "
-                "device.allowed_firmware_hashes cannot apply to it"
-            )
-            fix = (
-                "remove allowed_firmware_hashes from [device] in the table's configuration "
-                "(the allow-list checks only a device that reports its firmware)"
-            )
-        alarm = Alarm(AlarmKind.FIRMWARE, detail)
-        record_device_refusal(
-            self.journal,
-            alarm,
-            device_serial=self.device_serial,
-            shoe_id=self.model.shoe_id,
-            round_no=self.model.round_no,
-        )
-        log.error("device refused", reason=alarm.detail)
-        self._hub.publish([alarm])
-        raise DeviceNotApproved(f"{alarm.detail}: {fix}")
-
-
-class _Counted(Exception):
-    """Rolls back a refusal RepeatCounter only counts, carrying the facts to publish."""
-
-    def __init__(self, facts: list[Fact]) -> None:
-        super().__init__("counted, not journaled")
-        self.facts = facts
-
-
-def _repeat_kind(item: object) -> str | None:
-    """The record kind an input is counted under when it changes nothing; None for a
-    device event (journaled and acknowledged one by one) or an input vouching for a seq."""
-    if isinstance(item, DeviceEvent):
-        return None
-    record = to_record(item)
-    return record.kind if record.device_seq is None else None
-
-
-def _only_refusals(facts: list[Fact]) -> bool:
-    return bool(facts) and all(
-        isinstance(fact.event, RefusedCommand)
-        or (isinstance(fact.event, Alarm) and fact.event.kind in REPEATABLE_ALARMS)
-        for fact in facts
-    )

@@ -21,7 +21,7 @@ from cardshoe.controller.procedure.facts import (
 )
 from cardshoe.controller.procedure.inputs import DRIVER_INPUTS
 from cardshoe.controller.service.firmware_update import FIRMWARE_UPDATE
-from cardshoe.controller.service.session import (
+from cardshoe.controller.service.session_records import (
     COMMAND_DENIED,
     CONSOLE_PIN,
     CONSOLE_SIGNED_OUT,

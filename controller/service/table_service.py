@@ -47,18 +47,28 @@ import structlog
 
 from cardshoe.controller.config import TableConfig
 from cardshoe.controller.errors import EXIT_DEVICE_UNAVAILABLE, UserError
+from cardshoe.controller.journal.errors import JournalCorrupt, JournalError
 from cardshoe.controller.journal.repeats import RepeatCounter
-from cardshoe.controller.journal.store import Journal, JournalCorrupt, JournalError
+from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.procedure.facts import (
     Alarm,
     AlarmKind,
     Observer,
-    RefusedCommand,
-    TableEvent,
 )
 from cardshoe.controller.procedure.machine import State
+from cardshoe.controller.procedure.operator_commands import (
+    COMMANDS,
+    OperatorCommand,
+    Role,
+    least_role,
+)
 from cardshoe.controller.scoreboard.board import TableBoard
 from cardshoe.controller.service import console_access, firmware_update
+from cardshoe.controller.service.command_routes import (
+    SESSION_COMMANDS,
+    command_arguments,
+    session_route,
+)
 from cardshoe.controller.service.console_access import ConsoleAccess
 from cardshoe.controller.service.control_socket import (
     SUBSCRIBE,
@@ -66,7 +76,6 @@ from cardshoe.controller.service.control_socket import (
     EventFeed,
     Handler,
     Peer,
-    claim_socket_path,
     current_peer,
 )
 from cardshoe.controller.service.device_access import device_user_error
@@ -74,24 +83,23 @@ from cardshoe.controller.service.device_choice import configured_url
 from cardshoe.controller.service.logging_setup import LogObserver
 from cardshoe.controller.service.pairing import KeyStore
 from cardshoe.controller.service.retention import PruneAfterShoe
-from cardshoe.controller.service.roles import (
-    COMMAND_ROLES,
-    Operator,
-    Role,
-    check_permitted,
-    is_console,
-    operator_of,
-)
+from cardshoe.controller.service.roles import Operator, check_permitted, is_console, operator_of
 from cardshoe.controller.service.sdnotify import Notifier
-from cardshoe.controller.service.session import (
+from cardshoe.controller.service.session import TableSession
+from cardshoe.controller.service.session_records import (
     DEVICE_REFUSED,
-    REPEAT_INTERVAL_S,
     REPEATED,
-    TableSession,
-    TableSnapshot,
     record_device_refusal,
 )
+from cardshoe.controller.service.session_repeats import REPEAT_INTERVAL_S
+from cardshoe.controller.service.socket_claim import claim_socket_path
 from cardshoe.controller.service.software_identity import parse_seed
+from cardshoe.controller.service.table_status import (
+    LastAlarm,
+    RefusalCount,
+    snapshot_to_json,
+    status_line,
+)
 from cardshoe.controller.timestamps import utc_timestamp
 from cardshoe.drivers.api.device_link import DeviceLink
 from cardshoe.drivers.api.protocols import open_device
@@ -142,89 +150,8 @@ class ServiceOptions:
     """How long start-up waits for an absent or busy device before giving up (exit 3)."""
 
 
-@dataclass(frozen=True)
-class Parameter:
-    name: str
-    kind: type | tuple[type, ...]
-    required: bool = False
-
-    @property
-    def kind_text(self) -> str:
-        kinds = self.kind if isinstance(self.kind, tuple) else (self.kind,)
-        return " or ".join(kind.__name__ for kind in kinds)
-
-
-SESSION_COMMANDS: Mapping[str, tuple[Callable[..., object], tuple[Parameter, ...]]] = {
-    "new-shoe": (
-        TableSession.start_shoe,
-        (Parameter("shoe_id", str), Parameter("deck_set", (int, str))),
-    ),
-    "sign-in": (TableSession.sign_in, ()),
-    "supervisor-sign-in": (TableSession.supervisor_sign_in, ()),
-    "shoe-loaded": (TableSession.shoe_loaded, ()),
-    "cut-done": (TableSession.cut_done, ()),
-    "no-more-bets": (TableSession.close_bets, ()),
-    "confirm-face-up": (TableSession.confirm_face_up, ()),
-    "end-shoe": (TableSession.end_shoe, ()),
-    "abandon-shoe": (TableSession.abandon_shoe, (Parameter("reason", str, required=True),)),
-    "void-round": (
-        TableSession.void_round,
-        (
-            Parameter("reason", str, required=True),
-            Parameter("note", str),
-            Parameter("round", int),
-        ),
-    ),
-    "enter-card": (
-        TableSession.enter_card,
-        (Parameter("card", str, required=True), Parameter("note", str)),
-    ),
-    "clear-hold": (
-        TableSession.clear_hold,
-        (Parameter("reason", str), Parameter("note", str)),
-    ),
-}
-"""Control-socket command -> the session's operator command and its arguments. The session
-journals each one as an input, accepted or refused, like the dealer's button; the
-supervisor's sign-in, which changes no card's way, as a session record."""
-
-
 AUTHENTICATE = "authenticate"
 """The control-socket command that answers a regulator's seed (a technician's)."""
-AUTHENTICATE_PARAMETERS = (Parameter("seed", str, required=True),)
-FIRMWARE_UPDATE_PARAMETERS = (Parameter("image", str, required=True),)
-"""firmware-update's argument: the signed file's path, which the service reads."""
-
-
-class LastAlarm:
-    """Remembers the latest alarm since the service started, for `shoectl status`."""
-
-    def __init__(self) -> None:
-        self.record: dict[str, str] | None = None
-
-    def notify(self, event: TableEvent) -> None:
-        if isinstance(event, Alarm):
-            self.record = {
-                "time": utc_timestamp(),
-                "kind": event.kind.value,
-                "detail": event.detail,
-            }
-
-
-class RefusalCount:
-    """Counts the operator commands refused since the service started, for `shoectl status`:
-    by the procedure (command.refused) or for the giver's role (session.command_denied), each
-    journaled at most once per kind per interval and never as the table's last alarm."""
-
-    def __init__(self) -> None:
-        self.count = 0
-
-    def notify(self, event: TableEvent) -> None:
-        if isinstance(event, RefusedCommand):
-            self.count += 1
-
-    def denied(self) -> None:
-        self.count += 1
 
 
 class TableService:
@@ -287,7 +214,7 @@ class TableService:
             observers: list[Observer] = [LogObserver(), self._last_alarm, self._refusals]
             if self.config.uplink.prune_after_shoe:
                 observers.append(PruneAfterShoe(journal, self.config.uplink))
-            session = TableSession(self.config, journal, device, observers)
+            session = TableSession.open(self.config, journal, device, observers)
             feed.attach(open_shoe_board(self.config, journal, session.snapshot().shoe_id))
             session.subscribe(feed)
             self._session = session
@@ -491,11 +418,11 @@ class TableService:
             "status": status,
             AUTHENTICATE: self._authenticate,
             firmware_update.COMMAND: self._update_firmware,
+            console_access.SIGN_IN: self._console_sign_in,
+            console_access.SIGN_OUT: self._console_sign_out,
         }
-        for name in SESSION_COMMANDS:
-            handlers[name] = self._command_handler(name)
-        handlers[console_access.SIGN_IN] = self._console_sign_in
-        handlers[console_access.SIGN_OUT] = self._console_sign_out
+        for command in SESSION_COMMANDS:
+            handlers[command.name] = self._command_handler(command)
         return handlers
 
     def _console_sign_in(self, request: Mapping[str, Any]) -> dict[str, Any]:
@@ -520,16 +447,18 @@ class TableService:
             )
         return session
 
-    def _command_handler(self, name: str) -> Handler:
-        command, parameters = SESSION_COMMANDS[name]
+    def _command_handler(self, command: OperatorCommand) -> Handler:
+        route = session_route(command)
+        assert route is not None
+        name = command.name
 
         def handle(request: Mapping[str, Any]) -> dict[str, Any]:
             session = self._table_session()
             person, rest = self._console.acting(session, current_peer(), name, request)
-            arguments = command_arguments(name, parameters, rest)
+            arguments = command_arguments(name, command.parameters, rest)
             operator = self._permitted_operator(session, name, person)
             with session.acting_as(operator.as_json()):
-                command(session, **arguments)
+                route(session, arguments)
             return self.status()
 
         return handle
@@ -537,7 +466,7 @@ class TableService:
     def _authenticate(self, request: Mapping[str, Any]) -> dict[str, Any]:
         """A regulator's seed, given by a technician: the software's answer, journaled."""
         session = self._table_session()
-        arguments = command_arguments(AUTHENTICATE, AUTHENTICATE_PARAMETERS, request)
+        arguments = command_arguments(AUTHENTICATE, COMMANDS[AUTHENTICATE].parameters, request)
         seed = parse_seed(arguments["seed"])
         operator = self._permitted_operator(session, AUTHENTICATE)
         return session.authenticate_software(seed, operator.as_json()).to_json()
@@ -547,7 +476,7 @@ class TableService:
         refused, the attempt is journaled; a refusal is the answer's one line."""
         session = self._table_session()
         name = firmware_update.COMMAND
-        arguments = command_arguments(name, FIRMWARE_UPDATE_PARAMETERS, request)
+        arguments = command_arguments(name, COMMANDS[name].parameters, request)
         operator = self._permitted_operator(session, name)
         house_key = firmware_update.load_house_key(self.config.device.house_public_key)
         image = Path(arguments["image"])
@@ -572,7 +501,7 @@ class TableService:
         try:
             check_permitted(name, operator)
         except UserError:
-            needs = str(COMMAND_ROLES.get(name, Role.TECHNICIAN))
+            needs = str(least_role(name))
             self._refusals.denied()
             session.record_denied(name, operator.as_json(), needs)
             raise
@@ -624,82 +553,3 @@ def open_shoe_board(config: TableConfig, journal: Journal, shoe_id: str | None) 
         for record in journal.records(shoe_id=shoe_id):
             board.apply(record.kind, record.payload)
     return board
-
-
-def command_arguments(
-    name: str, parameters: tuple[Parameter, ...], request: Mapping[str, Any]
-) -> dict[str, Any]:
-    """The request's arguments for the command, each checked; UserError names the wrong one."""
-    known = {parameter.name for parameter in parameters}
-    unknown = sorted(set(request) - known - {"cmd"})
-    if unknown:
-        takes = ", ".join(sorted(map(option_name, known))) or "no arguments"
-        raise UserError(f"{name} takes {takes}, not {', '.join(map(option_name, unknown))}")
-    arguments = {}
-    for parameter in parameters:
-        value = request.get(parameter.name)
-        if value is None:
-            if parameter.required:
-                raise UserError(f"{name} needs {option_name(parameter.name)}")
-            continue
-        if isinstance(value, bool) or not isinstance(value, parameter.kind):
-            raise UserError(
-                f"{name}: {option_name(parameter.name)} must be a {parameter.kind_text}"
-            )
-        if isinstance(value, str) and not is_text(value):
-            raise UserError(
-                f"{name}: {option_name(parameter.name)} is not text (it holds a lone surrogate "
-                "or bytes that are not UTF-8): type it again"
-            )
-        arguments[parameter.name] = value
-    return arguments
-
-
-def is_text(value: str) -> bool:
-    """Whether value can be journaled: JSON may carry a lone surrogate (\\ud800) and a
-    non-UTF-8 argument reaches Python as one, but neither can be written as UTF-8."""
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def option_name(parameter: str) -> str:
-    """A command's argument as `shoectl control` spells it: shoe_id -> --shoe-id."""
-    return "--" + parameter.replace("_", "-")
-
-
-def snapshot_to_json(snapshot: TableSnapshot) -> dict[str, Any]:
-    """The table's state as plain JSON values, for the control socket and its clients."""
-    return {
-        "state": snapshot.state.value,
-        "held_state": None if snapshot.held_state is None else snapshot.held_state.value,
-        "holds": list(snapshot.holds),
-        "shoe_id": snapshot.shoe_id,
-        "round_no": snapshot.round_no,
-        "demo": snapshot.demo,
-        "player": [str(card) for card in snapshot.player],
-        "banker": [str(card) for card in snapshot.banker],
-        "card_due": None if snapshot.card_due is None else snapshot.card_due.value,
-        "dealt": snapshot.dealt,
-        "burned": snapshot.burned,
-        "rounds_finished": snapshot.rounds_finished,
-        "last_round": snapshot.last_round,
-        "relief_burn_due": snapshot.relief_burn_due,
-        "possible": list(snapshot.possible),
-    }
-
-
-def status_line(snapshot: TableSnapshot) -> str:
-    """One line for `systemctl status`: where the procedure stands, the shoe and the round.
-
-    It changes a few times a round, not with every card, so systemd is told little.
-    """
-    state = snapshot.state.value
-    if snapshot.held_state is not None:
-        state = f"held ({', '.join(snapshot.holds)}) in {snapshot.held_state.value}"
-    if snapshot.shoe_id is None:
-        return f"{state}: no shoe open"
-    round_text = "no round yet" if snapshot.round_no is None else f"round {snapshot.round_no}"
-    return f"{state}: shoe {snapshot.shoe_id}, {round_text}"

@@ -32,7 +32,9 @@ from typing import Any
 from sse_starlette import ServerSentEvent
 
 from cardshoe.controller.config import TableConfig
-from cardshoe.controller.journal.store import Journal, JournalError, Record
+from cardshoe.controller.journal.errors import JournalError
+from cardshoe.controller.journal.records import Record
+from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.procedure.facts import ShoeStarted
 from cardshoe.controller.scoreboard.board_json import board_json
 from cardshoe.controller.scoreboard.shoe_replay import ShoeFollower, latest_shoe_start

@@ -12,9 +12,10 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from enum import Enum, Flag
-from functools import cache
+from functools import cache, partial
+from operator import attrgetter
 from typing import Any
 
 from cardshoe.drivers.api import events
@@ -25,18 +26,52 @@ JsonValue = Any
 
 def to_json(value: Any) -> JsonValue:
     """A vocabulary value (an event, an identity, or one of their fields) as JSON."""
-    if isinstance(value, Flag):
-        return [str(member.name).lower() for member in type(value) if member in value]
-    if isinstance(value, Enum):
-        return value.value
-    if isinstance(value, CardId):
-        return str(value)
-    if isinstance(value, bytes):
-        return value.hex()
-    if isinstance(value, tuple | list):
-        return [to_json(item) for item in value]
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {item.name: to_json(getattr(value, item.name)) for item in dataclasses.fields(value)}
+    encode = _ENCODERS.get(type(value))
+    if encode is None:
+        encode = _ENCODERS[type(value)] = _encoder(type(value))
+    return encode(value)
+
+
+Encoder = Callable[[Any], JsonValue]
+_ENCODERS: dict[type, Encoder] = {}
+"""Each type's rule, chosen once: the journal encodes every card the device reports."""
+_AS_IS = frozenset({str, int, float, bool, type(None)})
+
+
+def _encoder(cls: type) -> Encoder:
+    """The rule for values of type cls, in the order the rules are tried."""
+    if issubclass(cls, Flag):
+        return partial(_flag_names, cls)
+    if issubclass(cls, Enum):
+        return attrgetter("value")
+    if issubclass(cls, CardId):
+        return str
+    if issubclass(cls, bytes):
+        return bytes.hex
+    if issubclass(cls, tuple | list):
+        return _items
+    if dataclasses.is_dataclass(cls):
+        return partial(_fields, tuple(item.name for item in dataclasses.fields(cls)))
+    return _as_is
+
+
+def _flag_names(cls: type[Flag], value: Flag) -> JsonValue:
+    return [str(member.name).lower() for member in cls if member in value]
+
+
+def _items(value: tuple[Any, ...] | list[Any]) -> JsonValue:
+    return [to_json(item) for item in value]
+
+
+def _fields(names: tuple[str, ...], value: Any) -> JsonValue:
+    found = {}
+    for name in names:
+        item = getattr(value, name)
+        found[name] = item if type(item) in _AS_IS else to_json(item)
+    return found
+
+
+def _as_is(value: Any) -> JsonValue:
     return value
 
 

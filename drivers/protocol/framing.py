@@ -34,7 +34,8 @@ def encode_frame(payload: bytes) -> bytes:
     if not 1 <= len(payload) <= MAX_PAYLOAD:
         raise FrameTooLarge(f"a payload must be 1..{MAX_PAYLOAD} bytes, not {len(payload)}")
     checked = bytes(payload) + _CRC.pack(zlib.crc32(payload))
-    return cobs.encode(checked) + DELIMITER
+    encoded: bytes = cobs.encode(checked)
+    return encoded + DELIMITER
 
 
 @dataclass
@@ -111,7 +112,7 @@ class FrameDecoder:
         if not encoded:
             return None
         try:
-            checked = cobs.decode(encoded)
+            checked: bytes = cobs.decode(encoded)
         except cobs.DecodeError as exc:
             self._reject(encoded, "cobs_errors", f"bad COBS ({exc})")
             return None

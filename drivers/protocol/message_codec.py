@@ -116,28 +116,38 @@ CARD_CODE = FixedBytes(CARD_ID_SIZE)
 FAULT_LIST = ListOf(Enum8(FaultKind), MAX_LISTED_FAULTS)
 
 
+MessageClass = type[Message]
+"""A message dataclass; named because MessageLayout's field `type` hides the builtin there."""
+
+
 @dataclass(frozen=True)
 class MessageLayout:
     """How one message type is laid out: header tag field, then body fields in order."""
 
     type: MessageType
-    cls: Any
+    cls: MessageClass
     tag_field: str
     tag: UInt
     body: tuple[tuple[str, FieldCodec], ...]
 
 
-def _event(message_type: MessageType, cls: type, *body: tuple[str, FieldCodec]) -> MessageLayout:
+def _event(
+    message_type: MessageType, cls: MessageClass, *body: tuple[str, FieldCodec]
+) -> MessageLayout:
     return MessageLayout(
         message_type, cls, "seq", EVENT_SEQ, (("device_time_ms", DEVICE_TIME), *body)
     )
 
 
-def _answer(message_type: MessageType, cls: type, *body: tuple[str, FieldCodec]) -> MessageLayout:
+def _answer(
+    message_type: MessageType, cls: MessageClass, *body: tuple[str, FieldCodec]
+) -> MessageLayout:
     return MessageLayout(message_type, cls, "request_id", ANSWER_ID, body)
 
 
-def _command(message_type: MessageType, cls: type, *body: tuple[str, FieldCodec]) -> MessageLayout:
+def _command(
+    message_type: MessageType, cls: MessageClass, *body: tuple[str, FieldCodec]
+) -> MessageLayout:
     return MessageLayout(message_type, cls, "request_id", REQUEST_ID, body)
 
 
@@ -236,7 +246,7 @@ LAYOUTS: tuple[MessageLayout, ...] = (
 )
 
 _BY_TYPE = {layout.type: layout for layout in LAYOUTS}
-_BY_CLASS = {layout.cls: layout for layout in LAYOUTS}
+_BY_CLASS: dict[type, MessageLayout] = {layout.cls: layout for layout in LAYOUTS}
 
 
 def layout_of(message: Message | Command | Answer | Event | Ack) -> MessageLayout:

@@ -118,10 +118,15 @@ class Flags:
 
     flag: type[IntFlag]
     width: UInt
+    defined: int = field(init=False, repr=False, compare=False)
+    """Every bit a member defines, worked out once: every CARD frame's flags are checked."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "defined", reduce(or_, (member.value for member in self.flag), 0))
 
     def _member(self, value: Any) -> IntFlag:
         raw = self.width.check(value)
-        undefined = raw & ~reduce(or_, (member.value for member in self.flag), 0)
+        undefined = raw & ~self.defined
         if undefined:
             raise MalformedMessage(f"undefined {self.flag.__name__} bits 0x{undefined:x}")
         return self.flag(raw)
@@ -185,12 +190,15 @@ class Text:
 
     max_bytes: int
 
-    def pack(self, value: Any) -> bytes:
+    def _check(self, value: Any) -> str:
         if not isinstance(value, str):
             raise MalformedMessage(f"{value!r} is not text")
-        encoded = value.encode("utf-8")
-        if len(encoded) > self.max_bytes:
+        if len(value.encode("utf-8")) > self.max_bytes:
             raise MalformedMessage(f"{value!r} is longer than {self.max_bytes} UTF-8 bytes")
+        return value
+
+    def pack(self, value: Any) -> bytes:
+        encoded = self._check(value).encode("utf-8")
         return U8.pack(len(encoded)) + encoded
 
     def unpack(self, data: bytes, offset: int) -> tuple[str, int]:
@@ -205,8 +213,7 @@ class Text:
         return value
 
     def from_json(self, value: JsonValue) -> str:
-        self.pack(value)
-        return value
+        return self._check(value)
 
 
 @dataclass(frozen=True)

@@ -195,5 +195,6 @@ def _claim_vendor_interface(device: usb.core.Device) -> int | None:
     interface = usb.util.find_descriptor(configuration, bInterfaceClass=USB_INTERFACE_CLASS)
     if interface is None:
         return None
-    usb.util.claim_interface(device, interface.bInterfaceNumber)
-    return interface.bInterfaceNumber
+    number: int = interface.bInterfaceNumber
+    usb.util.claim_interface(device, number)
+    return number

@@ -145,15 +145,17 @@ def test_zsh_protocol_completes_subcommands_with_their_help() -> None:
 
 
 def test_bash_completes_games_devices_operator_commands_and_holds(completion_dir) -> None:
+    from cardshoe.controller.procedure.operator_commands import CONTROL_COMMANDS
     from cardshoe.controller.rules.games import GAME_NAMES
-    from cardshoe.controller.service.table_service import SESSION_COMMANDS
 
     assert bash_complete(completion_dir, "demo", "--game", "") == list(GAME_NAMES)
     assert bash_complete(completion_dir, "odds", "--game", "mac") == ["macau-1", "macau-2"]
     assert bash_complete(completion_dir, "rules", "play", "--game", "se") == ["seven-up"]
     assert bash_complete(completion_dir, "demo", "--device", "") == ["shoe", "auto"]
     assert bash_complete(completion_dir, "info", "sim://cs-a") == ["sim://cs-auto"]
-    assert bash_complete(completion_dir, "control", "") == list(SESSION_COMMANDS)
+    assert bash_complete(completion_dir, "control", "") == [
+        command.name for command in CONTROL_COMMANDS
+    ]
     assert bash_complete(completion_dir, "control", "cl") == ["clear-hold"]
     assert bash_complete(completion_dir, "control", "clear-hold", "--reason", "fault.ja") == [
         "fault.jam"

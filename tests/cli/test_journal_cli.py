@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from cardshoe.controller.journal.store import ChainAnchor, Journal, JournalError
+from cardshoe.controller.journal.errors import JournalError
+from cardshoe.controller.journal.records import ChainAnchor
+from cardshoe.controller.journal.store import Journal
 
 CARDS = ("AS", "9H", "KD", "3C")
 

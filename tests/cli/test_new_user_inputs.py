@@ -127,9 +127,7 @@ def test_odds_take_the_suit_symbols_the_page_shows(shoectl: ShoectlRunner) -> No
     assert by_symbol.stdout == by_letter.stdout
 
 
-def test_a_non_ascii_game_name_is_echoed_as_typed(
-    shoectl: ShoectlRunner, tmp_path: Path
-) -> None:
+def test_a_non_ascii_game_name_is_echoed_as_typed(shoectl: ShoectlRunner, tmp_path: Path) -> None:
     config = tmp_path / "table.toml"
     config.write_text('[game]\nname = "百家乐"\n', encoding="utf-8")
 

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 from support.shoectl import ShoectlRunner
 
-from cardshoe.controller.journal.store import Journal, Record
+from cardshoe.controller.journal.records import Record
+from cardshoe.controller.journal.store import Journal
 
 MAKER = "cardshoe project"
 

@@ -103,8 +103,9 @@ def test_a_changed_input_redoes_the_test_set_up_with_its_extras_and_the_lock_che
 
     lines = dry_run(checkout, "venv")
 
-    assert any(line.endswith("--constraint constraints.txt -e '.[test,analysis,lock]'")
-               for line in lines)
+    assert any(
+        line.endswith("--constraint constraints.txt -e '.[test,analysis,lock]'") for line in lines
+    )
     assert "bash .ci/lock.sh --check" in lines
     assert lines[-1] == "touch .venv/.test-setup-done"
 

@@ -17,14 +17,11 @@ from hypothesis import strategies as st
 
 from cardshoe.controller.canonical import canonical_json
 from cardshoe.controller.journal.chain import GENESIS_HASH, HASHED_FIELDS, record_hash
-from cardshoe.controller.journal.store import (
-    SCHEMA_VERSION,
-    Journal,
-    JournalError,
-    JournalStorageError,
-    Record,
-    VerifyResult,
-)
+from cardshoe.controller.journal.errors import JournalError, JournalStorageError
+from cardshoe.controller.journal.records import Record
+from cardshoe.controller.journal.schema import SCHEMA_VERSION
+from cardshoe.controller.journal.store import Journal
+from cardshoe.controller.journal.verify import VerifyResult
 
 
 class Kind(StrEnum):

@@ -14,18 +14,20 @@ import random
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 from support.shoectl import ShoectlRunner
 
-from cardshoe.controller.journal.store import (
+from cardshoe.controller.journal.errors import JournalError, JournalStorageError
+from cardshoe.controller.journal.storage_watch import (
     CHECKPOINT_EVERY,
+    FOLDER_SETTLED_NS,
     WAL_ALARM_FRAMES,
-    Journal,
-    JournalError,
     StorageProblem,
 )
+from cardshoe.controller.journal.store import Journal
 
 INTERNAL_ERROR = 70
 CORRUPTION_TRIALS = 30
@@ -121,6 +123,38 @@ def test_case1_a_wal_unlinked_under_the_writer_is_noticed_within_one_commit(
     with Journal.open_readonly(journal_path) as reopened:
         assert [r.device_seq for r in reopened.records()] == list(range(1, 17))
         assert reopened.verify().ok
+
+
+def a_writer_whose_folder_is_quiet(journal_path: Path) -> Journal:
+    """A writer past FOLDER_SETTLED_NS without a change in its folder: after each commit it
+    then stats the folder alone, not the two files (storage_watch.py)."""
+    a_journal_of(journal_path, 0)
+    journal = Journal.open(journal_path, table_id="T1")
+    append_events(journal, 1, 1)
+    time.sleep(FOLDER_SETTLED_NS / 1e9 + 0.2)
+    append_events(journal, 2, 3)
+    return journal
+
+
+def test_case1_a_wal_unlinked_in_a_quiet_folder_is_noticed_within_one_commit(
+    journal_path: Path,
+) -> None:
+    with a_writer_whose_folder_is_quiet(journal_path) as journal:
+        Path(f"{journal_path}-wal").unlink()
+        append_events(journal, 5, 1)
+        (notice,) = journal.take_notices()
+        assert notice.problem is StorageProblem.FILES_REPLACED
+        append_events(journal, 6, 1)
+    with Journal.open_readonly(journal_path) as reopened:
+        assert [r.device_seq for r in reopened.records()] == list(range(1, 7))
+        assert reopened.verify().ok
+
+
+def test_case1_a_journal_moved_out_of_a_quiet_folder_stops_the_writer(journal_path: Path) -> None:
+    with a_writer_whose_folder_is_quiet(journal_path) as journal:
+        journal_path.rename(journal_path.with_name("moved.sqlite"))
+        with pytest.raises(JournalStorageError, match="removed or replaced"):
+            append_events(journal, 5, 1)
 
 
 # --- case 3: verify names every corruption, exit 1 --------------------------------------
@@ -273,7 +307,8 @@ def test_case4_a_rewritten_anchor_record_fails_the_start_up_check(journal_path: 
 FILE_SIZE_LIMITED_WRITER = """
 import resource, sys
 from pathlib import Path
-from cardshoe.controller.journal.store import Journal, JournalError
+from cardshoe.controller.journal.errors import JournalError
+from cardshoe.controller.journal.store import Journal
 path, limit, events = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
 with Journal.open(path, table_id="T1") as journal:

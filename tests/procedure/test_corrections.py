@@ -22,13 +22,13 @@ from cardshoe.controller.procedure.facts import (
     RoundResult,
     RoundVoided,
 )
-from cardshoe.controller.procedure.inputs import CloseBets, VoidRound
 from cardshoe.controller.procedure.irregularities import (
     IRREGULARITIES,
     Consequence,
     Irregularity,
 )
 from cardshoe.controller.procedure.machine import State
+from cardshoe.controller.procedure.operator_commands import CloseBets, VoidRound
 from cardshoe.drivers.api.events import ReadFlag
 
 

@@ -25,8 +25,8 @@ from cardshoe.controller.procedure.facts import (
     RoundVoided,
     ShoeEnded,
 )
-from cardshoe.controller.procedure.inputs import CloseBets, ShoeLoaded, VoidRound
 from cardshoe.controller.procedure.machine import TRANSITIONS, State
+from cardshoe.controller.procedure.operator_commands import CloseBets, ShoeLoaded, VoidRound
 from cardshoe.controller.procedure.table import TableModel
 from cardshoe.controller.rules.games import GAME_NAMES
 from cardshoe.drivers.protocol.cardid import CardId

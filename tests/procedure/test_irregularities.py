@@ -24,7 +24,6 @@ from cardshoe.controller.procedure.facts import (
     RoundVoided,
 )
 from cardshoe.controller.procedure.holds import HoldReason
-from cardshoe.controller.procedure.inputs import ClearHold, CloseBets, ConfirmFaceUp
 from cardshoe.controller.procedure.irregularities import (
     IRREGULARITIES,
     Consequence,
@@ -32,6 +31,7 @@ from cardshoe.controller.procedure.irregularities import (
     inspect_card,
 )
 from cardshoe.controller.procedure.machine import State
+from cardshoe.controller.procedure.operator_commands import ClearHold, CloseBets, ConfirmFaceUp
 from cardshoe.controller.rules.cards import parse_cards
 from cardshoe.drivers.api.events import (
     DeviceIdentity,

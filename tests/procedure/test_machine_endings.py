@@ -21,8 +21,8 @@ from support.table_inputs import (
 
 from cardshoe.controller.config import TableConfig
 from cardshoe.controller.procedure.facts import LastRoundSet, ShoeEnded, ShoeEnding
-from cardshoe.controller.procedure.inputs import CloseBets, SignIn
 from cardshoe.controller.procedure.machine import State
+from cardshoe.controller.procedure.operator_commands import CloseBets, SignIn
 
 
 def machine(**policy: object) -> TableConfig:

@@ -32,19 +32,19 @@ from cardshoe.controller.config import (
 )
 from cardshoe.controller.procedure.facts import AlarmKind, Burned, CardAssigned, CardSetAside
 from cardshoe.controller.procedure.holds import HoldReason
-from cardshoe.controller.procedure.inputs import (
+from cardshoe.controller.procedure.inputs import DeviceCount
+from cardshoe.controller.procedure.machine import State
+from cardshoe.controller.procedure.operator_commands import (
     AbandonShoe,
     ClearHold,
     CloseBets,
     ConfirmFaceUp,
     CutDone,
-    DeviceCount,
     EndShoe,
     ShoeLoaded,
     SignIn,
     StartShoe,
 )
-from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.procedure.table import TableModel
 from cardshoe.controller.rules.games import GAME_NAMES
 from cardshoe.drivers.api.events import (

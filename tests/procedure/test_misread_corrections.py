@@ -28,7 +28,9 @@ from cardshoe.controller.procedure.facts import (
     ShoeEnded,
 )
 from cardshoe.controller.procedure.holds import HoldReason
-from cardshoe.controller.procedure.inputs import (
+from cardshoe.controller.procedure.irregularities import Irregularity
+from cardshoe.controller.procedure.machine import State
+from cardshoe.controller.procedure.operator_commands import (
     AbandonShoe,
     ClearHold,
     CloseBets,
@@ -36,8 +38,6 @@ from cardshoe.controller.procedure.inputs import (
     EnterCard,
     VoidRound,
 )
-from cardshoe.controller.procedure.irregularities import Irregularity
-from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.procedure.table import TableModel
 from cardshoe.controller.rules.cards import parse_card
 from cardshoe.controller.rules.hands import Hand

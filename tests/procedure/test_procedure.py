@@ -37,15 +37,6 @@ from cardshoe.controller.procedure.facts import (
     TableIdle,
 )
 from cardshoe.controller.procedure.holds import HoldReason, fault_hold
-from cardshoe.controller.procedure.inputs import (
-    AbandonShoe,
-    CloseBets,
-    ConfirmFaceUp,
-    CutDone,
-    EndShoe,
-    ShoeLoaded,
-    StartShoe,
-)
 from cardshoe.controller.procedure.irregularities import card_of
 from cardshoe.controller.procedure.machine import (
     AUTOMATIC,
@@ -54,6 +45,15 @@ from cardshoe.controller.procedure.machine import (
     State,
     Trigger,
     guard_and_action_names,
+)
+from cardshoe.controller.procedure.operator_commands import (
+    AbandonShoe,
+    CloseBets,
+    ConfirmFaceUp,
+    CutDone,
+    EndShoe,
+    ShoeLoaded,
+    StartShoe,
 )
 from cardshoe.controller.procedure.table import TableModel
 from cardshoe.controller.rules.cards import parse_cards

@@ -32,8 +32,13 @@ from cardshoe.controller.procedure.facts import (
     ReliefBurnDue,
     RoundResult,
 )
-from cardshoe.controller.procedure.inputs import CloseBets, ShoeLoaded, SignIn, StartShoe
 from cardshoe.controller.procedure.machine import State
+from cardshoe.controller.procedure.operator_commands import (
+    CloseBets,
+    ShoeLoaded,
+    SignIn,
+    StartShoe,
+)
 from cardshoe.controller.procedure.table import TableModel
 from cardshoe.controller.service.recovery import journaled_apply, recover
 from cardshoe.drivers.api.events import CardId, FaultKind, Orientation

@@ -22,8 +22,8 @@ from cardshoe.controller.procedure.facts import (
     RoundResult,
     RoundVoided,
 )
-from cardshoe.controller.procedure.inputs import CloseBets, StartShoe
 from cardshoe.controller.procedure.machine import State
+from cardshoe.controller.procedure.operator_commands import CloseBets, StartShoe
 from cardshoe.controller.rules.cards import parse_cards
 from cardshoe.controller.rules.games import OutcomeMarks, get_game
 

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 from support.session_support import SIM_DECK_SET, session_on, simulated_device, table_config
 
-from cardshoe.controller.journal.store import Journal, Record
+from cardshoe.controller.journal.records import Record
+from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.scoreboard.demo_events import DemoEventStream
 
 CONFIG = table_config("seven-up", decks=4)

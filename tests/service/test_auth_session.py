@@ -63,7 +63,7 @@ def authenticated_session(core: FirmwareCore, journal_path: Path) -> Iterator[Ta
             open_device(url, timing=FAST_LINK, keys=keys) as device,
         ):
             assert Capability.AUTHENTICATED in device.capabilities
-            yield TableSession(CONFIG, journal, device, [DealerButton(core)])
+            yield TableSession.open(CONFIG, journal, device, [DealerButton(core)])
     finally:
         release(name)
 

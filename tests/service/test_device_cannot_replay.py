@@ -14,6 +14,7 @@ from support.tiny_protocol import install_tiny_family
 from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.procedure.holds import HoldReason
 from cardshoe.controller.procedure.machine import State
+from cardshoe.controller.procedure.operator_commands import COMMANDS
 from cardshoe.controller.service.session import TableSession
 
 SUPERVISOR = {"uid": 1000, "user": "sup", "role": "supervisor"}
@@ -33,7 +34,7 @@ def deal_into_round_two(journal_path: Path, dealer: PtyDealer) -> None:
         Journal.open(journal_path, table_id="T1", create=True) as journal,
         dealer.open_reader() as device,
     ):
-        session = TableSession(CONFIG, journal, device)
+        session = TableSession.open(CONFIG, journal, device)
 
         def step() -> None:
             current = session.model.round
@@ -53,7 +54,7 @@ def test_a_restart_mid_shoe_holds_until_a_supervisor_confirms_the_layout(
     deal_into_round_two(journal_path, dealer)
     lost = None if confirmation == "clear-hold" else dealer.deal_unseen()
     with Journal.open(journal_path, table_id="T1") as journal, dealer.open_reader() as device:
-        session = TableSession(CONFIG, journal, device)
+        session = TableSession.open(CONFIG, journal, device)
         assert session.model.holds == [HoldReason.DEVICE_CANNOT_REPLAY]
         assert session.state is State.HELD and session.model.card_due() is None
         with session.acting_as(SUPERVISOR):
@@ -62,7 +63,7 @@ def test_a_restart_mid_shoe_holds_until_a_supervisor_confirms_the_layout(
                 session.enter_card(lost)
                 dealer.unrecorded -= 1  # the table holds that card now
             elif confirmation == "void-round":
-                session.void_round("misdeal")
+                session.operate(COMMANDS["void-round"], reason="misdeal")
             else:
                 session.clear_hold(HoldReason.DEVICE_CANNOT_REPLAY, "nothing was dealt meanwhile")
         assert session.model.holds == []

@@ -19,7 +19,9 @@ from support.shoectl import ShoectlRunner
 from cardshoe.controller.config import DeviceConfig, TableConfig
 from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.procedure.facts import Alarm, AlarmKind, TableEvent
-from cardshoe.controller.service.session import DEVICE_REFUSED, DeviceNotApproved, TableSession
+from cardshoe.controller.service.session import TableSession
+from cardshoe.controller.service.session_records import DEVICE_REFUSED
+from cardshoe.controller.service.session_start import DeviceNotApproved
 from cardshoe.drivers.protocol.messages import GateMode
 from cardshoe.firmware_sim.attach_pty import serve_pty
 from cardshoe.firmware_sim.core import FirmwareCore
@@ -79,7 +81,7 @@ def test_a_tampered_image_is_refused_journaled_and_alarmed_and_deals_nothing(
         session_on(table_config(), core, journal_path) as (probe, _dealer),
         pytest.raises(DeviceNotApproved) as refused,
     ):
-        TableSession(allowing(APPROVED), probe.journal, probe.device, [heard])
+        TableSession.open(allowing(APPROVED), probe.journal, probe.device, [heard])
     message = str(refused.value)
     assert refused.value.exit_code == 3 and "\n" not in message
     assert core.firmware_hash.hex() in message and "allowed_firmware_hashes" in message
@@ -92,13 +94,31 @@ def test_a_tampered_image_is_refused_journaled_and_alarmed_and_deals_nothing(
     assert core.shoe.dealt == [] and core.gate is GateMode.LOCKED
 
 
+def test_building_a_session_journals_nothing_and_refuses_nothing_until_it_starts(
+    tmp_path: Path,
+) -> None:
+    journal_path = tmp_path / "journal.sqlite"
+    heard = Heard()
+    with session_on(table_config(), shoe(tampered=True), journal_path) as (probe, _dealer):
+        before = [record.id for record in probe.journal.records()]
+        session = TableSession(allowing(APPROVED), probe.journal, probe.device, [heard])
+        assert [record.id for record in probe.journal.records()] == before
+        assert heard.events == []
+        with pytest.raises(DeviceNotApproved):
+            session.start()
+    (record,) = journaled(journal_path, DEVICE_REFUSED)
+    assert [event for event in heard.events if isinstance(event, Alarm)] == [
+        Alarm(AlarmKind.FIRMWARE, record.payload["detail"])
+    ]
+
+
 def test_a_refusal_leaves_a_journal_the_next_session_recovers_cleanly(tmp_path: Path) -> None:
     journal_path = tmp_path / "journal.sqlite"
     with (
         session_on(table_config(), shoe(tampered=True), journal_path) as (probe, _dealer),
         pytest.raises(DeviceNotApproved),
     ):
-        TableSession(allowing(APPROVED), probe.journal, probe.device)
+        TableSession.open(allowing(APPROVED), probe.journal, probe.device)
     with session_on(allowing(APPROVED), shoe(tampered=False), journal_path) as (session, _):
         assert session.recovered.mismatches == ()
         session.run_shoe(rounds=1)

@@ -32,6 +32,7 @@ from support.session_support import (
 from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.procedure.holds import OPERATOR_CLEARED_HOLDS, HoldReason, fault_hold
 from cardshoe.controller.procedure.machine import State
+from cardshoe.controller.procedure.operator_commands import COMMANDS
 from cardshoe.controller.service.session import TableSession
 from cardshoe.drivers.api.events import FaultKind
 from cardshoe.drivers.api.protocols import open_device
@@ -60,10 +61,12 @@ class HoldRecovery(RuleBasedStateMachine):
             self.folder / "journal.sqlite", table_id=CONFIG.table_id, create=True
         )
         self.device = open_device(url, timing=FAST_LINK)
-        self.session = TableSession(CONFIG, self.journal, self.device, [DealerButton(self.core)])
+        self.session = TableSession.open(
+            CONFIG, self.journal, self.device, [DealerButton(self.core)]
+        )
         self.session.start_shoe(deck_set=SIM_DECK_SET)
-        self.session.shoe_loaded()
-        self.session.cut_done()
+        self.session.operate(COMMANDS["shoe-loaded"])
+        self.session.operate(COMMANDS["cut-done"])
 
     def _inject(self, text: str) -> None:
         """An injection at the next card to leave the shoe."""

@@ -20,7 +20,8 @@ from support.service_support import (
     wait_until,
 )
 
-from cardshoe.controller.journal.store import CLOCK_STEPPED, Journal
+from cardshoe.controller.journal.store import Journal
+from cardshoe.controller.journal.transaction import CLOCK_STEPPED
 
 STEPPED_CLOCK = """
 import os

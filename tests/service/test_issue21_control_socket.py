@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -33,9 +34,9 @@ from cardshoe.controller.service.control_socket import (
     OPERATOR_RESERVE,
     ControlServer,
     EventFeed,
-    claim_socket_path,
     request,
 )
+from cardshoe.controller.service.socket_claim import claim_socket_path
 
 REPEATING_CLIENT = """
 import json, socket, sys
@@ -182,6 +183,28 @@ def test_issue21_case_9_only_operators_get_the_last_connections(tmp_path: Path) 
             assert no.value.exit_code == 3
             operator["yes"] = True
             assert request(claim.path, "status") == {"state": "idle"}
+    finally:
+        control.close()
+        claim.release()
+
+
+def test_issue21_case_9_one_users_burst_over_its_share_waits_its_turn(tmp_path: Path) -> None:
+    """Over its uid's share, a request is turned away as busy and tried again within its
+    timeout: it is served as soon as that user's own connections close; refused with the
+    share's line only if they stay open for the whole timeout."""
+    claim = claim_socket_path(tmp_path / "control.sock")
+    control = ControlServer(
+        claim, {"status": lambda line: {"state": "idle"}}, EventFeed(), max_per_uid=2
+    )
+    try:
+        with idle_connections(claim.path, 2) as idle:
+            with pytest.raises(UserError, match="holds 2 connections") as refused:
+                request(claim.path, "status", timeout=0.3)
+            assert refused.value.exit_code == 3
+            closer = threading.Timer(0.2, lambda: [connection.close() for connection in idle])
+            closer.start()
+            assert request(claim.path, "status") == {"state": "idle"}
+            closer.join()
     finally:
         control.close()
         claim.release()

@@ -21,9 +21,11 @@ from support.session_support import (
 from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.procedure.facts import CardAssigned, TableEvent
 from cardshoe.controller.procedure.machine import State
+from cardshoe.controller.procedure.operator_commands import COMMANDS
 from cardshoe.controller.procedure.table import HoldReason
 from cardshoe.controller.service.pairing import KeyStore, staged_key_file
-from cardshoe.controller.service.session import DEVICE_REFUSED, DEVICE_RESYNC, TableSession
+from cardshoe.controller.service.session import TableSession
+from cardshoe.controller.service.session_records import DEVICE_REFUSED, DEVICE_RESYNC
 from cardshoe.drivers.api.protocols import open_device
 from cardshoe.drivers.errors import AuthenticationFailed
 from cardshoe.drivers.protocol.auth import LinkKey, new_pairing_key
@@ -180,8 +182,8 @@ def test_case_9_a_double_feed_that_cannot_complete_holds_instead_of_waiting(
                 break
             if session.state is State.IDLE:
                 session.start_shoe(deck_set=SIM_DECK_SET)
-                session.shoe_loaded()
-                session.cut_done()
+                session.operate(COMMANDS["shoe-loaded"])
+                session.operate(COMMANDS["cut-done"])
             session.step(0.05)
         assert session.snapshot().holds == (HoldReason.FEED_INCOMPLETE,)
         session.clear_hold(HoldReason.FEED_INCOMPLETE)

@@ -36,6 +36,7 @@ from cardshoe.controller.procedure.facts import (
 )
 from cardshoe.controller.procedure.holds import HoldReason, fault_hold
 from cardshoe.controller.procedure.machine import State
+from cardshoe.controller.procedure.operator_commands import COMMANDS
 from cardshoe.controller.service.session import TableSession
 from cardshoe.drivers.api.device_link import DeviceLink
 from cardshoe.drivers.api.events import CardId, FaultKind
@@ -109,7 +110,7 @@ def deal_a_shoe(
 ) -> None:
     dealer = ReaderDealer(reader, link)
     with Journal.open(journal_path, table_id=config.table_id, create=True) as journal:
-        session = TableSession(config, journal, link, [dealer])
+        session = TableSession.open(config, journal, link, [dealer])
         dealer.session = session
         ended = session.run_shoe(on_step=dealer.step, poll_s=0.01)
     assert ended is not None and ended.reconciled
@@ -174,7 +175,7 @@ class ExtraCard:
         if shoe is None or sum(shoe.copies.values()) < self.pulled:
             return  # the last card is not on the table yet
         if snapshot.state is State.BETTING and snapshot.round_no == 1:
-            self.session.close_bets()
+            self.session.operate(COMMANDS["no-more-bets"])
         elif self.session.model.card_due() is not None or any(
             isinstance(event, RoundResult) for event in self.seen
         ):
@@ -186,7 +187,7 @@ def extra_card_irregularity(
 ) -> IrregularityFound:
     with Journal.open(path, table_id=config.table_id, create=True) as journal:
         dealer = ExtraCard(pull)
-        session = dealer.session = TableSession(config, journal, link, [dealer])
+        session = dealer.session = TableSession.open(config, journal, link, [dealer])
         session.run_shoe(on_step=dealer.on_step, poll_s=0.01)
     (found,) = [event for event in dealer.seen if isinstance(event, IrregularityFound)]
     return found
@@ -225,7 +226,7 @@ def test_a_burst_of_bad_lines_holds_the_table_and_is_journaled_once(tmp_path: Pa
                 dealer.step()
 
         with Journal.open(path, table_id=config.table_id, create=True) as journal:
-            session = dealer.session = TableSession(config, journal, link, [dealer])
+            session = dealer.session = TableSession.open(config, journal, link, [dealer])
             session.run_shoe(on_step=deal_until_held, poll_s=0.01)
             assert session.snapshot().holds == (fault_hold(FaultKind.MISREAD),)
         assert link.counters()["bad_bad_checksum"] == burst
@@ -249,7 +250,7 @@ def test_a_line_reader_restarted_mid_shoe_holds_until_the_lost_card_is_entered(
             open_device(str(pty.link), protocol="line", options=options) as link,
         ):
             dealer = ReaderDealer(reader, link)
-            session = dealer.session = TableSession(config, journal, link, [dealer])
+            session = dealer.session = TableSession.open(config, journal, link, [dealer])
 
             def deal_into_round_two() -> None:
                 current = session.model.round
@@ -266,7 +267,7 @@ def test_a_line_reader_restarted_mid_shoe_holds_until_the_lost_card_is_entered(
             open_device(str(pty.link), protocol="line", options=options) as link,
         ):
             dealer = ReaderDealer(reader, link)
-            session = dealer.session = TableSession(config, journal, link, [dealer])
+            session = dealer.session = TableSession.open(config, journal, link, [dealer])
             assert session.model.holds == [HoldReason.DEVICE_CANNOT_REPLAY]
             with session.acting_as({"uid": 1000, "user": "sup", "role": "supervisor"}):
                 session.enter_card(lost)
@@ -291,7 +292,7 @@ def test_the_ack_reply_follows_each_journaled_line(tmp_path: Path) -> None:
     ):
         dealer = ReaderDealer(reader, link)
         with Journal.open(path, table_id=config.table_id, create=True) as journal:
-            session = dealer.session = TableSession(config, journal, link, [dealer])
+            session = dealer.session = TableSession.open(config, journal, link, [dealer])
             ended = session.run_shoe(on_step=dealer.step, poll_s=0.01)
         assert ended is not None and ended.reconciled
         written = link.counters()["acks_written"]
@@ -333,7 +334,7 @@ def test_a_reader_unplugged_mid_shoe_holds_when_back_until_the_lost_card_is_ente
             dealer.step()
 
         with Journal.open(path, table_id=config.table_id, create=True) as journal:
-            session = dealer.session = TableSession(config, journal, link, [dealer])
+            session = dealer.session = TableSession.open(config, journal, link, [dealer])
             ended = session.run_shoe(on_step=supervise_then_deal, poll_s=0.01)
         assert link.counters()["link_losses"] == 1
     assert ended is not None and ended.reconciled

@@ -18,10 +18,10 @@ from cardshoe.controller.config import (
 )
 from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.procedure.facts import Alarm, AlarmKind, TableIdle
-from cardshoe.controller.procedure.inputs import (
+from cardshoe.controller.procedure.inputs import DeviceCount
+from cardshoe.controller.procedure.operator_commands import (
     CloseBets,
     ConfirmFaceUp,
-    DeviceCount,
     EndShoe,
     StartShoe,
 )

@@ -26,7 +26,8 @@ from support.service_support import (
 from support.session_support import journaled
 from support.shoectl import ShoectlRunner
 
-from cardshoe.controller.journal.store import Journal, Record
+from cardshoe.controller.journal.records import Record
+from cardshoe.controller.journal.store import Journal
 
 pytestmark = needs_other_uids
 

@@ -27,12 +27,11 @@ from cardshoe.controller.scoreboard.board import TableBoard
 from cardshoe.controller.service.control_socket import (
     ControlServer,
     EventFeed,
-    claim_socket_path,
-    lock_path_for,
     request,
     subscription,
 )
 from cardshoe.controller.service.device_choice import configured_url
+from cardshoe.controller.service.socket_claim import claim_socket_path, lock_path_for
 from cardshoe.drivers.discovery import Candidate
 from cardshoe.drivers.errors import DeviceNotFound
 

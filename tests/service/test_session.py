@@ -33,6 +33,7 @@ from cardshoe.controller.procedure.facts import (
 )
 from cardshoe.controller.procedure.holds import HoldReason
 from cardshoe.controller.procedure.machine import State
+from cardshoe.controller.procedure.operator_commands import COMMANDS
 from cardshoe.controller.service.session import ProcedureRefused, TableSession
 from cardshoe.drivers.api.protocols import open_device
 from cardshoe.firmware_sim.core import FirmwareCore
@@ -178,9 +179,9 @@ def drive_gateless_shoe(session: TableSession, core: object, *, extra_after_roun
             if snapshot.rounds_finished == extra_after_round and not pulled_extra:
                 pulled_extra = core.pull_card()  # type: ignore[attr-defined]
             elif snapshot.rounds_finished >= 3:
-                session.end_shoe()
+                session.operate(COMMANDS["end-shoe"])
             else:
-                session.close_bets()
+                session.operate(COMMANDS["no-more-bets"])
         elif snapshot.card_due is not None:
             core.pull_card()  # type: ignore[attr-defined]
 
@@ -192,8 +193,8 @@ def test_a_card_drawn_after_the_round_is_complete_is_burned_and_the_round_stands
     core = create_device("cs-1-basic", seed=6, decks=1)
     with session_on(MANUAL, core, path) as (session, _):
         session.start_shoe(deck_set=SIM_DECK_SET)
-        session.shoe_loaded()
-        session.cut_done()
+        session.operate(COMMANDS["shoe-loaded"])
+        session.operate(COMMANDS["cut-done"])
         drive_gateless_shoe(session, core, extra_after_round=1)
     assert (2, "card_after_round", "burn") in irregularities(path)
     assert results(path) == [1, 2, 3]
@@ -247,7 +248,7 @@ def run_until(path: Path, url: str, core: FirmwareCore, round_no: int) -> TableS
         Journal.open(path, table_id="T1", create=True) as journal,
         open_device(url, timing=FAST_LINK) as device,
     ):
-        session = TableSession(MANUAL, journal, device, [stopper, DealerButton(core)])
+        session = TableSession.open(MANUAL, journal, device, [stopper, DealerButton(core)])
         stopper.session = session
         assert session.run_shoe(deck_set=SIM_DECK_SET) is None
     return session
@@ -275,7 +276,7 @@ def test_a_journal_restored_from_an_old_copy_holds_journal_behind_device(
         Journal.open(copy, table_id="T1") as journal,
         open_device(url, timing=FAST_LINK) as device,
     ):
-        session = TableSession(MANUAL, journal, device, [DealerButton(core)])
+        session = TableSession.open(MANUAL, journal, device, [DealerButton(core)])
         assert HoldReason.JOURNAL_BEHIND_DEVICE in session.snapshot().holds
         assert session.snapshot().held_state is State.DEALING
         session.clear_hold(HoldReason.JOURNAL_BEHIND_DEVICE)
@@ -305,7 +306,7 @@ def test_a_restarted_session_resumes_the_open_shoe_from_the_journal(
         Journal.open(path, table_id="T1", create=True) as journal,
         open_device(url, timing=FAST_LINK) as device,
     ):
-        second = TableSession(MANUAL, journal, device, [DealerButton(core)])
+        second = TableSession.open(MANUAL, journal, device, [DealerButton(core)])
         assert second.recovered.inputs_replayed > 10
         assert second.recovered.mismatches == ()
         assert second.state is State.DEALING
@@ -325,7 +326,7 @@ def test_a_command_the_procedure_refuses_is_journaled_and_raised(tmp_path: Path)
     with session_on(MANUAL, core, path) as (session, dealer):
         refusal = "no-more-bets is not possible now: no shoe is open (possible now: new-shoe"
         with pytest.raises(ProcedureRefused, match=re.escape(refusal)):
-            session.close_bets()
+            session.operate(COMMANDS["no-more-bets"])
         assert session.state is State.IDLE
     assert journaled(path, "command.close_bets")
     (refused,) = journaled(path, "command.refused")

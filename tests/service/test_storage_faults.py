@@ -38,7 +38,9 @@ from cardshoe.controller.errors import UserError
 from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.procedure.holds import HoldReason
 from cardshoe.controller.service.control_socket import request
-from cardshoe.controller.service.session import REPEAT_INTERVAL_S, REPEATED, TableSession
+from cardshoe.controller.service.session import TableSession
+from cardshoe.controller.service.session_records import REPEATED
+from cardshoe.controller.service.session_repeats import REPEAT_INTERVAL_S
 from cardshoe.drivers.api.protocols import open_device
 from cardshoe.drivers.protocol.framing import encode_frame
 from cardshoe.firmware_sim.attach_pty import serve_pty
@@ -343,7 +345,7 @@ def test_case6_undecodable_frames_on_an_unpaired_link_are_counted_not_journaled(
         Journal.open(path, table_id="T1") as journal,
         open_device(str(pty.link), timing=FAST_LINK) as device,
     ):
-        session = TableSession(table_config(), journal, device, clock=clock)
+        session = TableSession.open(table_config(), journal, device, clock=clock)
         for number in range(300):
             pty._endpoint.write(encode_frame(bytes([0xEE, number % 256, number // 256])))
         wait_until(lambda: device.counters()["undecodable"] >= 300, "every frame read")

@@ -18,7 +18,7 @@ from support.session_support import journaled
 from support.shoectl import ShoectlRunner
 from support.wire_relay import Rewrite, WireRelay, altering_hello, downgrading, passing
 
-from cardshoe.controller.service.session import DEVICE_REFUSED, REPEATED
+from cardshoe.controller.service.session_records import DEVICE_REFUSED, REPEATED
 from cardshoe.drivers.protocol.link_constants import PROTOCOL_MINOR
 
 RETRIES = 4

@@ -27,7 +27,8 @@ from collections.abc import Callable
 from typing import Any
 
 from cardshoe.controller.config import DeviceConfig, DeviceMode, GameConfig, TableConfig
-from cardshoe.controller.journal.store import Journal, Transaction
+from cardshoe.controller.journal.store import Journal
+from cardshoe.controller.journal.transaction import Transaction
 from cardshoe.controller.service.logging_setup import configure_logging
 from cardshoe.controller.service.session import TableSession
 from cardshoe.drivers.api.events import DeviceKind
@@ -81,7 +82,7 @@ def main(argv: list[str]) -> int:
             commands = ("deal_next", "return_cards", "shuffle")
             for name in commands if device.kind is DeviceKind.DEALER else ("release_one",):
                 kill_at(device, name, nth, after=True)
-        session = TableSession(config, journal, device)
+        session = TableSession.open(config, journal, device)
         automatic = config.device.kind is DeviceMode.AUTO
         ended = session.run_shoe(
             deck_set=DECK_SET,

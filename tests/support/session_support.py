@@ -23,7 +23,8 @@ from cardshoe.controller.config import (
     ShoeProcedure,
     TableConfig,
 )
-from cardshoe.controller.journal.store import Journal, Record
+from cardshoe.controller.journal.records import Record
+from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.procedure.facts import (
     WATCHER_ALARMS,
     Alarm,
@@ -32,6 +33,7 @@ from cardshoe.controller.procedure.facts import (
     TableEvent,
 )
 from cardshoe.controller.procedure.holds import HoldReason
+from cardshoe.controller.procedure.operator_commands import COMMANDS
 from cardshoe.controller.rules.cards import Card, parse_card
 from cardshoe.controller.rules.shoe_order import play_shoe_order
 from cardshoe.controller.service.session import TableSession
@@ -97,7 +99,7 @@ class ConfirmsFaceUp:
 
     def notify(self, event: TableEvent) -> None:
         if isinstance(event, HoldStarted) and event.reason == HoldReason.FACE_DOWN_CARD:
-            self.session.confirm_face_up()
+            self.session.operate(COMMANDS["confirm-face-up"])
 
 
 class RemovesIntruders:
@@ -131,7 +133,7 @@ def session_on(
             Journal.open(journal_path, table_id=config.table_id, create=True) as journal,
             open_device(str(pty.link), timing=FAST_LINK) as device,
         ):
-            yield TableSession(config, journal, device, [dealer], **session_options), dealer
+            yield TableSession.open(config, journal, device, [dealer], **session_options), dealer
         return
     register_sim_url_handler()
     name = f"session-test-{next(_names)}"
@@ -141,7 +143,7 @@ def session_on(
             Journal.open(journal_path, table_id=config.table_id, create=True) as journal,
             open_device(url, timing=FAST_LINK) as device,
         ):
-            yield TableSession(config, journal, device, [dealer], **session_options), dealer
+            yield TableSession.open(config, journal, device, [dealer], **session_options), dealer
     finally:
         release(name)
 

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from cardshoe.controller.journal.store import Journal, Record
+from cardshoe.controller.journal.records import Record
+from cardshoe.controller.journal.store import Journal
 from support.reader_service import simulated_reader_table
 from support.service_support import Table, simulated_table
 

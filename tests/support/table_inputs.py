@@ -17,14 +17,14 @@ from cardshoe.controller.config import (
     ShoeProcedure,
     TableConfig,
 )
-from cardshoe.controller.procedure.inputs import (
+from cardshoe.controller.procedure.inputs import DeviceCount
+from cardshoe.controller.procedure.machine import State
+from cardshoe.controller.procedure.operator_commands import (
     CloseBets,
     CutDone,
-    DeviceCount,
     ShoeLoaded,
     StartShoe,
 )
-from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.procedure.shoe import Fact
 from cardshoe.controller.procedure.table import TableModel
 from cardshoe.controller.rules.cards import Card, ShoeComposition, Suit, parse_cards

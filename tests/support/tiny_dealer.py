@@ -70,7 +70,7 @@ def main(argv: list[str]) -> int:
         Journal.open(journal_path, table_id="T1", create=True) as journal,
         dealer.open_reader() as device,
     ):
-        session = TableSession(CONFIG, journal, device)
+        session = TableSession.open(CONFIG, journal, device)
         ended = session.run_shoe(
             rounds=rounds, betting_time_s=0, on_step=lambda: dealer.deal(session)
         )
