@@ -16,7 +16,6 @@ from cardshoe.controller.cli.options import (
 )
 from cardshoe.controller.cli.service_access import pairing_keys
 from cardshoe.controller.errors import UserError
-from cardshoe.controller.scoreboard.event_lines import event_line
 from cardshoe.controller.service.device_access import (
     device_user_error,
     quiet_device_logs,
@@ -149,6 +148,9 @@ class FramePrinter:
 
 def frame_line(record: dict[str, Any]) -> str:
     """TIME  DIR  HEX  |  MESSAGE field=value ... (or the reason the frame is rejected)."""
+    # Late: heavy (rich, structlog, pyserial, pyusb, sqlite3 or transitions), which loading this
+    # module for --help must not pull in (tests/cli/test_technician_cli.py).
+    from cardshoe.controller.scoreboard.event_lines import event_line
 
     message, sealed = record["message"], record["sealed"]
     if message is not None:

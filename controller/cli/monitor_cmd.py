@@ -19,7 +19,6 @@ from cardshoe.controller.cli.options import (
 from cardshoe.controller.cli.service_access import pairing_keys, service_socket
 from cardshoe.controller.errors import EXIT_DEVICE_UNAVAILABLE, UserError
 from cardshoe.controller.scoreboard.board import TableBoard
-from cardshoe.controller.scoreboard.event_lines import device_event_record, event_line
 from cardshoe.controller.service.control_socket import subscription
 from cardshoe.controller.service.device_access import opened_device
 from cardshoe.controller.service.socket_claim import EXIT_NO_SERVICE
@@ -109,8 +108,8 @@ def monitor(
         raise UserError("--profile goes with --raw (a line reader's lines)")
     try:
         if raw:
-            # Late: heavy (rich, structlog, pyserial, pyusb or sqlite3), which loading this module
-            # for --help must not pull in (tests/cli/test_technician_cli.py).
+            # Late: heavy (rich, structlog, pyserial, pyusb, sqlite3 or transitions), which
+            # loading this module for --help must not pull in (tests/cli/test_technician_cli.py).
             from cardshoe.controller.cli.line_tools import monitor_raw
 
             if url is None:
@@ -129,6 +128,9 @@ def monitor(
 def _monitor_device(
     url: str, timeout: float, count: int | None, as_json: bool, keys: KeyLookup | None
 ) -> None:
+    # Late: heavy (rich, structlog, pyserial, pyusb, sqlite3 or transitions), which loading this
+    # module for --help must not pull in (tests/cli/test_technician_cli.py).
+    from cardshoe.controller.scoreboard.event_lines import device_event_record
 
     shown = 0
     with opened_device(url, timeout=timeout, keys=keys) as wire_device:
@@ -157,8 +159,8 @@ def _monitor_service(
 
 
 def _show_table(socket_path: Path | None, config_path: Path | None, count: int | None) -> None:
-    # Late: heavy (rich, structlog, pyserial, pyusb or sqlite3), which loading this module
-    # for --help must not pull in (tests/cli/test_technician_cli.py).
+    # Late: heavy (rich, structlog, pyserial, pyusb, sqlite3 or transitions), which loading this
+    # module for --help must not pull in (tests/cli/test_technician_cli.py).
     from rich.console import Console
     from rich.live import Live
 
@@ -208,5 +210,8 @@ def _follow(
 
 
 def _show(record: dict[str, Any], as_json: bool) -> None:
+    # Late: heavy (rich, structlog, pyserial, pyusb, sqlite3 or transitions), which loading this
+    # module for --help must not pull in (tests/cli/test_technician_cli.py).
+    from cardshoe.controller.scoreboard.event_lines import event_line
 
     click.echo(json.dumps(record) if as_json else event_line(record))
