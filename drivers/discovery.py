@@ -15,8 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import usb.core
+import usb.util
+from serial.tools import list_ports
+
 from cardshoe.drivers.errors import DriverError
 from cardshoe.drivers.protocol.link_constants import SIMULATOR_USB_PID, SIMULATOR_USB_VID
+from cardshoe.drivers.transports.usb_bulk import NO_BACKEND_HINT, UsbAddress, read_string
 
 KNOWN_USB_IDS: Mapping[tuple[int, int], str] = {
     (SIMULATOR_USB_VID, SIMULATOR_USB_PID): "cardshoe device (pid.codes test ID)",
@@ -87,12 +92,11 @@ def serial_candidates(
     serial_link_dirs: tuple[Path, ...] = SERIAL_LINK_DIRS,
 ) -> list[Candidate]:
     """USB-serial ports, and any port a cardshoe udev link names; the cardshoe link first."""
-    from serial.tools.list_ports import comports
 
     cardshoe_links = _links_by_target((cardshoe_link_dir,))
     other_links = _links_by_target(serial_link_dirs)
     candidates = []
-    for port in sorted(comports(), key=lambda port: port.device):
+    for port in sorted(list_ports.comports(), key=lambda port: port.device):
         node = _resolve(port.device)
         port_links = cardshoe_links.get(node, []) + other_links.get(node, [])
         if port.vid is None and node not in cardshoe_links:
@@ -115,10 +119,6 @@ def serial_candidates(
 
 
 def usb_candidates(backend: Any) -> tuple[list[Candidate], tuple[str, ...]]:
-    import usb.core
-
-    from cardshoe.drivers.transports.usb_bulk import NO_BACKEND_HINT
-
     try:
         devices = list(
             usb.core.find(
@@ -134,9 +134,6 @@ def usb_candidates(backend: Any) -> tuple[list[Candidate], tuple[str, ...]]:
 
 def _usb_candidate(device: Any) -> Candidate:
     """Reading the strings opens the device; it is closed again at once."""
-    import usb.util
-
-    from cardshoe.drivers.transports.usb_bulk import UsbAddress, read_string
 
     indexes = {
         "serial_number": device.iSerialNumber,

@@ -13,16 +13,28 @@ runs until Ctrl-C or SIGTERM, which stop it cleanly with exit 0.
 from __future__ import annotations
 
 import json
+import signal
+import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
+from cardshoe.drivers.line.profile import LineProfileError, load_profile_file
+from cardshoe.firmware_sim.attach_pty import serve_pty
+from cardshoe.firmware_sim.attach_tcp import serve_tcp
+from cardshoe.firmware_sim.devices import configure_device
+from cardshoe.firmware_sim.errors import SimConfigError
+from cardshoe.firmware_sim.faults import parse_injection
+from cardshoe.firmware_sim.line_reader import LineReader, ReaderIdentity, format_for
+from cardshoe.firmware_sim.shoe import DEFAULT_DECKS
+from cardshoe.firmware_sim.timing import INSTANT, Timing
+
 if TYPE_CHECKING:
     from cardshoe.firmware_sim.attach_pty import PtyAttachment
     from cardshoe.firmware_sim.attach_tcp import TcpAttachment
     from cardshoe.firmware_sim.core import FirmwareCore
-    from cardshoe.firmware_sim.line_reader import LineReader
 
 PROTOCOLS = ("cardshoe", "line")
 DEFAULT_PACE_S = 0.5
@@ -135,8 +147,6 @@ def sim(
     (`shoectl monitor PATH --raw` shows them). Its fault kinds: garbled-line,
     bad-checksum, double-read, dropped-line, unplug.
     """
-    from cardshoe.firmware_sim.devices import configure_device
-    from cardshoe.firmware_sim.errors import SimConfigError
 
     if use_pty and tcp_port is not None:
         raise click.UsageError("choose one of --pty and --tcp")
@@ -182,15 +192,6 @@ def _line_reader(
     realistic: bool,
     pace: float,
 ) -> LineReader:
-    from dataclasses import replace
-
-    from cardshoe.drivers.line.profile import LineProfileError, load_profile_file
-    from cardshoe.firmware_sim.errors import SimConfigError
-    from cardshoe.firmware_sim.faults import parse_injection
-    from cardshoe.firmware_sim.line_reader import LineReader, ReaderIdentity, format_for
-    from cardshoe.firmware_sim.shoe import DEFAULT_DECKS
-    from cardshoe.firmware_sim.timing import INSTANT, Timing
-
     if profile is None:
         raise SimConfigError(
             "--protocol line needs --profile FILE with a [device.line] table "
@@ -218,12 +219,6 @@ def _line_reader(
 def _serve_until_stopped(
     device: FirmwareCore | LineReader, tcp_port: int | None, link: Path | None, as_json: bool
 ) -> None:
-    import signal
-    import threading
-
-    from cardshoe.firmware_sim.attach_pty import serve_pty
-    from cardshoe.firmware_sim.attach_tcp import serve_tcp
-
     attachment: TcpAttachment | PtyAttachment
     try:
         if tcp_port is not None:
@@ -256,7 +251,6 @@ def _serve_until_stopped(
 
 def _identity(device: FirmwareCore | LineReader) -> dict[str, str]:
     """What a host needs to recognise and trust the simulated device."""
-    from cardshoe.firmware_sim.line_reader import LineReader
 
     if isinstance(device, LineReader):
         return {

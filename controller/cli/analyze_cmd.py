@@ -7,6 +7,12 @@ from pathlib import Path
 
 import click
 
+from cardshoe.controller.errors import UserError
+from cardshoe.controller.journal.store import Journal
+from cardshoe.controller.protection.report import write_report
+from cardshoe.controller.protection.shoe_records import read_shoes
+from cardshoe.controller.protection.shuffle_tests import analyze_shuffles
+
 FAILED_EXIT = 1
 """A test failed at 95% confidence: a check failed, as `shoectl journal verify` says it."""
 
@@ -34,10 +40,6 @@ def shuffle(journals: tuple[Path, ...], as_json: bool, report_path: Path | None)
     test compares each shoe with the next one of the same journal. Exit 1
     when a test fails at 95% confidence.
     """
-    from cardshoe.controller.errors import UserError
-    from cardshoe.controller.journal.store import Journal
-    from cardshoe.controller.protection.shoe_records import read_shoes
-    from cardshoe.controller.protection.shuffle_tests import analyze_shuffles
 
     tables = []
     for path in journals:
@@ -47,8 +49,6 @@ def shuffle(journals: tuple[Path, ...], as_json: bool, report_path: Path | None)
     if analysis.shoes == 0:
         raise UserError("the journals hold no shoe: give the journals of a table that has dealt")
     if report_path is not None:
-        from cardshoe.controller.protection.report import write_report
-
         write_report(analysis, report_path, [str(path) for path in journals])
     if as_json:
         click.echo(json.dumps(analysis.as_json()))

@@ -9,6 +9,8 @@ from pathlib import Path
 import click
 
 from cardshoe.controller.cli.options import CONFIG_OPTION, SOCKET_OPTION
+from cardshoe.controller.errors import UserError
+from cardshoe.controller.service import software_identity
 
 
 @click.command()
@@ -44,8 +46,6 @@ def authenticate(
     With --service the running table answers and journals it
     (software.authenticated). Exit 2 for a seed that is not hex bytes.
     """
-    from cardshoe.controller.errors import UserError
-    from cardshoe.controller.service import software_identity
 
     if print_manifest:
         if seed is not None or ask_service:
@@ -56,6 +56,8 @@ def authenticate(
         raise UserError("give the regulator's seed with --seed HEX (or --manifest for the list)")
     seed_bytes = software_identity.parse_seed(seed)
     if ask_service:
+        # Late: only --service reaches the table; the local digest must answer even over a
+        # damaged module (its config import would load the rules).
         from cardshoe.controller.cli.service_access import service_socket
         from cardshoe.controller.service.control_socket import request
 

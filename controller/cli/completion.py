@@ -29,6 +29,7 @@ def _completer(words: Callable[[click.Context], Iterable[str]]) -> Completer:
 
 
 def _games(ctx: click.Context) -> Iterable[str]:
+    # Late: each completer's table loads only when its word is completed (module docstring).
     from cardshoe.controller.rules.games import GAME_NAMES
 
     return GAME_NAMES
@@ -36,6 +37,7 @@ def _games(ctx: click.Context) -> Iterable[str]:
 
 def _device_urls(ctx: click.Context) -> Iterable[str]:
     """The serial devices attached (as `shoectl list` names them), then the simulator's."""
+    # Late: each completer's table loads only when its word is completed (module docstring).
     from cardshoe.drivers.discovery import serial_candidates
     from cardshoe.firmware_sim.profiles import load_profiles
 
@@ -44,6 +46,7 @@ def _device_urls(ctx: click.Context) -> Iterable[str]:
 
 
 def _operator_commands(ctx: click.Context) -> Iterable[str]:
+    # Late: each completer's table loads only when its word is completed (module docstring).
     from cardshoe.controller.procedure.operator_commands import CONTROL_COMMANDS
 
     return [command.name for command in CONTROL_COMMANDS]
@@ -52,6 +55,7 @@ def _operator_commands(ctx: click.Context) -> Iterable[str]:
 def _holds(ctx: click.Context) -> Iterable[str]:
     """The names of the holds, the table's own and the devices', for clear-hold's --reason
     (abandon-shoe's --reason is free text: nothing is offered for it)."""
+    # Late: each completer's table loads only when its word is completed (module docstring).
     from cardshoe.controller.procedure.holds import HoldReason, fault_hold
     from cardshoe.drivers.api.events import FaultKind
 

@@ -21,6 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rich.console import Console
+from rich.live import Live
+
+from cardshoe.controller.cli.service_access import service_socket
+from cardshoe.controller.config import TableConfig, load_config
+from cardshoe.controller.display.console_screen import ConsoleFrame, PromptShown, render_console
 from cardshoe.controller.errors import UserError
 from cardshoe.controller.service.console_client import Answer, ConsoleLink
 from cardshoe.controller.service.console_view import (
@@ -134,16 +140,6 @@ class ConsoleApp:
 
 def run_console(socket_path: Path | None, config_path: Path | None) -> None:
     """Draw the console until Ctrl-C (exit 0)."""
-    from rich.console import Console
-    from rich.live import Live
-
-    from cardshoe.controller.cli.service_access import service_socket
-    from cardshoe.controller.config import TableConfig, load_config
-    from cardshoe.controller.display.console_screen import (
-        ConsoleFrame,
-        PromptShown,
-        render_console,
-    )
 
     if not sys.stdin.isatty():
         raise UserError(

@@ -8,6 +8,16 @@ from pathlib import Path
 import click
 
 from cardshoe.controller.cli.options import CONFIG_OPTION, SOCKET_OPTION
+from cardshoe.controller.config import load_config
+from cardshoe.controller.errors import UserError
+from cardshoe.controller.service.pins import (
+    PinRole,
+    check_name,
+    check_pin,
+    make_entry,
+    read_pins,
+    write_pins,
+)
 
 ROLE_CHOICE = click.Choice(["dealer", "supervisor"])
 
@@ -25,6 +35,7 @@ def console(ctx: click.Context, socket_path: Path | None, config_path: Path | No
     """
     if ctx.invoked_subcommand is not None:
         return
+    # Late: the dealer's screen (~250 ms of imports) is only this command's, not pin set's.
     from cardshoe.controller.cli.console_app import run_console
 
     run_console(socket_path, config_path)
@@ -48,16 +59,6 @@ def pin() -> None:
 def pin_set(name: str, role: str, config_path: Path) -> None:
     """Add NAME, or give NAME a new PIN or role: the PIN is asked twice (read as two lines
     from standard input when it is not a terminal) and only its salted scrypt hash is kept."""
-    from cardshoe.controller.config import load_config
-    from cardshoe.controller.errors import UserError
-    from cardshoe.controller.service.pins import (
-        PinRole,
-        check_name,
-        check_pin,
-        make_entry,
-        read_pins,
-        write_pins,
-    )
 
     check_name(name)
     pins_file = load_config(config_path).roles.pins_file
@@ -79,7 +80,6 @@ def pin_set(name: str, role: str, config_path: Path) -> None:
 
 def _two_pins(name: str) -> tuple[str, str]:
     """The PIN typed twice, hidden at a terminal; else two lines of standard input."""
-    from cardshoe.controller.errors import UserError
 
     if sys.stdin.isatty():
         first = click.prompt(f"PIN for {name}", hide_input=True, err=True)

@@ -18,12 +18,15 @@ import click
 
 from cardshoe.controller.cli.completion import complete_hold, complete_operator_command
 from cardshoe.controller.cli.options import CONFIG_OPTION, SOCKET_OPTION
+from cardshoe.controller.cli.service_access import service_socket
 from cardshoe.controller.cli.status_cmd import status_text
+from cardshoe.controller.errors import UserError
 from cardshoe.controller.procedure.operator_commands import (
     CONTROL_COMMANDS,
     Parameter,
     option_name,
 )
+from cardshoe.controller.service.control_socket import SUBSCRIBE, request
 
 CLICK_TYPES: Mapping[str, click.ParamType] = {
     "round": click.IntRange(min=1),
@@ -94,10 +97,6 @@ def control(
     as_json: bool,
     **options: Any,
 ) -> None:
-    from cardshoe.controller.cli.service_access import service_socket
-    from cardshoe.controller.errors import UserError
-    from cardshoe.controller.service.control_socket import SUBSCRIBE, request
-
     if name == SUBSCRIBE:
         raise UserError(
             f"{SUBSCRIBE!r} streams events, it is not an operator command: "

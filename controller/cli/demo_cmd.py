@@ -3,20 +3,33 @@
 from __future__ import annotations
 
 import json
+import logging
 import secrets
 import socket
 import sys
 from collections.abc import Callable
+from contextlib import ExitStack
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from cardshoe.controller.cli.completion import complete_game
+from cardshoe.controller.cli.demo_readers import DemoProtocol
+from cardshoe.controller.cli.demo_wiring import DemoSettings, DemoTransport, run_demo
+from cardshoe.controller.config import DeviceMode, TableConfig, load_config
+from cardshoe.controller.display.plain import PlainLines
+from cardshoe.controller.protection import watcher
+from cardshoe.controller.scoreboard.board import TableBoard
+from cardshoe.controller.scoreboard.demo_events import DemoEventStream
+from cardshoe.controller.service.device_access import device_user_error
+from cardshoe.controller.service.logging_setup import configure_logging
+from cardshoe.controller.web.server import ListenAddress, served_in_thread, socket_url
+from cardshoe.drivers.errors import DriverError
 
 if TYPE_CHECKING:
-    from cardshoe.controller.cli.demo_wiring import DemoResult, DemoSettings
-    from cardshoe.controller.config import TableConfig
+    from cardshoe.controller.cli.demo_wiring import DemoResult
     from cardshoe.controller.journal.records import Record
     from cardshoe.controller.procedure.facts import Alarm, Observer
     from cardshoe.controller.service.session import TableSession
@@ -123,8 +136,6 @@ def demo(
     one JSON object per line. --web serves the scoreboard page from the demo's
     journal beside it, until the shoe ends.
     """
-    from cardshoe.controller.cli.demo_readers import DemoProtocol
-    from cardshoe.controller.cli.demo_wiring import DemoSettings, DemoTransport
 
     config = table_config(config_path, game, decks, device_kind, rounds)
     if seed is None:
@@ -158,7 +169,6 @@ def _web_socket(listen: str | None) -> socket.socket | None:
     """The scoreboard's socket, bound before the shoe starts so a bad address stops nothing."""
     if listen is None:
         return None
-    from cardshoe.controller.web.server import ListenAddress, socket_url
 
     sock = ListenAddress.parse(listen, "--web").bind()
     click.echo(f"shoectl demo: scoreboard on {socket_url(sock)}", err=True)
@@ -177,9 +187,6 @@ def table_config(
     --rounds on an automatic machine is its shoe.machine_rounds, so the house's policy
     (Art. 3.2) does not end the demo's shoe before the rounds asked for.
     """
-    from dataclasses import replace
-
-    from cardshoe.controller.config import DeviceMode, TableConfig, load_config
 
     base = load_config(path) if path is not None else TableConfig()
     game_config = replace(
@@ -224,19 +231,12 @@ def _run(
 
     With web, the scoreboard is served from the session's journal once it is open.
     """
-    from contextlib import ExitStack
-
-    from cardshoe.controller.cli.demo_wiring import run_demo
-    from cardshoe.controller.service.device_access import device_user_error
-    from cardshoe.drivers.errors import DriverError
 
     stop_requested = (lambda: False) if lines is None else lines.stop_requested
     with ExitStack() as serving:
 
         def starting(session: TableSession) -> None:
             if web is not None:
-                from cardshoe.controller.web.server import served_in_thread
-
                 journal = session.journal.path
                 serving.enter_context(served_in_thread(journal, web, settings.config))
             if on_session is not None:
@@ -253,9 +253,6 @@ def _run(
 
 def _quiet_logging(**options: Any) -> None:
     """Warnings and errors only: the table's events are the demo's output."""
-    import logging
-
-    from cardshoe.controller.service.logging_setup import configure_logging
 
     configure_logging(level=logging.WARNING, **options)
 
@@ -263,9 +260,6 @@ def _quiet_logging(**options: Any) -> None:
 def _report_surveillance(session: TableSession, write: Callable[[Alarm], None]) -> None:
     """The watcher's alarms as the demo's own lines (plain or JSON), in place of its log lines,
     which would be raw JSON on stderr among them."""
-    import logging
-
-    from cardshoe.controller.protection import watcher
 
     logging.getLogger(watcher.__name__).setLevel(logging.ERROR)
     session.watch_surveillance(write)
@@ -292,7 +286,6 @@ def _open_shoe_records(session: TableSession) -> list[Record]:
 
 
 def _run_json(settings: DemoSettings, web: socket.socket | None) -> None:
-    from cardshoe.controller.scoreboard.demo_events import DemoEventStream
 
     lines = _Lines()
 
@@ -321,7 +314,6 @@ def _run_json(settings: DemoSettings, web: socket.socket | None) -> None:
 
 
 def _run_plain(settings: DemoSettings, web: socket.socket | None) -> None:
-    from cardshoe.controller.display.plain import PlainLines
 
     lines = _Lines()
 
@@ -349,11 +341,11 @@ def _run_plain(settings: DemoSettings, web: socket.socket | None) -> None:
 
 
 def _run_live(settings: DemoSettings, web: socket.socket | None) -> None:
+    # Late: only the live view draws with rich (~100 ms of imports); --json and plain lines do not.
     from rich.console import Console
     from rich.live import Live
 
     from cardshoe.controller.display.rich_view import TableView
-    from cardshoe.controller.scoreboard.board import TableBoard
 
     def starting(session: TableSession) -> None:
         for record in _open_shoe_records(session):

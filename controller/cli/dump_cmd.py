@@ -14,11 +14,22 @@ from cardshoe.controller.cli.options import (
     KEY_DIR_OPTION,
     PAIRING_CONFIG_OPTION,
 )
+from cardshoe.controller.cli.service_access import pairing_keys
 from cardshoe.controller.errors import UserError
+from cardshoe.controller.service.device_access import (
+    device_user_error,
+    quiet_device_logs,
+    refuse_paired_without_key,
+)
 from cardshoe.controller.timestamps import utc_timestamp
+from cardshoe.drivers.errors import DeviceGone, DriverError
+from cardshoe.drivers.frame_opener import NO_KEY
+from cardshoe.drivers.frame_tap import FrameTap, TappedTransport
+from cardshoe.drivers.link import Link, LinkTiming
+from cardshoe.drivers.protocol.messages import Event
+from cardshoe.drivers.transports.registry import open_transport
 
 if TYPE_CHECKING:
-    from cardshoe.drivers.link import Link
     from cardshoe.drivers.protocol.auth import KeyLookup, LinkKey
 
 POLL_S = 0.2
@@ -54,11 +65,6 @@ def dump(
     falls silent, so use it on a device that is not in service. Ctrl-C ends
     with exit 0.
     """
-    from cardshoe.controller.cli.service_access import pairing_keys
-    from cardshoe.controller.service.device_access import quiet_device_logs
-    from cardshoe.drivers.frame_tap import FrameTap, TappedTransport
-    from cardshoe.drivers.link import Link, LinkTiming
-    from cardshoe.drivers.transports.registry import open_transport
 
     keys = pairing_keys(config_path, key_dir)
     printer = FramePrinter(as_json)
@@ -99,12 +105,6 @@ def _dump(
     key: say so once, naming the options that give the key, rather than
     showing its refusals frame after frame.
     """
-    from cardshoe.controller.service.device_access import (
-        device_user_error,
-        refuse_paired_without_key,
-    )
-    from cardshoe.drivers.errors import DeviceGone, DriverError
-    from cardshoe.drivers.protocol.messages import Event
 
     try:
         hello = link.open(timeout)
@@ -148,8 +148,9 @@ class FramePrinter:
 
 def frame_line(record: dict[str, Any]) -> str:
     """TIME  DIR  HEX  |  MESSAGE field=value ... (or the reason the frame is rejected)."""
+    # Late: heavy (rich, structlog, pyserial, pyusb, sqlite3 or transitions), which loading this
+    # module for --help must not pull in (tests/cli/test_technician_cli.py).
     from cardshoe.controller.scoreboard.event_lines import event_line
-    from cardshoe.drivers.frame_opener import NO_KEY
 
     message, sealed = record["message"], record["sealed"]
     if message is not None:

@@ -9,16 +9,33 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from cryptography.hazmat.primitives.serialization import (
+    Encoding,
+    NoEncryption,
+    PrivateFormat,
+    PublicFormat,
+    load_pem_private_key,
+    load_pem_public_key,
+)
 
 from cardshoe.controller.cli.options import DEVICE_TIMEOUT_OPTION
+from cardshoe.controller.config import load_config
+from cardshoe.controller.errors import EXIT_CHECK_FAILED, EXIT_DEVICE_UNAVAILABLE, UserError
+from cardshoe.controller.journal.errors import JournalBusy
+from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.record_kinds import check_payload
+from cardshoe.drivers.protocol.firmware_image import (
+    FirmwareImageError,
+    SignedImage,
+    public_key_id,
+    sign_image,
+    verify_signature,
+)
 
 if TYPE_CHECKING:
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-
     from cardshoe.controller.config import TableConfig
     from cardshoe.controller.service.firmware_update import FirmwareAttempt
-    from cardshoe.drivers.protocol.firmware_image import SignedImage
 
 FILE = click.Path(dir_okay=False, path_type=Path)
 
@@ -43,16 +60,6 @@ def firmware() -> None:
 )
 def keygen(stem: Path) -> None:
     """Make a new house signing key pair; refuses to replace existing files."""
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-    from cryptography.hazmat.primitives.serialization import (
-        Encoding,
-        NoEncryption,
-        PrivateFormat,
-        PublicFormat,
-    )
-
-    from cardshoe.controller.errors import UserError
-    from cardshoe.drivers.protocol.firmware_image import public_key_id
 
     private_path, public_path = stem.with_suffix(".key"), stem.with_suffix(".pub")
     for path in (private_path, public_path):
@@ -84,11 +91,6 @@ def keygen(stem: Path) -> None:
 @click.option("--output", type=FILE, default=None, help="Default: IMAGE.signed.")
 def sign(image: Path, key_path: Path, image_version: int, output: Path | None) -> None:
     """Sign IMAGE as firmware version --version with the house's key."""
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-    from cryptography.hazmat.primitives.serialization import load_pem_private_key
-
-    from cardshoe.controller.errors import UserError
-    from cardshoe.drivers.protocol.firmware_image import sign_image
 
     try:
         key = load_pem_private_key(_read(key_path, "the house's private key"), password=None)
@@ -120,9 +122,6 @@ def sign(image: Path, key_path: Path, image_version: int, output: Path | None) -
 def verify(signed_path: Path, public_key: Path, config_path: Path | None) -> None:
     """Check a signed image as the host does before an update: the house's signature, and
     with --config the table's allow-list. Exit 1 when either fails."""
-    from cardshoe.controller.config import load_config
-    from cardshoe.controller.errors import EXIT_CHECK_FAILED, UserError
-    from cardshoe.drivers.protocol.firmware_image import FirmwareImageError, verify_signature
 
     signed = _decode(signed_path)
     try:
@@ -149,7 +148,7 @@ def _install(
     config: TableConfig,
 ) -> FirmwareAttempt:
     """Open the device and install; a device that cannot be opened is a failed attempt too."""
-    from cardshoe.controller.errors import UserError
+    # Late: only update talks to a device (firmware_update, ~110 ms); keygen, sign, verify do not.
     from cardshoe.controller.service import firmware_update
     from cardshoe.controller.service.device_access import opened_device
     from cardshoe.controller.service.pairing import KeyStore
@@ -169,7 +168,6 @@ def _install(
 
 
 def _read(path: Path, what: str) -> bytes:
-    from cardshoe.controller.errors import UserError
 
     try:
         return path.read_bytes()
@@ -178,8 +176,6 @@ def _read(path: Path, what: str) -> bytes:
 
 
 def _decode(path: Path) -> SignedImage:
-    from cardshoe.controller.errors import EXIT_CHECK_FAILED, UserError
-    from cardshoe.drivers.protocol.firmware_image import FirmwareImageError, SignedImage
 
     try:
         return SignedImage.decode(_read(path, "the signed image"))
@@ -188,10 +184,6 @@ def _decode(path: Path) -> SignedImage:
 
 
 def _public_key(path: Path) -> Ed25519PublicKey:
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-    from cryptography.hazmat.primitives.serialization import load_pem_public_key
-
-    from cardshoe.controller.errors import UserError
 
     try:
         key = load_pem_public_key(_read(path, "the house's public key"))
@@ -227,10 +219,7 @@ def update(url: str, signed_path: Path, config_path: Path, timeout: float, as_js
     device absent or lost before the switch (it runs its old firmware), the journal held by
     the service, or not a technician.
     """
-    from cardshoe.controller.config import load_config
-    from cardshoe.controller.errors import EXIT_DEVICE_UNAVAILABLE, UserError
-    from cardshoe.controller.journal.errors import JournalBusy
-    from cardshoe.controller.journal.store import Journal
+    # Late: only update talks to a device (firmware_update, ~110 ms); keygen, sign, verify do not.
     from cardshoe.controller.service import firmware_update
     from cardshoe.controller.service.control_socket import Peer
     from cardshoe.controller.service.roles import check_permitted, operator_of

@@ -4,10 +4,24 @@ authentication: approve, authenticate (docs/floor.md)."""
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable
 from pathlib import Path
 
 import click
+
+from cardshoe.controller.errors import UserError
+from cardshoe.controller.floor.broker import BrokerSettings
+from cardshoe.controller.service.logging_setup import configure_logging
+from cardshoe.controller.service.software_identity import (
+    keyed_digest,
+    manifest_bytes,
+    manifest_sha256,
+    parse_seed,
+    wheel_manifest,
+)
+from cardshoe.controller.service.stop_signals import stop_on_signals
+from cardshoe.controller.web.server import ListenAddress
 
 FILE = click.Path(dir_okay=False, path_type=Path)
 DSN_OPTION = click.option(
@@ -44,6 +58,7 @@ def floor() -> None:
 @DSN_OPTION
 def init_db(dsn: str) -> None:
     """Create or migrate the floor schema; safe to run again."""
+    # Late: psycopg, the optional 'floor' extra; floor --help must work without it.
     from cardshoe.controller.floor.schema import connect, migrate
 
     with connect(dsn) as connection:
@@ -80,10 +95,8 @@ def ingest(
     gap_after: float,
 ) -> None:
     """Write every table's records into PostgreSQL, verifying each chain, until stopped."""
-    from cardshoe.controller.floor.broker import BrokerSettings
+    # Late: psycopg, the optional 'floor' extra; floor --help must work without it.
     from cardshoe.controller.floor.ingest import Ingest, IngestSettings
-    from cardshoe.controller.service.logging_setup import configure_logging
-    from cardshoe.controller.service.stop_signals import stop_on_signals
 
     settings = IngestSettings(
         broker=BrokerSettings(broker, ca=ca, cert=cert, key=key),
@@ -107,6 +120,7 @@ def register_table(dsn: str, table_id: str, public_key: str) -> None:
     PUBLIC_KEY is the 64 hex digits `shoectl journal key` prints on the table
     PC. Registering a table again replaces its key (rotation, docs/security.md).
     """
+    # Late: psycopg, the optional 'floor' extra; floor --help must work without it.
     from cardshoe.controller.floor.schema import connect, require_current
     from cardshoe.controller.floor.table_keys import checked_key
     from cardshoe.controller.floor.table_keys import register_table as register
@@ -128,6 +142,7 @@ def register_table(dsn: str, table_id: str, public_key: str) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON array of tables.")
 def status(dsn: str, as_json: bool) -> None:
     """Per table: ingested, verified, gaps, chain, last seen, online, lag."""
+    # Late: psycopg, the optional 'floor' extra; floor --help must work without it.
     from cardshoe.controller.floor.schema import connect
     from cardshoe.controller.floor.status import floor_status, status_lines
 
@@ -154,14 +169,6 @@ def approve(release: str, wheel: Path, dsn: str | None, seed: str | None) -> Non
     compared with: --dsn stores it for `floor authenticate`; --seed prints the digest the
     genuine release gives for one seed, for a lab's own check.
     """
-    from cardshoe.controller.errors import UserError
-    from cardshoe.controller.service.software_identity import (
-        keyed_digest,
-        manifest_bytes,
-        manifest_sha256,
-        parse_seed,
-        wheel_manifest,
-    )
 
     if dsn is None and seed is None:
         raise UserError("give --dsn to store the release, --seed to print its digest, or both")
@@ -169,6 +176,7 @@ def approve(release: str, wheel: Path, dsn: str | None, seed: str | None) -> Non
     entries = wheel_manifest(wheel)
     manifest = manifest_bytes(entries)
     if dsn is not None:
+        # Late: psycopg, the optional 'floor' extra; floor --help must work without it.
         from cardshoe.controller.floor.schema import connect
         from cardshoe.controller.floor.software_check import approve_release
 
@@ -209,8 +217,7 @@ def authenticate(
     """Send TABLE_ID (or --all tables) a fresh seed and check each answer against the
     approved release's (`floor approve`). Every check is stored, and one that is not
     verified is a floor alarm. Exit 1 when any table is not verified."""
-    from cardshoe.controller.errors import UserError
-    from cardshoe.controller.floor.broker import BrokerSettings
+    # Late: psycopg, the optional 'floor' extra; floor --help must work without it.
     from cardshoe.controller.floor.schema import connect
     from cardshoe.controller.floor.software_check import (
         Verdict,
@@ -270,10 +277,10 @@ def demo(tables: int, rounds: int, speed: float, pit_listen: str | None) -> None
     ingest fills the database. Ends with every table's records journaled
     against ingested, and exits 1 if any record was lost or duplicated.
     """
+    # Late: floor.demo needs psycopg (the 'floor' extra) and rich (~30 ms) only this subcommand.
     from rich.console import Console
 
     from cardshoe.controller.floor.demo import FORGED_TABLE, run_floor_demo
-    from cardshoe.controller.web.server import ListenAddress
 
     if pit_listen is not None:
         ListenAddress.parse(pit_listen, "--pit")
@@ -307,7 +314,7 @@ def user() -> None:
 )
 def user_add(name: str, role: str, dsn: str, password_file: Path | None) -> None:
     """Add a user of the pit; the password is stored as a scrypt hash only."""
-    from cardshoe.controller.errors import UserError
+    # Late: psycopg, the optional 'floor' extra; floor --help must work without it.
     from cardshoe.controller.floor.schema import connect, require_current
     from cardshoe.controller.pit.accounts import Role, add_user
 
@@ -375,16 +382,12 @@ def web(
 ) -> None:
     """Serve the pit: the floor, tables, round recall, alarms and pace pages and their JSON
     API (docs/pit.md), live from the floor database. Runs until Ctrl-C or SIGTERM."""
-    import logging
 
-    from cardshoe.controller.errors import UserError
-    from cardshoe.controller.floor.broker import BrokerSettings
+    # Late: psycopg, the optional 'floor' extra; floor --help must work without it.
     from cardshoe.controller.floor.schema import connect, require_current
     from cardshoe.controller.pit.app import PitSettings
     from cardshoe.controller.pit.pace import floor_zone
     from cardshoe.controller.pit.server import ServerTls, pit_url, serve
-    from cardshoe.controller.service.logging_setup import configure_logging
-    from cardshoe.controller.web.server import ListenAddress
 
     address = ListenAddress.parse(listen)
     if (tls_cert is None) != (tls_key is None):

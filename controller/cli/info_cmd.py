@@ -10,6 +10,11 @@ import click
 
 from cardshoe.controller.cli.completion import complete_device_url
 from cardshoe.controller.cli.options import DEVICE_TIMEOUT_OPTION, KEY_DIR_OPTION
+from cardshoe.controller.cli.service_access import pairing_keys
+from cardshoe.controller.config import load_config
+from cardshoe.controller.service.device_access import device_user_error, opened_device
+from cardshoe.drivers.errors import DriverError
+from cardshoe.drivers.protocol.message_codec import message_to_json
 
 
 @click.command()
@@ -34,11 +39,6 @@ def info(
     sim://PROFILE for a simulated device, or usb://VID:PID[/SERIAL]; `shoectl list`
     shows what is attached. Exit 3 when the device is absent, busy or not permitted.
     """
-    from cardshoe.controller.cli.service_access import pairing_keys
-    from cardshoe.controller.config import load_config
-    from cardshoe.controller.service.device_access import device_user_error, opened_device
-    from cardshoe.drivers.errors import DriverError
-    from cardshoe.drivers.protocol.message_codec import message_to_json
 
     config = load_config(config_path) if config_path else None
     keys = pairing_keys(config_path, key_dir)

@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import csv
 import heapq
 import json
+import sys
+import time
+from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from cardshoe.controller import record_kinds
+from cardshoe.controller.cli.options import TABLE_CONFIG_OPTION
 from cardshoe.controller.cli.receipt_cmd import receipt
-from cardshoe.controller.cli.run_cmd import TABLE_CONFIG_OPTION
+from cardshoe.controller.config import load_config
+from cardshoe.controller.display.columns import aligned_lines
+from cardshoe.controller.errors import UserError
+from cardshoe.controller.journal.signing import load_signing_key, make_signing_key
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -59,8 +67,7 @@ def init(config_path: Path, if_missing: bool) -> None:
     `shoectl run` never makes a journal: a lost journal must be restored, not
     silently replaced by an empty one. Refuses (exit 2) where a journal is.
     """
-    from cardshoe.controller.config import load_config
-    from cardshoe.controller.journal.signing import make_signing_key
+    # Late: the store loads sqlite3, which loading the journal group must not.
     from cardshoe.controller.journal.store import Journal
 
     config = load_config(config_path)
@@ -89,9 +96,6 @@ def key(config_path: Path, make_new: bool) -> None:
     publishes; `shoectl floor register-table TABLE_ID KEY` on the floor makes
     ingest store only records it signed (docs/security.md).
     """
-    from cardshoe.controller.config import load_config
-    from cardshoe.controller.errors import UserError
-    from cardshoe.controller.journal.signing import load_signing_key, make_signing_key
 
     config = load_config(config_path)
     path = config.service.journal_path
@@ -122,8 +126,8 @@ def show(
     Columns: id, time (UTC), shoe, round, device serial#sequence, kind, payload; each as
     wide as its widest value among the records listed.
     """
-    from collections import deque
 
+    # Late: the store loads sqlite3, which loading the journal group must not.
     from cardshoe.controller.journal.store import Journal
 
     with Journal.open_readonly(path) as opened:
@@ -137,7 +141,6 @@ def show(
     if not rows:
         click.echo("no matching records")
         return
-    from cardshoe.controller.display.columns import aligned_lines
 
     for line in aligned_lines(rows, right=NUMBER_COLUMNS):
         click.echo(line)
@@ -177,10 +180,9 @@ def export(
     neutral: bool,
 ) -> None:
     """Write records to stdout with every column, for archive or audit."""
-    import csv
-    import sys
 
-    from cardshoe.controller.errors import UserError
+    # Late: the store loads sqlite3, which loading the journal group must not;
+    # recovery and significant_events (~130 ms) are only export's.
     from cardshoe.controller.journal.records import RECORD_FIELDS
     from cardshoe.controller.journal.store import Journal
     from cardshoe.controller.service.recovery import device_forms
@@ -239,7 +241,7 @@ def verify(path: Path, anchor: str | None, as_json: bool) -> None:
     outside this machine and pass it back with --anchor to detect a later
     rewrite of the whole file.
     """
-    from cardshoe.controller.errors import UserError
+    # Late: the store loads sqlite3, which loading the journal group must not.
     from cardshoe.controller.journal.records import ChainAnchor
     from cardshoe.controller.journal.store import Journal
 
@@ -295,9 +297,8 @@ def prune(path: Path, anchor: str | None, state_dir: Path | None, keep_days: flo
     writer lock: run it while the table service is stopped, or let the
     service run it after each shoe (uplink.prune_after_shoe).
     """
-    import time
 
-    from cardshoe.controller.errors import UserError
+    # Late: the store loads sqlite3, which loading the journal group must not.
     from cardshoe.controller.journal.prune import floor_anchor, prune_journal
     from cardshoe.controller.journal.records import ChainAnchor
     from cardshoe.controller.journal.store import Journal
@@ -355,7 +356,7 @@ def _row(record: Record) -> tuple[str, ...]:
 def round_(path: Path, shoe_id: str, round_no: int, as_json: bool) -> None:
     """Recall one round for a dispute: cards in shoe order, hands, result and settlement per
     unit, irregularities and corrections, who gave each command, and the records behind it."""
-    from cardshoe.controller.errors import UserError
+    # Late: the store loads sqlite3, which loading the journal group must not.
     from cardshoe.controller.journal.store import Journal
     from cardshoe.controller.scoreboard.round_recall import (
         RECALL_KINDS_BEFORE,

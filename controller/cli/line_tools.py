@@ -22,6 +22,8 @@ from typing import Any
 import click
 
 from cardshoe.controller.errors import EXIT_BAD_INPUT, UserError
+from cardshoe.controller.service.device_access import device_user_error, quiet_device_logs
+from cardshoe.drivers.errors import DriverError
 from cardshoe.drivers.hid.family import KeyboardLineSource
 from cardshoe.drivers.hid.usb_keyboard import KeyboardReports
 from cardshoe.drivers.line.checksum import Checksum
@@ -58,9 +60,6 @@ def open_reader_lines(
 def opened_lines(
     url: str, baud: int, splitter: LineSplitter, usb_backend: Any = None
 ) -> Iterator[LineSource]:
-    from cardshoe.controller.service.device_access import device_user_error, quiet_device_logs
-    from cardshoe.drivers.errors import DriverError
-
     with quiet_device_logs():
         try:
             lines = open_reader_lines(url, baud, splitter, usb_backend)
@@ -73,9 +72,6 @@ def opened_lines(
 
 
 def _read(lines: LineSource) -> list[bytes | Overlong]:
-    from cardshoe.controller.service.device_access import device_user_error
-    from cardshoe.drivers.errors import DriverError
-
     try:
         return lines.read()
     except DriverError as exc:

@@ -6,6 +6,8 @@ import json
 
 import click
 
+from cardshoe.drivers.discovery import discover
+
 
 @click.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON array ([] when none).")
@@ -14,7 +16,6 @@ def list_command(as_json: bool) -> None:
 
     Each row's URL is what `shoectl info` and the table configuration take.
     """
-    from cardshoe.drivers.discovery import discover
 
     found = discover()
     if as_json:

@@ -16,6 +16,15 @@ from cardshoe.controller.cli.options import (
     KEY_DIR_OPTION,
     SOCKET_OPTION,
 )
+from cardshoe.controller.cli.service_access import pairing_keys, service_socket
+from cardshoe.controller.errors import EXIT_DEVICE_UNAVAILABLE, UserError
+from cardshoe.controller.scoreboard.board import TableBoard
+from cardshoe.controller.service.control_socket import subscription
+from cardshoe.controller.service.device_access import opened_device
+from cardshoe.controller.service.socket_claim import EXIT_NO_SERVICE
+from cardshoe.drivers.api.events import DeviceEvent
+from cardshoe.drivers.cardshoe_family import CardshoeLink
+from cardshoe.drivers.errors import DeviceGone
 
 if TYPE_CHECKING:
     from cardshoe.drivers.protocol.auth import KeyLookup
@@ -92,8 +101,6 @@ def monitor(
     profile, lines are cut at LF so the terminator shows. Ctrl-C ends with
     exit 0; exit 3 when the device or the service is absent or goes away.
     """
-    from cardshoe.controller.cli.service_access import pairing_keys
-    from cardshoe.controller.errors import UserError
 
     if [url is not None, from_service, as_table].count(True) != 1:
         raise UserError("give one of URL, --service or --table (see 'shoectl monitor --help')")
@@ -101,6 +108,8 @@ def monitor(
         raise UserError("--profile goes with --raw (a line reader's lines)")
     try:
         if raw:
+            # Late: heavy (rich, structlog, pyserial, pyusb, sqlite3 or transitions), which
+            # loading this module for --help must not pull in (tests/cli/test_technician_cli.py).
             from cardshoe.controller.cli.line_tools import monitor_raw
 
             if url is None:
@@ -119,12 +128,9 @@ def monitor(
 def _monitor_device(
     url: str, timeout: float, count: int | None, as_json: bool, keys: KeyLookup | None
 ) -> None:
-    from cardshoe.controller.errors import EXIT_DEVICE_UNAVAILABLE, UserError
+    # Late: heavy (rich, structlog, pyserial, pyusb, sqlite3 or transitions), which loading this
+    # module for --help must not pull in (tests/cli/test_technician_cli.py).
     from cardshoe.controller.scoreboard.event_lines import device_event_record
-    from cardshoe.controller.service.device_access import opened_device
-    from cardshoe.drivers.api.events import DeviceEvent
-    from cardshoe.drivers.cardshoe_family import CardshoeLink
-    from cardshoe.drivers.errors import DeviceGone
 
     shown = 0
     with opened_device(url, timeout=timeout, keys=keys) as wire_device:
@@ -145,8 +151,6 @@ def _monitor_device(
 def _monitor_service(
     socket_path: Path | None, config_path: Path | None, count: int | None, as_json: bool
 ) -> None:
-    from cardshoe.controller.cli.service_access import service_socket
-    from cardshoe.controller.service.control_socket import subscription
 
     path = service_socket(socket_path, config_path)
     with subscription(path) as (answer, events):
@@ -155,14 +159,13 @@ def _monitor_service(
 
 
 def _show_table(socket_path: Path | None, config_path: Path | None, count: int | None) -> None:
+    # Late: heavy (rich, structlog, pyserial, pyusb, sqlite3 or transitions), which loading this
+    # module for --help must not pull in (tests/cli/test_technician_cli.py).
     from rich.console import Console
     from rich.live import Live
 
-    from cardshoe.controller.cli.service_access import service_socket
     from cardshoe.controller.display.plain import plain_line
     from cardshoe.controller.display.rich_view import TableView
-    from cardshoe.controller.scoreboard.board import TableBoard
-    from cardshoe.controller.service.control_socket import subscription
 
     def print_line(record: dict[str, Any]) -> None:
         line = plain_line(record["kind"], record["payload"])
@@ -198,8 +201,6 @@ def _follow(
     show: Callable[[dict[str, Any]], None],
 ) -> None:
     """Show each event; return after count of them, exit 3 if the service stops first."""
-    from cardshoe.controller.errors import UserError
-    from cardshoe.controller.service.socket_claim import EXIT_NO_SERVICE
 
     for shown, record in enumerate(events, start=1):
         show(record)
@@ -209,6 +210,8 @@ def _follow(
 
 
 def _show(record: dict[str, Any], as_json: bool) -> None:
+    # Late: heavy (rich, structlog, pyserial, pyusb, sqlite3 or transitions), which loading this
+    # module for --help must not pull in (tests/cli/test_technician_cli.py).
     from cardshoe.controller.scoreboard.event_lines import event_line
 
     click.echo(json.dumps(record) if as_json else event_line(record))

@@ -11,6 +11,11 @@ import click
 
 from cardshoe.controller.cli.completion import complete_game
 from cardshoe.controller.errors import UserError
+from cardshoe.controller.journal.store import Journal
+from cardshoe.controller.protection.shoe_records import journal_shoe
+from cardshoe.controller.rules.cards import ShoeComposition, parse_cards
+from cardshoe.controller.rules.games import check_decks, get_game, paytable_named
+from cardshoe.controller.rules.odds import price_shoe
 
 if TYPE_CHECKING:
     from cardshoe.controller.rules.cards import Card
@@ -72,9 +77,6 @@ def odds(
     shoe priced is what is left once those cards are out: a negative house
     edge is a bet the player has the edge on (docs/game-protection.md).
     """
-    from cardshoe.controller.rules.cards import ShoeComposition, parse_cards
-    from cardshoe.controller.rules.games import check_decks, get_game, paytable_named
-    from cardshoe.controller.rules.odds import price_shoe
 
     if journal_path is None:
         if shoe_id is not None or after_round is not None:
@@ -103,8 +105,6 @@ def _journal_shoe(
     path: Path, shoe_id: str | None, after_round: int | None, game: str | None, decks: int | None
 ) -> tuple[str, int, list[Card]]:
     """The game, decks and seen cards of a journal's shoe; options that disagree are refused."""
-    from cardshoe.controller.journal.store import Journal
-    from cardshoe.controller.protection.shoe_records import journal_shoe
 
     with Journal.open_readonly(path) as journal:
         shoe = journal_shoe(journal, shoe_id, str(path))

@@ -44,3 +44,14 @@ PAIRING_CONFIG_OPTION = click.option(
     help="A table configuration: authenticate a paired device with the keys in its "
     "service.key_dir.",
 )
+DEFAULT_CONFIG = Path("/etc/cardshoe/table.toml")
+"""Where udev/systemd/cardshoe.service and docs/deployment.md put the table configuration."""
+TABLE_CONFIG_OPTION = click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=DEFAULT_CONFIG,
+    show_default=True,
+    help="The table configuration (docs/configuration.md).",
+)
+"""--config for the commands that act as the table itself (run, journal init)."""

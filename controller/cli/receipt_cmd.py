@@ -7,6 +7,11 @@ from pathlib import Path
 
 import click
 
+from cardshoe.controller import record_kinds
+from cardshoe.controller.errors import UserError
+from cardshoe.controller.scoreboard.pack_receipt import ReceiptRecord, pack_receipt, receipt_text
+from cardshoe.controller.scoreboard.receipt_page import receipt_html
+
 
 @click.command()
 @click.argument("path", type=click.Path(path_type=Path))
@@ -23,15 +28,8 @@ def receipt(path: Path, shoe_id: str, as_json: bool, html_path: Path | None) -> 
     """A pack's receipt: its chain of custody at shoe start (deck set, pack count, who
     loaded and who witnessed, the device and its firmware, the software, the time) and its
     reconciliation at shoe end, with the journal records it was read from."""
-    from cardshoe.controller import record_kinds
-    from cardshoe.controller.errors import UserError
+    # Late: the store loads sqlite3, which loading the journal group must not.
     from cardshoe.controller.journal.store import Journal
-    from cardshoe.controller.scoreboard.pack_receipt import (
-        ReceiptRecord,
-        pack_receipt,
-        receipt_text,
-    )
-    from cardshoe.controller.scoreboard.receipt_page import receipt_html
 
     if as_json and html_path is not None:
         raise UserError("choose --json or --html FILE, not both")

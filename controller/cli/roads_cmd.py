@@ -7,6 +7,10 @@ from pathlib import Path
 
 import click
 
+from cardshoe.controller.journal.store import Journal
+from cardshoe.controller.scoreboard.board_json import board_json
+from cardshoe.controller.scoreboard.shoe_replay import shoe_board
+
 
 @click.command()
 @click.argument("path", type=click.Path(path_type=Path))
@@ -20,16 +24,13 @@ def roads(path: Path, shoe_id: str | None, as_json: bool) -> None:
     counted from 0, row 0 at the top, each road in the order it was filled.
     Exit 2 when the file is not a journal or holds no such shoe.
     """
-    from cardshoe.controller.journal.store import Journal
-    from cardshoe.controller.scoreboard.shoe_replay import shoe_board
 
     with Journal.open_readonly(path) as journal:
         board = shoe_board(journal, shoe_id)
     if as_json:
-        from cardshoe.controller.scoreboard.board_json import board_json
-
         click.echo(json.dumps(board_json(board), ensure_ascii=False))
         return
+    # Late: only the drawn roads need rich (~100 ms of imports); --json does not.
     from rich.console import Console
 
     from cardshoe.controller.display.rich_view import render_roads

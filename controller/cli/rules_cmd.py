@@ -8,6 +8,12 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from cardshoe.controller.cli.completion import complete_game
+from cardshoe.controller.display.columns import aligned_lines
+from cardshoe.controller.errors import UserError
+from cardshoe.controller.rules.cards import parse_cards
+from cardshoe.controller.rules.games import get_game
+from cardshoe.controller.rules.shoe_order import play_shoe_order
+from cardshoe.controller.scoreboard.round_json import round_json
 
 if TYPE_CHECKING:
     from cardshoe.controller.rules.games import Game
@@ -37,10 +43,6 @@ def rules() -> None:
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per round per line.")
 def play(game_name: str, cards: str, as_json: bool) -> None:
     """Play consecutive rounds from the shoe order until the cards run out."""
-    from cardshoe.controller.errors import UserError
-    from cardshoe.controller.rules.cards import parse_cards
-    from cardshoe.controller.rules.games import get_game
-    from cardshoe.controller.rules.shoe_order import play_shoe_order
 
     game = get_game(game_name)
     shoe = parse_cards(cards)
@@ -56,7 +58,6 @@ def play(game_name: str, cards: str, as_json: bool) -> None:
 
 def round_record(game: Game, played: PlayedRound) -> dict[str, Any]:
     """The JSON form of a played round (round_json's shape, shared with shoectl demo)."""
-    from cardshoe.controller.scoreboard.round_json import round_json
 
     current = played.round
     return round_json(
@@ -71,8 +72,6 @@ def round_record(game: Game, played: PlayedRound) -> dict[str, Any]:
 
 
 def _text_table(records: list[dict[str, Any]]) -> str:
-    from cardshoe.controller.display.columns import aligned_lines
-
     rows = [TEXT_COLUMNS] + [_text_row(record) for record in records]
     return "\n".join(aligned_lines(rows))
 

@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
 
-DEFAULT_CONFIG = Path("/etc/cardshoe/table.toml")
-"""Where udev/systemd/cardshoe.service and docs/deployment.md put the table configuration."""
-TABLE_CONFIG_OPTION = click.option(
-    "--config",
-    "config_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=DEFAULT_CONFIG,
-    show_default=True,
-    help="The table configuration (docs/configuration.md).",
-)
-"""--config for the commands that act as the table itself (run, journal init)."""
+from cardshoe.controller.cli.options import TABLE_CONFIG_OPTION
+from cardshoe.controller.config import load_config
+from cardshoe.controller.errors import UserError
+from cardshoe.controller.service.sdnotify import Notifier
+from cardshoe.controller.service.stop_signals import stop_on_signals
 
 
 @click.command()
@@ -69,15 +64,12 @@ def run(
     check or cannot be written (one line naming the path), or the service failed
     (see the log).
     """
-    import sys
 
+    # Late: heavy (rich, structlog, pyserial, pyusb or sqlite3), which loading this module for
+    # --help must not pull in (tests/cli/test_technician_cli.py).
     import structlog
 
-    from cardshoe.controller.config import load_config
-    from cardshoe.controller.errors import UserError
     from cardshoe.controller.service.logging_setup import configure_logging
-    from cardshoe.controller.service.sdnotify import Notifier
-    from cardshoe.controller.service.stop_signals import stop_on_signals
     from cardshoe.controller.service.table_service import ServiceOptions, TableService
 
     configure_logging(json_lines=log_format == "json", stream=sys.stdout)

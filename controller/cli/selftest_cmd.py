@@ -15,6 +15,11 @@ from cardshoe.controller.cli.options import (
     KEY_DIR_OPTION,
     PAIRING_CONFIG_OPTION,
 )
+from cardshoe.controller.cli.service_access import pairing_keys
+from cardshoe.controller.errors import EXIT_CHECK_FAILED, UserError
+from cardshoe.controller.service.device_access import device_user_error, opened_device
+from cardshoe.drivers.errors import DriverError
+from cardshoe.drivers.protocol.messages import Event
 
 if TYPE_CHECKING:
     from cardshoe.drivers.device import DealerDevice, ShoeDevice
@@ -81,12 +86,10 @@ def selftest(
     checks that lines came, that each matched the profile and passed its
     checksum.
     """
-    from cardshoe.controller.cli.service_access import pairing_keys
-    from cardshoe.controller.errors import EXIT_CHECK_FAILED, UserError
-    from cardshoe.controller.service.device_access import device_user_error, opened_device
-    from cardshoe.drivers.errors import DriverError
 
     if profile_path is not None:
+        # Late: heavy (rich, structlog, pyserial, pyusb or sqlite3), which loading this module for
+        # --help must not pull in (tests/cli/test_technician_cli.py).
         from cardshoe.controller.cli.line_tools import listen_checks, load_profile, show_checks
 
         line_checks = listen_checks(url, load_profile(profile_path), listen)
@@ -115,7 +118,6 @@ def selftest(
 def _run_checks(
     device: ShoeDevice | DealerDevice, test_timeout: float
 ) -> tuple[list[Check], dict[str, Any]]:
-    from cardshoe.drivers.protocol.messages import Event
 
     device.on_event(lambda event: device.ack(event.seq) if isinstance(event, Event) else None)
     info = device.info

@@ -5,7 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cardshoe.controller.cli.run_cmd import DEFAULT_CONFIG
+from cardshoe.controller.cli.options import DEFAULT_CONFIG
+from cardshoe.controller.config import ServiceConfig, load_config
+from cardshoe.controller.service.pairing import KeyStore
 
 if TYPE_CHECKING:
     from cardshoe.drivers.protocol.auth import KeyLookup
@@ -17,7 +19,6 @@ def service_socket(socket_path: Path | None, config_path: Path | None) -> Path:
     Without --config, the installed configuration is read if it exists; with
     none installed, the default socket path is used.
     """
-    from cardshoe.controller.config import ServiceConfig, load_config
 
     if socket_path is not None:
         return socket_path
@@ -29,8 +30,6 @@ def service_socket(socket_path: Path | None, config_path: Path | None) -> Path:
 def pairing_keys(config_path: Path | None, key_dir: Path | None) -> KeyLookup | None:
     """The key lookup for a paired device: --key-dir, else the --config's service.key_dir;
     None when neither is given (an unpaired device needs none)."""
-    from cardshoe.controller.config import load_config
-    from cardshoe.controller.service.pairing import KeyStore
 
     if key_dir is None and config_path is not None:
         key_dir = load_config(config_path).service.key_dir

@@ -14,6 +14,8 @@ from cardshoe.drivers.transports.registry import Scheme, open_serial, register_s
 
 
 def _open_sim(url: str, usb_backend: Any) -> Transport:
+    # Late for start-up: main registers this scheme for every shoectl run, and the simulator
+    # (~100 ms of imports) loads only when a sim:// URL opens.
     from cardshoe.firmware_sim.sim_url import register_sim_url_handler
 
     register_sim_url_handler()

@@ -9,6 +9,8 @@ from typing import Any
 import click
 
 from cardshoe.controller.cli.options import CONFIG_OPTION, SOCKET_OPTION
+from cardshoe.controller.cli.service_access import service_socket
+from cardshoe.controller.service.control_socket import request
 from cardshoe.drivers.api.events import firmware_text
 
 
@@ -24,8 +26,6 @@ def status(socket_path: Path | None, config_path: Path | None, as_json: bool) ->
     starting or waiting for device, with the reason. Exit 3 with one line when
     no service answers.
     """
-    from cardshoe.controller.cli.service_access import service_socket
-    from cardshoe.controller.service.control_socket import request
 
     record = request(service_socket(socket_path, config_path), "status")
     click.echo(json.dumps(record) if as_json else status_text(record))

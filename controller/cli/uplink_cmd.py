@@ -7,6 +7,14 @@ from typing import TYPE_CHECKING
 
 import click
 
+from cardshoe.controller.config import load_config
+from cardshoe.controller.errors import UserError
+from cardshoe.controller.floor.broker import BrokerSettings
+from cardshoe.controller.floor.topics import check_name
+from cardshoe.controller.floor.uplink import Uplink, UplinkSettings
+from cardshoe.controller.service.logging_setup import configure_logging
+from cardshoe.controller.service.stop_signals import stop_on_signals
+
 if TYPE_CHECKING:
     from cardshoe.controller.config import TableConfig
 
@@ -63,12 +71,6 @@ def uplink(
     away, and the uplink catches up when it is back. Options override the
     [uplink] section of --config.
     """
-    from cardshoe.controller.errors import UserError
-    from cardshoe.controller.floor.broker import BrokerSettings
-    from cardshoe.controller.floor.topics import check_name
-    from cardshoe.controller.floor.uplink import Uplink, UplinkSettings
-    from cardshoe.controller.service.logging_setup import configure_logging
-    from cardshoe.controller.service.stop_signals import stop_on_signals
 
     configured = _configured(config_path, journal_path is None)
     section = configured.uplink if configured is not None else None
@@ -104,8 +106,6 @@ def uplink(
 
 def _configured(config_path: Path | None, needed: bool) -> TableConfig | None:
     """The table configuration: --config, else /etc/cardshoe/table.toml if it exists."""
-    from cardshoe.controller.config import load_config
-    from cardshoe.controller.errors import UserError
 
     if config_path is None:
         default = Path("/etc/cardshoe/table.toml")

@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+import logging
+import time
 from pathlib import Path
 
 import click
+
+from cardshoe.controller.config import load_config
+from cardshoe.controller.errors import UserError
+from cardshoe.controller.service.logging_setup import configure_logging
+from cardshoe.controller.web.app import MAX_CLIENTS
+from cardshoe.controller.web.console_page import WebConsole
+from cardshoe.controller.web.server import ListenAddress, ScoreboardServer
 
 DEFAULT_LISTEN = "127.0.0.1:8080"
 
@@ -56,15 +65,6 @@ def web(
     The journal is only read, so the page cannot command the table and goes
     on across restarts of the table service. Runs until Ctrl-C or SIGTERM.
     """
-    import logging
-    import time
-
-    from cardshoe.controller.config import load_config
-    from cardshoe.controller.errors import UserError
-    from cardshoe.controller.service.logging_setup import configure_logging
-    from cardshoe.controller.web.app import MAX_CLIENTS
-    from cardshoe.controller.web.console_page import WebConsole
-    from cardshoe.controller.web.server import ListenAddress, ScoreboardServer
 
     address = ListenAddress.parse(listen)
     config = load_config(config_path) if config_path is not None else None

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cardshoe.controller.errors import UserError
+from cardshoe.controller.floor.schema import connect
 
 MOSQUITTO = Path("/usr/sbin/mosquitto")
 POSTGRES_BIN = Path("/usr/lib/postgresql/15/bin")
@@ -124,7 +125,6 @@ class Postgres:
 
     def create_database(self, name: str) -> str:
         """Another empty database in this cluster (one per test); returns its DSN."""
-        from cardshoe.controller.floor.schema import connect
 
         with connect(self.dsn, autocommit=True) as connection:
             connection.execute(f'CREATE DATABASE "{name}"')

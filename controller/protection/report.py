@@ -24,6 +24,7 @@ def write_report(analysis: ShuffleAnalysis, path: Path, sources: Sequence[str]) 
     short for its plots, or the file unwritable."""
     if not analysis.positions_tested:
         raise UserError(f"--report cannot be drawn: {analysis.too_few_cards()}")
+    # Late: matplotlib and scipy are the optional 'analysis' extra, which may be missing.
     try:
         import matplotlib
 

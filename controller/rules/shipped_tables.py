@@ -65,6 +65,7 @@ def encode_table(data: TableData) -> bytes:
 
 def write_tables(folder: Path) -> list[Path]:
     """Build every game's table and write it into `folder` (this package's source)."""
+    # Late: an import cycle (odds reads the shipped tables through read_table, here).
     from cardshoe.controller.rules.odds import build_composition_table
 
     written = []

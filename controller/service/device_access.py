@@ -22,12 +22,14 @@ from cardshoe.controller.errors import (
     EXIT_DEVICE_UNAVAILABLE,
     UserError,
 )
+from cardshoe.drivers.device import open_device
+from cardshoe.drivers.errors import CommandRefused, DriverError, InvalidUrl, LinkProtocolError
+from cardshoe.drivers.protocol.error_codes import ErrorCode
+from cardshoe.drivers.protocol.messages import Capability
 
 if TYPE_CHECKING:
     from cardshoe.drivers.device import DealerDevice, ShoeDevice
-    from cardshoe.drivers.errors import DriverError
     from cardshoe.drivers.protocol.auth import KeyLookup
-    from cardshoe.drivers.protocol.messages import Capability
 
 PAIRING_KEY_HINT = (
     "give its table's --config (service.key_dir) or --key-dir DIR holding its SERIAL.key"
@@ -73,8 +75,6 @@ def opened_device(
     a paired device opened without them is refused at once (it would refuse
     every command, and send no event, to a host that has not authenticated).
     """
-    from cardshoe.drivers.device import open_device
-    from cardshoe.drivers.errors import DriverError
 
     with quiet_device_logs():
         try:
@@ -87,7 +87,6 @@ def opened_device(
 
 def refuse_paired_without_key(device: Identified, url: str, keyed: bool, purpose: str = "") -> None:
     """A paired device (AUTH_REQUIRED) and no keys given: one line naming the options."""
-    from cardshoe.drivers.protocol.messages import Capability
 
     if keyed or Capability.AUTH_REQUIRED not in device.capabilities:
         return
@@ -100,8 +99,6 @@ def refuse_paired_without_key(device: Identified, url: str, keyed: bool, purpose
 
 def device_user_error(exc: DriverError) -> UserError:
     """The exit code a technician's script can act on, with the driver's one-line message."""
-    from cardshoe.drivers.errors import CommandRefused, InvalidUrl, LinkProtocolError
-    from cardshoe.drivers.protocol.error_codes import ErrorCode
 
     if isinstance(exc, InvalidUrl):
         return UserError(str(exc), EXIT_BAD_INPUT)

@@ -32,12 +32,15 @@ class Scheme:
 
 def open_serial(url: str, _usb_backend: Any = None) -> Transport:
     """Open a serial device path or any pyserial URL (the opener of every serial scheme)."""
+    # Late for start-up, as in _open_usb: shoectl imports this registry on every run.
     from cardshoe.drivers.transports.serial_port import SerialTransport
 
     return SerialTransport.open(url)
 
 
 def _open_usb(url: str, usb_backend: Any) -> Transport:
+    # Late for start-up: shoectl imports this registry on every run (main, through sim_scheme),
+    # and pyserial and pyusb (5-20 ms) load only when a URL of theirs opens.
     from cardshoe.drivers.transports.usb_bulk import UsbTransport
 
     return UsbTransport.open(url, backend=usb_backend)
