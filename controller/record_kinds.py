@@ -22,6 +22,7 @@ import-linter keeps the journal and the procedure apart.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -313,6 +314,26 @@ def spec_of(kind: str) -> KindSpec:
     return spec
 
 
+def required_keys(spec: KindSpec) -> frozenset[str]:
+    """The keys a payload of the kind must hold: its TypedDict's required keys, or every field
+    of an operator command's input (command_kind), which its record holds whole."""
+    if dataclasses.is_dataclass(spec.payload):
+        return frozenset(item.name for item in dataclasses.fields(spec.payload))
+    keys: frozenset[str] = spec.payload.__required_keys__  # type: ignore[attr-defined]
+    return keys
+
+
+def command_kind(command_name: str, procedure_input: type) -> str:
+    """The journal kind of an operator command that has no constant here: command.<name>,
+    registered with its input dataclass as the payload's form, so that a new command is one
+    row of procedure/operator_commands.py and its handling (docs/architecture.md)."""
+    name = COMMAND_PREFIX + command_name.replace("-", "_")
+    known = _REGISTRY.get(name)
+    if known is not None and known.payload is procedure_input:
+        return name
+    return _kind(name, procedure_input)
+
+
 def registered_kinds() -> frozenset[str]:
     return frozenset(_REGISTRY)
 
@@ -344,11 +365,10 @@ def check_payload(kind: str, payload: Mapping[str, Any]) -> None:
             f"a {kind} record is written in version {spec.version}, not {version} "
             f"({RECORD_VERSION_KEY} in its payload)"
         )
-    missing = sorted(spec.payload.__required_keys__ - payload.keys())  # type: ignore[attr-defined]
+    missing = sorted(required_keys(spec) - payload.keys())
     if missing:
         raise RecordKindError(
-            f"a {kind} record's payload lacks {', '.join(missing)} "
-            f"({spec.payload.__name__} in controller/record_kinds.py)"
+            f"a {kind} record's payload lacks {', '.join(missing)} ({spec.payload.__name__})"
         )
 
 

@@ -170,10 +170,17 @@ class OperatorCommand:
     procedure_input: type | None = None
     """The procedure input it becomes, journaled as `kind` (inputs.HOST_INPUTS)."""
     kind: str | None = None
+    """Its input's journal kind: a constant of record_kinds.py, or by default command.<name>,
+    registered there with the input as its payload's form."""
     build: Callable[..., Any] | None = None
     """The checked arguments -> the input, when the input is not built from them by name;
     TableSession.operate applies it. A command the session handles itself has a method of
     its own there (service/command_routes.SESSION_SIDE)."""
+
+    def __post_init__(self) -> None:
+        if self.procedure_input is not None and self.kind is None:
+            kind = record_kinds.command_kind(self.name, self.procedure_input)
+            object.__setattr__(self, "kind", kind)
 
     def make(self, arguments: Mapping[str, Any]) -> object:
         """The procedure input for the command's checked arguments."""
