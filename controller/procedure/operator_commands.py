@@ -148,13 +148,6 @@ class EnterCard:
     """Who entered it (uid, user, role), so the correction the procedure records names them."""
 
 
-@dataclass(frozen=True)
-class Note:
-    """A supervisor's note for the journal; it changes nothing at the table."""
-
-    text: str
-
-
 def _void_round(reason: str, note: str | None = None, round: int | None = None) -> VoidRound:
     """void-round's --round is the input's round_no."""
     return VoidRound(reason, note, round)
@@ -320,13 +313,6 @@ OPERATOR_COMMANDS: tuple[OperatorCommand, ...] = (
         Trigger.CLEAR_HOLD,
         ClearHold,
         record_kinds.COMMAND_CLEAR_HOLD,
-    ),
-    OperatorCommand(
-        "note",
-        Role.SUPERVISOR,
-        "Journal a supervisor's note.",
-        (Parameter("text", str, "the note", required=True),),
-        procedure_input=Note,
     ),
     OperatorCommand("console-sign-in", Role.WATCHER),
     OperatorCommand("console-sign-out", Role.WATCHER),

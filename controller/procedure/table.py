@@ -69,7 +69,6 @@ from cardshoe.controller.procedure.operator_commands import (
     CutDone,
     EndShoe,
     EnterCard,
-    Note,
     ShoeLoaded,
     SignIn,
     StartShoe,
@@ -410,7 +409,6 @@ INPUT_ROUTES: Mapping[type, Route] = {
         Trigger.VOID_CURRENT_ROUND, reason=item.reason, round_no=item.round_no
     ),
     EnterCard: lambda model, item: model.trigger(Trigger.ENTER_CARD, command=item),
-    Note: lambda model, item: None,
     DeviceCount: lambda model, item: model.trigger(Trigger.RECONCILE, count=item),
     PackCount: lambda model, item: model.trigger(Trigger.PACK_COUNTED, count=item),
     HostFinding: lambda model, item: model.trigger(Trigger.HOLD, reason=item.hold),
