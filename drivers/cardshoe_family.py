@@ -186,19 +186,18 @@ def neutral_status(status: wire.Status) -> neutral.DeviceStatus:
     )
 
 
-def read_version_1_record(kind: str, payload: Mapping[str, Any]) -> neutral.Event:
+def read_version_1_record(message_type: str | None, payload: Mapping[str, Any]) -> neutral.Event:
     """A journal record of version 1 (before the device seam: the wire form) as the neutral
-    event it stands for; kind is "device.<message type>" or "link.restored"."""
-    if kind == "link.restored":
+    event it stands for: a device event of the wire message type given, or with None, the
+    link's restoration, whose payload holds the device's HELLO."""
+    if message_type is None:
         hello = message_from_json(payload["hello"])
         if not isinstance(hello, wire.Hello):
-            raise ValueError(f"a version 1 link.restored record holds a {type(hello).__name__}")
+            raise ValueError(f"a version 1 link restoration holds a {type(hello).__name__}")
         return neutral.LinkRestored(identity_of(hello, hello.protocol_minor))
-    message = message_from_json(
-        {"type": kind.removeprefix("device.").upper(), "fields": dict(payload)}
-    )
+    message = message_from_json({"type": message_type.upper(), "fields": dict(payload)})
     if type(message) not in _TRANSLATIONS or not isinstance(message, wire.Event):
-        raise ValueError(f"journal record kind {kind!r} is no device event of protocol 1")
+        raise ValueError(f"a version 1 {message_type} record is no device event of protocol 1")
     return neutral_device_event(message)
 
 

@@ -152,8 +152,9 @@ _EVENT_KINDS = {cls: kind for kind, cls in _EVENT_INPUTS.items()}
 _LEGACY_DRIVER_KINDS = frozenset({record_kinds.LINK_RESTORED})
 """The driver records whose version 1 form differs from version 2 (a wire HELLO)."""
 
-LegacyReader = Callable[[str, Mapping[str, Any]], Any]
-"""Reads a version 1 device record (kind, payload) into its neutral input."""
+LegacyReader = Callable[[str | None, Mapping[str, Any]], Any]
+"""Reads a version 1 record into its neutral input: (the wire message type of a device.<type>
+record, or None for a link restored, whose payload holds the wire HELLO; the payload)."""
 
 
 @dataclass(frozen=True)
@@ -228,7 +229,9 @@ def from_record(kind: str, payload: Mapping[str, Any], legacy: LegacyReader | No
                 f"journal record kind {kind!r} is in record version 1 (the cardshoe wire form): "
                 "read it with the cardshoe family's legacy reader"
             )
-        return legacy(kind, payload)
+        if kind == record_kinds.LINK_RESTORED:
+            return legacy(None, payload)
+        return legacy(kind.removeprefix(DEVICE_PREFIX), payload)
     raise ValueError(
         f"journal record kind {kind!r} (record version {version}) is not an input of the "
         "table procedure"
