@@ -23,8 +23,9 @@ from results import Measurement, Target, percentile, print_measurements
 
 from cardshoe.controller.config import GameConfig, TableConfig
 from cardshoe.controller.procedure.facts import RoundResult
-from cardshoe.controller.procedure.inputs import CutDone, DeviceCount, ShoeLoaded, StartShoe
+from cardshoe.controller.procedure.inputs import DeviceCount
 from cardshoe.controller.procedure.machine import State
+from cardshoe.controller.procedure.operator_commands import CutDone, ShoeLoaded, StartShoe
 from cardshoe.controller.procedure.table import DEALER_BUTTON, TableModel
 from cardshoe.drivers.api.events import ButtonPressed, CutCardSeen
 from cardshoe.drivers.cardshoe_family import neutral_device_event
