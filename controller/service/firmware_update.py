@@ -17,10 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
-
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-from cryptography.hazmat.primitives.serialization import load_pem_public_key
+from typing import TYPE_CHECKING, Any
 
 from cardshoe.controller.config import DeviceConfig
 from cardshoe.controller.errors import EXIT_CHECK_FAILED, EXIT_DEVICE_UNAVAILABLE, UserError
@@ -34,6 +31,11 @@ from cardshoe.drivers.protocol.firmware_image import (
     SignedImage,
     verify_signature,
 )
+
+if TYPE_CHECKING:
+    # Types only: cryptography's bindings cost ~7 MB resident (bench/bench_service.py); the
+    # table service imports them only when a firmware update runs (load_house_key).
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 COMMAND = "firmware-update"
 """The control-socket command, and the name a role check gives it (a technician's)."""
@@ -93,6 +95,10 @@ def load_house_key(path: Path | None) -> Ed25519PublicKey:
             "the configuration names no device.house_public_key: set it to the house's "
             "public key file (shoectl firmware keygen's .pub)"
         )
+    # Late: cryptography's bindings cost ~7 MB resident, which the service pays only here.
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+    from cryptography.hazmat.primitives.serialization import load_pem_public_key
+
     try:
         key = load_pem_public_key(path.read_bytes())
     except OSError as exc:

@@ -27,10 +27,9 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from cardshoe.controller.config import TableConfig
 from cardshoe.controller.errors import UserError
@@ -105,6 +104,11 @@ from cardshoe.drivers.api.events import (
     SequenceRegression,
 )
 from cardshoe.drivers.errors import CommandRefused, DeviceGone, DeviceTimeout
+
+if TYPE_CHECKING:
+    # Types only: cryptography's bindings cost ~7 MB resident (bench/bench_service.py),
+    # which the service pays only when a firmware update runs (firmware_update.py).
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 log = structlog.get_logger(SESSION_LOGGER)
 

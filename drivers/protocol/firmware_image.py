@@ -21,10 +21,15 @@ import hashlib
 import json
 import struct
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
-from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+if TYPE_CHECKING:
+    # Types only: cryptography's bindings cost ~7 MB resident, and a driver (device.py) needs
+    # this module for SignedImage whether or not it ever updates firmware.
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import (
+        Ed25519PrivateKey,
+        Ed25519PublicKey,
+    )
 
 MAGIC = b"CARDSHOE-FIRMWARE-1\n"
 DOMAIN = b"cardshoe-firmware-v1\0"
@@ -87,6 +92,9 @@ class SignedImage:
 
 def public_key_id(public_key: Ed25519PublicKey) -> str:
     """A short name for a public key (a hash prefix), printed and kept in the header."""
+    # Late: cryptography's bindings cost ~7 MB resident; only signing and checking need them.
+    from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
     raw = public_key.public_bytes(Encoding.Raw, PublicFormat.Raw)
     return hashlib.sha256(raw).hexdigest()[:16]
 
@@ -105,6 +113,9 @@ def sign_image(image: bytes, version: int, private_key: Ed25519PrivateKey) -> Si
 
 def verify_signature(signed: SignedImage, public_key: Ed25519PublicKey) -> None:
     """Raise FirmwareImageError unless the house key signed this version of this image."""
+    # Late: cryptography's bindings cost ~7 MB resident; only signing and checking need them.
+    from cryptography.exceptions import InvalidSignature
+
     try:
         public_key.verify(signed.signature, signed_message(signed.version, signed.sha256))
     except InvalidSignature:
