@@ -11,7 +11,7 @@ import os
 import sqlite3
 from pathlib import Path
 
-from cardshoe.controller.journal.connection import connect, set_durable, wal_path
+from cardshoe.controller.journal.connection import connect, limit_cache, set_durable, wal_path
 from cardshoe.controller.journal.errors import JournalError, JournalStorageError, storage_error
 from cardshoe.controller.journal.schema import (
     SCHEMA_VERSION,
@@ -75,6 +75,7 @@ def open_for_writing(
         if version > SCHEMA_VERSION:
             raise newer_schema(path, version)
         set_durable(connection, path)
+        limit_cache(connection)
         _checkpoint_before_writing(connection, path)
         migrate(connection, path, table_id)
         stored = stored_table_id(connection, path)
