@@ -63,17 +63,22 @@ def records(
         last_seen = rows[-1][0]
 
 
-def latest(read: Read, path: Path, kinds: Iterable[str], count: int) -> list[Record]:
-    """The latest `count` records of these kinds, in id order, read through the index by
-    kind: what a start-up or a command needs of a long journal, never all of it."""
+def latest(
+    read: Read, path: Path, kinds: Iterable[str], count: int, device_serial: str | None
+) -> list[Record]:
+    """The latest `count` records of these kinds (from one device when given), in id order,
+    read through the index by kind: what a start-up or a command needs of a long journal,
+    never all of it."""
     wanted = [str(kind) for kind in kinds]
     if count <= 0 or not wanted:
         return []
+    device = "" if device_serial is None else "AND device_serial = ? "
     query = (
         f"SELECT {COLUMN_LIST} FROM records WHERE kind IN ({', '.join('?' * len(wanted))}) "
-        "ORDER BY id DESC LIMIT ?"
+        f"{device}ORDER BY id DESC LIMIT ?"
     )
-    rows = read("reading the latest records", query, [*wanted, count])
+    serial = [] if device_serial is None else [device_serial]
+    rows = read("reading the latest records", query, [*wanted, *serial, count])
     return [record_from_row(path, row) for row in reversed(rows)]
 
 

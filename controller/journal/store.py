@@ -216,10 +216,13 @@ class Journal:
             after_id=after_id,
         )
 
-    def latest(self, kinds: Iterable[str], count: int = 1) -> list[Record]:
-        """The latest `count` records of these kinds, in id order, read through the index by
-        kind: what a start-up or a command needs of a long journal, never all of it."""
-        return reader.latest(self._read, self.path, kinds, count)
+    def latest(
+        self, kinds: Iterable[str], count: int = 1, *, device_serial: str | None = None
+    ) -> list[Record]:
+        """The latest `count` records of these kinds (from one device when given), in id
+        order, read through the index by kind: what a start-up or a command needs of a long
+        journal, never all of it."""
+        return reader.latest(self._read, self.path, kinds, count, device_serial)
 
     def last_device_seq(self, device_serial: str) -> int | None:
         """The sequence number of the latest journaled event from this device, if any.
