@@ -21,7 +21,6 @@ from cardshoe.controller.service.software_identity import (
     wheel_manifest,
 )
 from cardshoe.controller.service.stop_signals import stop_on_signals
-from cardshoe.controller.web.server import ListenAddress
 
 FILE = click.Path(dir_okay=False, path_type=Path)
 DSN_OPTION = click.option(
@@ -277,10 +276,13 @@ def demo(tables: int, rounds: int, speed: float, pit_listen: str | None) -> None
     ingest fills the database. Ends with every table's records journaled
     against ingested, and exits 1 if any record was lost or duplicated.
     """
-    # Late: floor.demo needs psycopg (the 'floor' extra) and rich (~30 ms) only this subcommand.
+    # Late: floor.demo needs psycopg (the 'floor' extra) and rich (~30 ms) only this subcommand,
+    # and web.server (the whole web app, ~250 ms) only for its address parser, which ingest's
+    # start-up, measured in its throughput, must not pay.
     from rich.console import Console
 
     from cardshoe.controller.floor.demo import FORGED_TABLE, run_floor_demo
+    from cardshoe.controller.web.server import ListenAddress
 
     if pit_listen is not None:
         ListenAddress.parse(pit_listen, "--pit")
@@ -383,11 +385,13 @@ def web(
     """Serve the pit: the floor, tables, round recall, alarms and pace pages and their JSON
     API (docs/pit.md), live from the floor database. Runs until Ctrl-C or SIGTERM."""
 
-    # Late: psycopg, the optional 'floor' extra; floor --help must work without it.
+    # Late: psycopg, the optional 'floor' extra; floor --help must work without it. web.server
+    # (the whole web app, ~250 ms) too: ingest's start-up, measured in its throughput, must not.
     from cardshoe.controller.floor.schema import connect, require_current
     from cardshoe.controller.pit.app import PitSettings
     from cardshoe.controller.pit.pace import floor_zone
     from cardshoe.controller.pit.server import ServerTls, pit_url, serve
+    from cardshoe.controller.web.server import ListenAddress
 
     address = ListenAddress.parse(listen)
     if (tls_cert is None) != (tls_key is None):

@@ -13,7 +13,7 @@ here. Each section lives in its own module (game, shoe, device, operation), the 
 table.py, and reading TOML values in reading.py.
 """
 
-from cardshoe.controller.config.checks import SAFE_NAME_PATTERN, SAFE_NAME_RULE, ConfigError
+from cardshoe.controller.config.checks import ConfigError
 from cardshoe.controller.config.device import DeviceConfig, DeviceMode
 from cardshoe.controller.config.game import GameConfig
 from cardshoe.controller.config.operation import (
@@ -34,8 +34,6 @@ from cardshoe.controller.config.table import TableConfig, load_config
 
 __all__ = [
     "DEFAULT_MACHINE_ROUNDS",
-    "SAFE_NAME_PATTERN",
-    "SAFE_NAME_RULE",
     "BurnPolicy",
     "ConfigError",
     "ConsoleConfig",

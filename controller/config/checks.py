@@ -7,7 +7,6 @@ and a person reading two messages about two keys sees one style.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from cardshoe.controller.errors import UserError
@@ -15,11 +14,6 @@ from cardshoe.controller.errors import UserError
 
 class ConfigError(UserError):
     """A configuration value that cannot be used; the message names the key."""
-
-
-SAFE_NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-"""Table and shoe ids: safe in file names, log lines and journal queries."""
-SAFE_NAME_RULE = "1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
 
 
 def check_range(key: str, value: int, low: int, high: int, why: str = "") -> None:

@@ -13,11 +13,10 @@ from pathlib import Path
 from typing import ClassVar
 
 from cardshoe.controller.config.checks import (
-    SAFE_NAME_PATTERN,
-    SAFE_NAME_RULE,
     ConfigError,
     check_range,
 )
+from cardshoe.controller.safe_names import SAFE_NAME_PATTERN, SAFE_NAME_RULE
 
 
 @dataclass(frozen=True)

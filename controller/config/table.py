@@ -16,8 +16,6 @@ from typing import Any
 
 from cardshoe.controller.canonical import canonical_json
 from cardshoe.controller.config.checks import (
-    SAFE_NAME_PATTERN,
-    SAFE_NAME_RULE,
     ConfigError,
     check_range,
 )
@@ -50,6 +48,7 @@ from cardshoe.controller.config.shoe import (
 from cardshoe.controller.rules.games import (
     drawing_method,
 )
+from cardshoe.controller.safe_names import SAFE_NAME_PATTERN, SAFE_NAME_RULE
 
 FINGERPRINT_FORMAT = "cardshoe-table-options/5"
 """Hashed with the options, so a change in what the fingerprint covers changes every fingerprint."""

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from cardshoe.controller.config import SAFE_NAME_PATTERN, SAFE_NAME_RULE
 from cardshoe.controller.errors import UserError
+from cardshoe.controller.safe_names import SAFE_NAME_PATTERN, SAFE_NAME_RULE
 
 ROOT = "cardshoe/v1"
 INGEST_GROUP = "cardshoe-ingest"

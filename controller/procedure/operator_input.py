@@ -9,10 +9,10 @@ card tags carry; every output prints it as 0x followed by eight hex digits
 
 from __future__ import annotations
 
-from cardshoe.controller.config import SAFE_NAME_PATTERN, SAFE_NAME_RULE
 from cardshoe.controller.errors import UserError
 from cardshoe.controller.rules.cards import Card, parse_cards
 from cardshoe.controller.rules.errors import CardNotationError
+from cardshoe.controller.safe_names import SAFE_NAME_PATTERN, SAFE_NAME_RULE
 
 DECK_SET_MAX = 0xFFFF_FFFF
 """A deck set is a u32 on the wire (docs/protocol.md, card IDs)."""

@@ -14,9 +14,9 @@ from dataclasses import asdict, dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from cardshoe.controller.config import SAFE_NAME_PATTERN, SAFE_NAME_RULE
 from cardshoe.controller.errors import UserError
 from cardshoe.controller.journal.atomic_file import replace_file
+from cardshoe.controller.safe_names import SAFE_NAME_PATTERN, SAFE_NAME_RULE
 from cardshoe.controller.secret_hash import STANDARD_COST, ScryptCost, hash_secret, secret_matches
 
 PINS_FORMAT = 2
