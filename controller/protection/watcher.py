@@ -15,9 +15,10 @@ Its alarms are ordinary `alarm` records, so the floor copies them like any
 other, but they go to the journal, the log and the surveillance listeners
 (add_alarm_listener: the demo's own output) only: never to the session's
 observers, so no table display or scoreboard shows them to the players.
-After a restart it rebuilds its shoe from the journal, alarms included; a
-pricing the restart cut short is made good by the next round's, which alarms
-for every favoured bet not yet alarmed.
+After a restart it rebuilds its shoe from the journal, alarms included, and
+its first pricing first prices the shoe as the restart found it, to know which
+alarmed bets are still favoured; a pricing the restart cut short is made good
+by the next round's, which alarms for every favoured bet not yet alarmed.
 """
 
 from __future__ import annotations
@@ -47,7 +48,6 @@ from cardshoe.controller.procedure.facts import (
     ShoeStarted,
     TableEvent,
 )
-from cardshoe.controller.protection.advantage import player_edges
 from cardshoe.controller.protection.pricing_process import PRICING, PricedGame
 from cardshoe.controller.protection.pricing_worker import PricingWorker
 from cardshoe.controller.protection.shoe_records import JournaledShoe, SeenCard, read_shoes
@@ -106,6 +106,8 @@ class _Shoe:
     Only the pricing worker touches it once the watcher is running."""
     unpriceable: bool = False
     """Whether a pricing of this shoe has failed already (warned once, not every round)."""
+    recovered: _Recovered | None = None
+    """A shoe open at a restart: what its first pricing settles before it prices the round."""
 
     def not_priced(self, round_no: int | None, error: RulesError) -> None:
         """A remaining shoe the rules cannot price (more copies of a card out than the decks
@@ -116,6 +118,18 @@ class _Shoe:
             log.warning(
                 "remaining shoe not priced", shoe_id=self.shoe_id, round=round_no, reason=str(error)
             )
+
+
+@dataclass(frozen=True)
+class _Recovered:
+    """An open shoe at a restart: the bets it alarmed for before, and the cards then out.
+
+    Which of those bets are still favoured takes a pricing of the restart's remaining shoe:
+    the worker does it before the shoe's first round after the restart, on the child, so
+    start-up neither waits for the child nor loads the pricing table into the service."""
+
+    alarmed: frozenset[Bet]
+    out: tuple[Card, ...]
 
 
 @dataclass(frozen=True)
@@ -185,6 +199,8 @@ class ProtectionWatcher:
         """On the pricing worker: alarm for each bet that turned in the player's favour."""
         shoe, round_no = job.shoe, job.round_no
         try:
+            if shoe.recovered is not None:
+                self._settle_recovered(shoe, shoe.recovered)
             priced = PRICING.price(self._game, shoe.decks, job.out)
         except RulesError as error:
             shoe.not_priced(round_no, error)
@@ -201,6 +217,13 @@ class ProtectionWatcher:
                 f"{priced.cards_left} cards left"
             )
             self._raise(shoe, round_no, AlarmKind.ADVANTAGE, detail, advantage)
+
+    def _settle_recovered(self, shoe: _Shoe, recovered: _Recovered) -> None:
+        """The bets alarmed before the restart and favoured at it stay alarmed; the others
+        alarm again when they turn, as they would have without the restart."""
+        shoe.recovered = None
+        edges = PRICING.price(self._game, shoe.decks, recovered.out)
+        shoe.favoured = set(recovered.alarmed) & set(edges.above(self._threshold))
 
     def _raise(
         self,
@@ -242,14 +265,9 @@ class ProtectionWatcher:
             shoe.detector.take(seen)  # a run it reports now had its alarm before the restart
         shoe.out = open_shoe.still_out()
         alarmed = self._journal.records(shoe_id=open_shoe.shoe_id, kinds=[Advantage.KIND])
-        # Priced here, not by the child: at idle priority it could keep a busy start waiting.
-        try:
-            edges = player_edges(self._game.game, shoe.decks, shoe.out)
-        except RulesError as error:
-            shoe.not_priced(None, error)
-            return
-        favoured_now = edges.above(self._threshold)
-        shoe.favoured = {Bet(record.payload["bet"]) for record in alarmed} & set(favoured_now)
+        shoe.recovered = _Recovered(
+            frozenset(Bet(record.payload["bet"]) for record in alarmed), tuple(shoe.out)
+        )
 
 
 def _tagged_order(cards: Iterable[SeenCard]) -> list[str]:

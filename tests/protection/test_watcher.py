@@ -28,6 +28,7 @@ from cardshoe.controller.procedure.facts import (
     RoundVoided,
     ShoeStarted,
 )
+from cardshoe.controller.procedure.machine import State
 from cardshoe.controller.protection.advantage import player_edges
 from cardshoe.controller.protection.shoe_records import read_shoes
 from cardshoe.controller.protection.watcher import ProtectionWatcher
@@ -206,3 +207,31 @@ def test_a_remaining_shoe_the_rules_cannot_price_is_said_once_and_the_watcher_go
     # The five are also a run of one rank no deck holds: the stacked-shoe test says so.
     assert [alarm["kind"] for alarm in alarms] == [AlarmKind.STACKED_SHOE]
     assert "the decks do not hold such a run" in alarms[0]["detail"]
+
+
+def test_a_bet_alarmed_before_a_restart_and_still_favoured_does_not_alarm_again(
+    tmp_path: Path,
+) -> None:
+    """The restarted watcher learns which alarmed bets are still favoured from its first
+    pricing, in the child, not from a pricing at start-up in the service."""
+    path = tmp_path / "journal.sqlite"
+    config = table_config("seven-up", decks=6)
+
+    def super_sevens_alarmed(session: TableSession) -> bool:
+        """Mid-deal, as a restart that matters finds the table, once the alarm is journaled."""
+        if session.state is not State.DEALING:
+            return False
+        session._watcher.drain()
+        return any(record.payload["bet"] == "super_sevens" for record in
+                   session.journal.records(kinds=["advantage"]))  # fmt: skip
+
+    def advantages() -> list[tuple[str, int]]:
+        return [(r.payload["bet"], r.payload["round_no"]) for r in journaled(path, "advantage")]
+
+    assert not deal(config, path, sevens_last, rounds=60, stop_when=super_sevens_alarmed)
+    (before,) = advantages()
+    assert before[0] == "super_sevens"
+    deal(config, path, sevens_last, rounds=20)  # the sevens still wait at the back
+    after = advantages()
+    assert len(after) > 1  # the restarted watcher priced and alarmed for others
+    assert [item for item in after if item[0] == "super_sevens"] == [before]
