@@ -133,6 +133,10 @@ class Game:
     _net_returns: dict[Outcome, dict[str, Fraction]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
+    _marks: dict[Outcome, OutcomeMarks] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    """Each distinct outcome's marks, as _net_returns its returns: asked for every round."""
 
     @property
     def bets(self) -> tuple[Bet, ...]:
@@ -144,13 +148,18 @@ class Game:
         A 7 Up Player hand of the mandatory 7 and a shoe 7 is two cards of one
         rank, but 7 Up has no pair bet: calling it a "player pair" would show a
         result nobody can have bet on. Likewise only 7 Up counts its sevens.
+        Kept per outcome, like net_returns; OutcomeMarks never changes, so it is shared.
         """
-        bets = self.paytable.bets
-        return OutcomeMarks(
-            outcome.player_pair if Bet.PLAYER_PAIR in bets else None,
-            outcome.banker_pair if Bet.BANKER_PAIR in bets else None,
-            outcome.sevens if Bet.SUPER_SEVENS in bets else None,
-        )
+        known = self._marks.get(outcome)
+        if known is None:
+            bets = self.paytable.bets
+            known = OutcomeMarks(
+                outcome.player_pair if Bet.PLAYER_PAIR in bets else None,
+                outcome.banker_pair if Bet.BANKER_PAIR in bets else None,
+                outcome.sevens if Bet.SUPER_SEVENS in bets else None,
+            )
+            self._marks[outcome] = known
+        return known
 
     def new_round(self) -> RoundInProgress:
         return RoundInProgress(self.dealing)
