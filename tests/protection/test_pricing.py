@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import pickle
 import signal
@@ -14,6 +15,7 @@ import pytest
 from structlog.testing import capture_logs
 
 from cardshoe.controller.config import GameConfig
+from cardshoe.controller.protection import pricing_child
 from cardshoe.controller.protection.advantage import player_edges
 from cardshoe.controller.protection.pricing_process import (
     CHILD_MODULE,
@@ -124,6 +126,24 @@ def test_the_child_prices_at_the_lowest_cpu_priority(pricer) -> None:
     assert child is not None
     assert os.sched_getscheduler(child.pid) == os.SCHED_IDLE
     assert os.sched_getscheduler(0) != os.SCHED_IDLE  # the service itself keeps its priority
+
+
+def test_a_refused_priority_leaves_the_child_pricing_at_its_parents(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A unit's system-call filter refusing the call (EPERM; no seccomp filter can be set up
+    here) used to end the child before it priced anything, so every round priced in the
+    service, beside the card."""
+
+    def refused(*_: object) -> None:
+        raise PermissionError(errno.EPERM, os.strerror(errno.EPERM))
+
+    monkeypatch.setattr(os, "sched_setscheduler", refused)
+    monkeypatch.setattr(os, "nice", refused)
+    pricing_child.yield_the_cpu()
+    (line,) = capsys.readouterr().err.splitlines()
+    assert "prices at the service's CPU priority" in line
+    assert "Operation not permitted" in line and "SystemCallFilter" in line
 
 
 def test_a_failing_job_is_logged_and_the_next_one_still_runs() -> None:
