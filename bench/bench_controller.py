@@ -4,8 +4,9 @@ Whole 8-deck Punto Banco shoes on a manual shoe go through TableModel.apply
 exactly as the session would feed them after decoding: the start of the
 shoe, the burn, a dealer button to close each round's bets, every card as a
 tagged CARD read off the wire and said in the neutral vocabulary by the
-cardshoe family, the cut card at its depth. Only apply() is timed, so the
-figures are the controller's own overhead, without framing, link or journal.
+cardshoe family, the cut card at its depth. Only TableModel.apply is timed
+(the bench's own count of rounds is outside the timed call), so the figures
+are the controller's own overhead, without framing, link or journal.
 Targets: under 100 µs per card (issue 7), p99 under 50 µs (issue 22). A
 measurement, not a test.
 
@@ -103,7 +104,10 @@ def measure(shoes: int = 20) -> list[Measurement]:
     per_card = [seconds for run in runs for seconds in run.per_card]
     round_ending = [seconds for run in runs for seconds in run.round_ending]
     rounds = sum(run.rounds for run in runs)
-    detail = f"{shoes} manual {DECKS}-deck Punto Banco shoes, {len(per_card)} cards, apply() only"
+    detail = (
+        f"{shoes} manual {DECKS}-deck Punto Banco shoes, {len(per_card)} cards, "
+        "TableModel.apply alone timed (the bench's own counting outside it)"
+    )
     return [
         Measurement(
             "controller overhead per card p50, no commit",
