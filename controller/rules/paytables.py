@@ -27,6 +27,10 @@ class Bet(Enum):
     BANKER_PAIR = "banker_pair"
     SUPER_SEVENS = "super_sevens"
 
+    # Hashed by identity, as its members compare: Enum's own __hash__ is Python, and every
+    # round's net returns are looked up by bet.
+    __hash__ = object.__hash__
+
 
 @dataclass(frozen=True)
 class WinOdds:
