@@ -193,19 +193,22 @@ class Game:
         """
         known = self._net_returns.get(outcome)
         if known is None:
-            known = {name: self._bet_return(bet, outcome) for bet, name in self._bet_names}
-            self._net_returns[outcome] = known
+            known = self._net_returns[outcome] = self._returns_of(outcome)
         return dict(known)
 
-    def _bet_return(self, bet: Bet, outcome: Outcome) -> Fraction:
-        """net_return, kept per bet and what_returns_depend_on: an outcome not seen before
-        (a quarter of the rounds of the first twenty shoes) is then a few lookups, not the
-        Fraction arithmetic of every bet, which tripled the time of its round's last card."""
-        key = (bet, what_returns_depend_on(bet, outcome))
-        known = self._bet_returns.get(key)
-        if known is None:
-            known = self._bet_returns[key] = self.net_return(bet, outcome)
-        return known
+    def _returns_of(self, outcome: Outcome) -> dict[str, Fraction]:
+        """net_return of every bet, each kept by the bet and what_returns_depend_on: an
+        outcome not seen before (a quarter of the rounds of the first twenty shoes) is then
+        a few lookups, not the Fraction arithmetic of every bet, which tripled the time of
+        its round's last card."""
+        returns, kept = {}, self._bet_returns
+        for bet, name in self._bet_names:
+            key = (bet, what_returns_depend_on(bet, outcome))
+            known = kept.get(key)
+            if known is None:
+                known = kept[key] = self.net_return(bet, outcome)
+            returns[name] = known
+        return returns
 
     def settle(self, outcome: Outcome, bet: Bet, stake: int) -> Settlement:
         """Settle a stake in integer minor units; winnings are rounded by self.rounding."""

@@ -8,9 +8,9 @@ it read. The round knows nothing of devices or bets.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
-from functools import cache, cached_property
+from functools import cache
 
 from cardshoe.controller.rules.cards import Card
 from cardshoe.controller.rules.drawing import Dealing
@@ -50,10 +50,12 @@ class Outcome:
     sevens: int
     """7s among all cards of the round, the 7 Up mandatory seven included."""
 
-    @cached_property
-    def winner(self) -> Winner:
-        """Worked out once: settling a round asks for it once per bet and for the result."""
-        return winner_of(self.player_total, self.banker_total)
+    winner: Winner = field(init=False, repr=False, compare=False)
+    """Worked out from the totals once, when built: settling a round asks for it once per
+    bet and for the result (a cached_property's lock cost more than the work)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "winner", winner_of(self.player_total, self.banker_total))
 
     @property
     def winning_total(self) -> int:
