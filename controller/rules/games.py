@@ -143,10 +143,10 @@ class Game:
     _bet_returns: dict[tuple[Bet, Hashable], Fraction] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
-    _marks: dict[Outcome, OutcomeMarks] = field(
+    _marks: dict[tuple[bool | None, bool | None, int | None], OutcomeMarks] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
-    """Each distinct outcome's marks, as _net_returns its returns: asked for every round."""
+    """One OutcomeMarks for each marks a round can show (a few dozen at most), shared."""
 
     @property
     def bets(self) -> tuple[Bet, ...]:
@@ -158,17 +158,17 @@ class Game:
         A 7 Up Player hand of the mandatory 7 and a shoe 7 is two cards of one
         rank, but 7 Up has no pair bet: calling it a "player pair" would show a
         result nobody can have bet on. Likewise only 7 Up counts its sevens.
-        Kept per outcome, like net_returns; OutcomeMarks never changes, so it is shared.
+        An OutcomeMarks never changes: one is kept for each marks and shared.
         """
-        known = self._marks.get(outcome)
+        bets = self.paytable.bets
+        marks = (
+            outcome.player_pair if Bet.PLAYER_PAIR in bets else None,
+            outcome.banker_pair if Bet.BANKER_PAIR in bets else None,
+            outcome.sevens if Bet.SUPER_SEVENS in bets else None,
+        )
+        known = self._marks.get(marks)
         if known is None:
-            bets = self.paytable.bets
-            known = OutcomeMarks(
-                outcome.player_pair if Bet.PLAYER_PAIR in bets else None,
-                outcome.banker_pair if Bet.BANKER_PAIR in bets else None,
-                outcome.sevens if Bet.SUPER_SEVENS in bets else None,
-            )
-            self._marks[outcome] = known
+            known = self._marks[marks] = OutcomeMarks(*marks)
         return known
 
     @cached_property
