@@ -86,6 +86,8 @@ class TableBase:
         self, inspection: CardInspection, findings: list[Irregularity], placed_as: Consequence
     ) -> None:
         """Record each finding with what it did here; alarm once per kind of alarm."""
+        if not findings:  # nearly every card
+            return
         alarms: dict[AlarmKind, Irregularity] = {}
         for code in findings:
             rule = IRREGULARITIES[code]

@@ -13,6 +13,12 @@ trigger then runs the same steps in the same order through the Machine's own
 queue. The procedure uses no other transitions feature (prepare callbacks,
 machine-wide before/after_state_change, final states); compile_routes
 refuses a machine that does, so none is silently skipped.
+
+After every input the procedure asks which automatic trigger may fire
+(first_step): the two routes of a trigger that one guard chooses between
+(round_is_void, round_is_complete, shoe_is_finished) ask that guard once,
+as guards have no side effects, and an ask that finds nothing leaves its
+EventData for the next one.
 """
 
 from __future__ import annotations
@@ -70,7 +76,27 @@ class Route:
 
 
 Routes = Mapping[tuple[str, str], tuple[Route, ...]]
-Candidates = tuple[tuple[int, Event, Route], ...]
+
+
+class Candidate(NamedTuple):
+    """One route first_step tries, with what it needs to ask its guards quickly."""
+
+    place: int
+    """Its trigger's place in the triggers asked."""
+    event: Event
+    route: Route
+    guard: Callback | None
+    """The route's first guard (None: it has none) and the answer it must give."""
+    wanted: bool
+    rest: tuple[tuple[Callback, bool], ...]
+    """The route's other guards, each with the answer it must give."""
+    asks_again: bool
+    """Its first guard is the previous candidate's (both routes of a trigger that its
+    answer chooses between): the answer the previous one got is this one's too."""
+
+
+Candidates = tuple[Candidate, ...]
+_UNASKED = object()
 
 
 def compile_routes(machine: Machine, model: Any) -> dict[tuple[str, str], tuple[Route, ...]]:
@@ -145,6 +171,8 @@ class ProcedureMachine(Machine):
             self.resolve_callable(callback, resolving) for callback in self.finalize_event
         )
         self._automatic: dict[str, tuple[Sequence[str], Candidates]] = {}
+        self._asking: EventData | None = None
+        """first_step's EventData, while no step has taken it and no guard has raised."""
 
     def _get_trigger(self, model: Any, trigger_name: str, *args: Any, **kwargs: Any) -> bool:
         """model.trigger(name, ...): Event.trigger's queueing, the routes' steps."""
@@ -218,20 +246,38 @@ class ProcedureMachine(Machine):
             candidates = self._candidates(state, triggers)
         if not candidates:
             return None
-        # One EventData for all the routes asked: this runs after every input.
-        event = EventData(self.states[state], None, self, model, (), {})
+        # One EventData for all the routes asked, kept for the next ask until a step takes
+        # it: this runs after every input, and nearly always finds nothing.
+        event = self._asking
+        if event is None or event.model is not model:
+            event = self._asking = EventData(None, None, self, model, (), {})
+        event.state = self.states[state]
         # The place of the last trigger whose guard raised: its callbacks may have moved
         # the model (to the fault state), and the triggers after it are asked there.
         failed: int | None = None
-        for index, trigger_event, route in candidates:
+        # The previous candidate's first guard's answer: guards have no side effects
+        # (machine.py), so a candidate with the same first guard is not asked it again.
+        first: object = _UNASKED
+        for index, trigger_event, route, guard, wanted, rest, asks_again in candidates:
             if failed is not None and index != failed and self._moved(model, state):
                 return self.first_step(model, triggers[failed + 1 :])
             event.event = trigger_event
             event.transition = route.transition
             try:
-                if route.allows(event):
+                if guard is not None:
+                    if not asks_again or first is _UNASKED:
+                        first = guard(event)
+                    if first != wanted:
+                        continue
+                for later, later_wanted in rest:
+                    if later(event) != later_wanted:
+                        break
+                else:
+                    self._asking = None
                     return Step(event, route)
             except Exception as error:
+                first = _UNASKED
+                self._asking = None
                 event.error = error
                 for callback in self._exception_callbacks:
                     callback(event)
@@ -247,11 +293,17 @@ class ProcedureMachine(Machine):
         """The routes first_step tries in `state` for `triggers`, in order, each with its
         trigger's place in `triggers` and its Event; kept for the state, so the next ask
         with the same tuple (AUTOMATIC_FROM's) finds them."""
-        candidates = tuple(
-            (index, self.events[trigger], route)
-            for index, trigger in enumerate(triggers)
-            for route in self.routes.get((state, trigger), ())
-        )
+        found: list[Candidate] = []
+        for index, trigger in enumerate(triggers):
+            for route in self.routes.get((state, trigger), ()):
+                first, rest = route.guards[:1], route.guards[1:]
+                previous = found[-1].route.guards[:1] if found else ()
+                asks_again = bool(first) and first == previous
+                guard, wanted = first[0] if first else (None, True)
+                found.append(
+                    Candidate(index, self.events[trigger], route, guard, wanted, rest, asks_again)
+                )
+        candidates = tuple(found)
         self._automatic[state] = (triggers, candidates)
         return candidates
 

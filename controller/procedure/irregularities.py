@@ -17,7 +17,14 @@ from enum import StrEnum
 
 from cardshoe.controller.procedure.facts import AlarmKind
 from cardshoe.controller.rules.cards import Card, Suit
-from cardshoe.drivers.api.events import CardId, CardSeen, CardSuit, Orientation, ReadFlag
+from cardshoe.drivers.api.events import (
+    NO_FLAGS,
+    CardId,
+    CardSeen,
+    CardSuit,
+    Orientation,
+    ReadFlag,
+)
 
 
 class Irregularity(StrEnum):
@@ -158,9 +165,17 @@ _SUITS = {
 }
 
 
+_CARDS: Mapping[tuple[int, CardSuit], Card] = {
+    (rank, card_suit): Card(rank, suit)
+    for card_suit, suit in _SUITS.items()
+    for rank in range(1, 14)
+}
+"""Each rank and suit's card, built once: every CARD event asks for its card three times."""
+
+
 def card_of(card_id: CardId) -> Card:
     """The rules engine's card for a physical card ID."""
-    return Card(card_id.rank, _SUITS[card_id.suit])
+    return _CARDS[card_id.rank, card_id.suit]
 
 
 @dataclass(frozen=True)
@@ -178,6 +193,8 @@ class CardInspection:
     @property
     def voids(self) -> tuple[Irregularity, ...]:
         """Findings that keep the card from any hand."""
+        if not self.findings:  # nearly every card: asked for each
+            return ()
         return tuple(
             code
             for code in self.findings
@@ -187,7 +204,7 @@ class CardInspection:
     @property
     def is_intruder(self) -> bool:
         """The card was never part of the loaded pack: foreign, seen twice, or a copy too many."""
-        return any(code in INTRUDER_FINDINGS for code in self.findings)
+        return not INTRUDER_FINDINGS.isdisjoint(self.findings)
 
     @property
     def belongs_to_shoe(self) -> bool:
@@ -231,7 +248,13 @@ def inspect_card(
             findings.append(Irregularity.EXCESS_COPIES)
     if starts_feed_group:
         findings.append(Irregularity.DOUBLE_FEED)
-    if ReadFlag.DOUBLE_FEED_SUSPECTED in event.flags and ReadFlag.FEED_IN_ORDER in event.flags:
+    flags = event.flags
+    # NO_FLAGS first: nearly every read is clean, and a Flag's `in` is slow Python.
+    if (
+        flags is not NO_FLAGS
+        and ReadFlag.DOUBLE_FEED_SUSPECTED in flags
+        and ReadFlag.FEED_IN_ORDER in flags
+    ):
         findings.append(Irregularity.DOUBLE_FEED_IN_ORDER)
     if automatic and event.orientation is Orientation.FACE_DOWN:
         findings.append(Irregularity.FACE_DOWN_CARD)

@@ -138,7 +138,8 @@ class SupervisorCorrections(ShoeCycle):
         the round or closes the shoe (void-round, lost events, abandon-shoe):
         nothing is left to correct then, and the void goes ahead.
         """
-        if not self._misread_awaits() and HoldReason.MISREAD_CARD in self.holds:
+        # The hold first: asked after every input, and nearly always there is none.
+        if HoldReason.MISREAD_CARD in self.holds and not self._misread_awaits():
             self.trigger(Trigger.RELEASE, reason=HoldReason.MISREAD_CARD)
 
     def void_by_supervisor(self, event: EventData) -> None:

@@ -29,6 +29,10 @@ class Suit(Enum):
     DIAMONDS = "D"
     CLUBS = "C"
 
+    # Hashed by identity, as its members compare: Enum's own __hash__ is Python, and the
+    # shoe's copy count hashes a card (and so its suit) several times for every card out.
+    __hash__ = object.__hash__
+
 
 @dataclass(frozen=True, order=True)
 class Card:

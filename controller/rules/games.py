@@ -7,9 +7,10 @@ option the table uses; the regulator approves these choices together
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from fractions import Fraction
-from functools import cache
+from functools import cache, cached_property
 
 from cardshoe.controller.rules.cards import MANDATORY_SEVEN
 from cardshoe.controller.rules.drawing import Dealing, LowerHandDrawsFirst, Tableau
@@ -31,7 +32,13 @@ from cardshoe.controller.rules.paytables import (
     Paytable,
 )
 from cardshoe.controller.rules.rounds import Outcome, RoundInProgress
-from cardshoe.controller.rules.settlement import Rounding, Settlement, net_return, settle
+from cardshoe.controller.rules.settlement import (
+    Rounding,
+    Settlement,
+    net_return,
+    settle,
+    what_returns_depend_on,
+)
 from cardshoe.controller.rules.ties import TieOption
 
 PLAYER_FIRST = (Hand.PLAYER, Hand.BANKER, Hand.PLAYER, Hand.BANKER)
@@ -133,6 +140,13 @@ class Game:
     _net_returns: dict[Outcome, dict[str, Fraction]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
+    _bet_returns: dict[tuple[Bet, Hashable], Fraction] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    _marks: dict[tuple[bool | None, bool | None, int | None], OutcomeMarks] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    """One OutcomeMarks for each marks a round can show (a few dozen at most), shared."""
 
     @property
     def bets(self) -> tuple[Bet, ...]:
@@ -144,13 +158,23 @@ class Game:
         A 7 Up Player hand of the mandatory 7 and a shoe 7 is two cards of one
         rank, but 7 Up has no pair bet: calling it a "player pair" would show a
         result nobody can have bet on. Likewise only 7 Up counts its sevens.
+        An OutcomeMarks never changes: one is kept for each marks and shared.
         """
         bets = self.paytable.bets
-        return OutcomeMarks(
+        marks = (
             outcome.player_pair if Bet.PLAYER_PAIR in bets else None,
             outcome.banker_pair if Bet.BANKER_PAIR in bets else None,
             outcome.sevens if Bet.SUPER_SEVENS in bets else None,
         )
+        known = self._marks.get(marks)
+        if known is None:
+            known = self._marks[marks] = OutcomeMarks(*marks)
+        return known
+
+    @cached_property
+    def _bet_names(self) -> tuple[tuple[Bet, str], ...]:
+        """Each offered bet with its name, looked up once: Enum's value is a slow property."""
+        return tuple((bet, bet.value) for bet in self.bets)
 
     def new_round(self) -> RoundInProgress:
         return RoundInProgress(self.dealing)
@@ -169,9 +193,22 @@ class Game:
         """
         known = self._net_returns.get(outcome)
         if known is None:
-            known = {bet.value: self.net_return(bet, outcome) for bet in self.bets}
-            self._net_returns[outcome] = known
+            known = self._net_returns[outcome] = self._returns_of(outcome)
         return dict(known)
+
+    def _returns_of(self, outcome: Outcome) -> dict[str, Fraction]:
+        """net_return of every bet, each kept by the bet and what_returns_depend_on: an
+        outcome not seen before (a quarter of the rounds of the first twenty shoes) is then
+        a few lookups, not the Fraction arithmetic of every bet, which tripled the time of
+        its round's last card."""
+        returns, kept = {}, self._bet_returns
+        for bet, name in self._bet_names:
+            key = (bet, what_returns_depend_on(bet, outcome))
+            known = kept.get(key)
+            if known is None:
+                known = kept[key] = self.net_return(bet, outcome)
+            returns[name] = known
+        return returns
 
     def settle(self, outcome: Outcome, bet: Bet, stake: int) -> Settlement:
         """Settle a stake in integer minor units; winnings are rounded by self.rounding."""

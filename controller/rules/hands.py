@@ -20,6 +20,10 @@ class Winner(Enum):
     BANKER = "banker"
     TIE = "tie"
 
+    # Hashed by identity, as its members compare: Enum's own __hash__ is Python, and every
+    # round's net returns and commission are looked up by winner.
+    __hash__ = object.__hash__
+
 
 NATURAL_TOTALS = frozenset({8, 9})
 """A first-two-card total that decides the round at once in every game here."""

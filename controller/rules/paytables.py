@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from fractions import Fraction
+from functools import cached_property
 
 from cardshoe.controller.rules.hands import Winner
 
@@ -25,6 +26,10 @@ class Bet(Enum):
     PLAYER_PAIR = "player_pair"
     BANKER_PAIR = "banker_pair"
     SUPER_SEVENS = "super_sevens"
+
+    # Hashed by identity, as its members compare: Enum's own __hash__ is Python, and every
+    # round's net returns are looked up by bet.
+    __hash__ = object.__hash__
 
 
 @dataclass(frozen=True)
@@ -50,8 +55,9 @@ class Paytable:
     super_sevens: Mapping[int, Fraction] = field(default_factory=dict, hash=False)
     """Number of 7s in the round -> odds; any other count loses."""
 
-    @property
+    @cached_property
     def bets(self) -> tuple[Bet, ...]:
+        """Worked out once: every round's result asks which bets the table offers."""
         offered = [Bet.PLAYER, Bet.BANKER, Bet.TIE]
         if self.pair is not None:
             offered += [Bet.PLAYER_PAIR, Bet.BANKER_PAIR]

@@ -8,8 +8,9 @@ it read. The round knows nothing of devices or bets.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
+from functools import cache
 
 from cardshoe.controller.rules.cards import Card
 from cardshoe.controller.rules.drawing import Dealing
@@ -49,9 +50,12 @@ class Outcome:
     sevens: int
     """7s among all cards of the round, the 7 Up mandatory seven included."""
 
-    @property
-    def winner(self) -> Winner:
-        return winner_of(self.player_total, self.banker_total)
+    winner: Winner = field(init=False, repr=False, compare=False)
+    """Worked out from the totals once, when built: settling a round asks for it once per
+    bet and for the result (a cached_property's lock cost more than the work)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "winner", winner_of(self.player_total, self.banker_total))
 
     @property
     def winning_total(self) -> int:
@@ -60,16 +64,46 @@ class Outcome:
 
     @classmethod
     def of_hands(cls, player: Sequence[Card], banker: Sequence[Card]) -> Outcome:
-        player_values = [card.value for card in player]
-        banker_values = [card.value for card in banker]
-        return cls(
-            player_total=point_total(player_values),
-            banker_total=point_total(banker_values),
-            natural=is_natural(player_values) or is_natural(banker_values),
-            player_pair=_is_pair(player),
-            banker_pair=_is_pair(banker),
-            sevens=(player_values + banker_values).count(SEVEN),
+        return _outcome_of(
+            [card.value for card in player],
+            [card.value for card in banker],
+            _is_pair(player),
+            _is_pair(banker),
         )
+
+
+def _outcome_of(
+    player_values: Sequence[int], banker_values: Sequence[int], player_pair: bool, banker_pair: bool
+) -> Outcome:
+    """The outcome of two complete hands, by their point values and whether each is a pair."""
+    return _outcome(
+        point_total(player_values),
+        point_total(banker_values),
+        is_natural(player_values) or is_natural(banker_values),
+        player_pair,
+        banker_pair,
+        player_values.count(SEVEN) + banker_values.count(SEVEN),
+    )
+
+
+@cache
+def _outcome(
+    player_total: int,
+    banker_total: int,
+    natural: bool,
+    player_pair: bool,
+    banker_pair: bool,
+    sevens: int,
+) -> Outcome:
+    """One Outcome object per distinct outcome (a few thousand at most: totals 0-9, three
+    flags, up to six sevens).
+
+    The games keep each outcome's net returns and marks (games.py): the same
+    object again is found there without comparing its fields, and its winner
+    is worked out once. Building and comparing a new one for every round was
+    half the time of settling it.
+    """
+    return Outcome(player_total, banker_total, natural, player_pair, banker_pair, sevens)
 
 
 def _is_pair(hand: Sequence[Card]) -> bool:
@@ -145,4 +179,9 @@ class RoundInProgress:
     def outcome(self) -> Outcome:
         if self._next is not None:
             raise RoundStateError("the round is not complete; it has no outcome yet")
-        return Outcome.of_hands(self._player, self._banker)
+        return _outcome_of(
+            self._player_values,
+            self._banker_values,
+            _is_pair(self._player),
+            _is_pair(self._banker),
+        )

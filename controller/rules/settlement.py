@@ -12,6 +12,7 @@ itself is always returned whole on a win or a push.
 from __future__ import annotations
 
 import math
+from collections.abc import Hashable
 from dataclasses import dataclass
 from enum import Enum, StrEnum
 from fractions import Fraction
@@ -104,6 +105,24 @@ def commission_rate(commission: Commission, bet: Bet, outcome: Outcome) -> Fract
     if bet not in HAND_BETS:
         return Fraction(0)
     return commission.rate_for(outcome.winner, outcome.winning_total)
+
+
+def what_returns_depend_on(bet: Bet, outcome: Outcome) -> Hashable:
+    """The part of an outcome a bet's net return is worked out from: is_push, gross_odds and
+    commission_rate read nothing else of it, so outcomes that agree on it return the same.
+
+    A hand or tie bet reads the winner and the winning total, a pair bet its hand's pair,
+    Super 7's the sevens: a few dozen answers in all, where outcomes number thousands.
+    """
+    match bet:
+        case Bet.PLAYER | Bet.BANKER | Bet.TIE:
+            return outcome.winner, outcome.winning_total
+        case Bet.PLAYER_PAIR:
+            return outcome.player_pair
+        case Bet.BANKER_PAIR:
+            return outcome.banker_pair
+        case Bet.SUPER_SEVENS:
+            return outcome.sevens
 
 
 def net_return(paytable: Paytable, commission: Commission, bet: Bet, outcome: Outcome) -> Fraction:

@@ -41,7 +41,8 @@ class CardSuit(IntEnum):
 
     @property
     def letter(self) -> str:
-        return "SHDC"[self.value]
+        # Indexed by the member itself (an int): Enum's value property is slow Python.
+        return "SHDC"[self]
 
 
 @dataclass(frozen=True, eq=False)

@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from cardshoe.controller.rules.cards import MANDATORY_SEVEN, Card, Suit, parse_cards
 from cardshoe.controller.rules.errors import RulesError
-from cardshoe.controller.rules.games import GAME_NAMES, commission_names, get_game
+from cardshoe.controller.rules.games import (
+    GAME_NAMES,
+    commission_names,
+    get_game,
+    paytable_named,
+    paytable_names,
+)
 from cardshoe.controller.rules.hands import Hand
 from cardshoe.controller.rules.paytables import SEVEN_UP_SUPER_SEVENS_2_5_17_70_700
-from cardshoe.controller.rules.rounds import RoundStateError, VoidReason
+from cardshoe.controller.rules.rounds import Outcome, RoundStateError, VoidReason
+from cardshoe.controller.rules.settlement import net_return
 from cardshoe.controller.rules.shoe_order import play_shoe_order
 
 shoe_cards = st.builds(Card, st.integers(1, 13), st.sampled_from(Suit))
@@ -89,6 +98,31 @@ def test_net_returns_give_every_offered_bet_its_net_return(name: str, cards: lis
     assert returns == expected
     returns.clear()
     assert game.net_returns(outcome) == expected
+
+
+@pytest.mark.parametrize(
+    ("name", "commission", "paytable"),
+    [
+        (name, commission, paytable)
+        for name in GAME_NAMES
+        for commission in commission_names(name)
+        for paytable in paytable_names(name)
+    ],
+)
+def test_net_returns_kept_per_bet_agree_with_net_return_for_every_outcome(
+    name: str, commission: str, paytable: str
+) -> None:
+    """The games keep each bet's return by the part of the outcome it depends on: every
+    outcome there is must still get exactly what net_return works out for it."""
+    game = get_game(name, commission, paytable_named(name, paytable))
+    for player_total, banker_total, sevens in itertools.product(range(10), range(10), range(7)):
+        for natural, player_pair, banker_pair in itertools.product((False, True), repeat=3):
+            outcome = Outcome(player_total, banker_total, natural, player_pair, banker_pair, sevens)
+            expected = {
+                bet.value: net_return(game.paytable, game.commission, bet, outcome)
+                for bet in game.bets
+            }
+            assert game.net_returns(outcome) == expected, outcome
 
 
 def test_dealing_to_a_complete_round_raises() -> None:
