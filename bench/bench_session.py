@@ -16,9 +16,7 @@ Targets (issue 7): p99 with the durable commit under 5 ms, a whole 8-deck
 shoe under 2 s. With the durable commit, each card's TableModel.apply is
 timed too, as the running session calls it (issue 22: p99 under 150 µs),
 and the same shoes are dealt again in turn with the watcher's remaining-shoe
-pricing off (issue 22: p99 with it on at most 1.15 times without); the
-process keeps the pricing child on a core of its own, as the service does
-(controller/protection/core_split.py). The
+pricing off (issue 22: p99 with it on at most 1.15 times without). The
 simulator shares the service's interpreter, where a device is another
 process: its thread reads each ACK only once it has the GIL back, so the
 host's own share (CARD frame written to the host's ACK write returned) is
@@ -42,7 +40,6 @@ from results import Measurement, Target, percentile, print_measurements
 from cardshoe.controller.config import GameConfig, TableConfig
 from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.procedure.table import TableModel
-from cardshoe.controller.protection.pricing_process import PRICING
 from cardshoe.controller.service.session import TableSession
 from cardshoe.drivers.api.device_link import DeviceLink
 from cardshoe.drivers.api.events import CardSeen
@@ -172,6 +169,9 @@ class NoPricing:
     def submit(self, job: object) -> None:
         """No round is priced."""
 
+    def dealt(self) -> None:
+        """No pricing waits for a pause."""
+
     def drain(self) -> None:
         """Nothing is ever waiting."""
 
@@ -228,7 +228,6 @@ def run_shoes_pricing_on_and_off(journal_dir: Path) -> tuple[ShoeTimes, ShoeTime
 
 
 def measure() -> list[Measurement]:
-    PRICING.run_on_own_core()  # as shoectl run does before its session starts (table_service)
     disk = Path(tempfile.gettempdir())
     durable_times, unpriced_times = run_shoes_pricing_on_and_off(disk)
     flushless_times = run_shoes(TMPFS)
@@ -280,7 +279,8 @@ def measure() -> list[Measurement]:
             "×",
             Target(1.15, at_least=False, text="≤ 1.15×"),
             f"the same {SHOES} seeded shoes in turn with the watcher's remaining-shoe pricing "
-            "on and off, the pricing child on a core of its own as shoectl run keeps it; "
+            "on and off (the simulator deals with no pause between rounds, so the pricing, "
+            "which waits for a pause, prices each shoe at its end); "
             f"p99 {percentile(durable, 99) * 1e3:.2f} ms against "
             f"{percentile(unpriced_times.wire_to_ack, 99) * 1e3:.2f} ms",
         ),

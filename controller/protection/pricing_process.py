@@ -12,8 +12,7 @@ child: it never re-imports whatever script started the service, and nothing
 is forked from a process that runs threads. One child serves every watcher
 of a process and keeps each game's pricing table built; it ends when this
 process closes its end of the pipe. If it cannot run, the pricing runs
-here, slower but never skipped. The service keeps the child and its own
-threads on different cores (core_split.py).
+here, slower but never skipped.
 """
 
 from __future__ import annotations
@@ -29,7 +28,6 @@ from collections.abc import Iterable
 import structlog
 
 from cardshoe.controller.protection.advantage import ShoeEdges, player_edges
-from cardshoe.controller.protection.core_split import CoreSplit, allowed_split, keep_apart
 from cardshoe.controller.rules.cards import Card
 from cardshoe.controller.rules.errors import RulesError
 from cardshoe.controller.rules.games import Game
@@ -59,8 +57,6 @@ class PricingProcess:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._child: subprocess.Popen[bytes] | None = None
-        self._split: CoreSplit | None = None
-        """The cores kept apart for the child and this process, once the service asks."""
 
     def price(self, game: PricedGame, decks: int, out: Iterable[Card]) -> ShoeEdges:
         """Every bet of the game priced for the shoe of `decks` decks left once `out` is out."""
@@ -85,18 +81,6 @@ class PricingProcess:
                         "pricing process unavailable; pricing in the service", error=str(exc)
                     )
 
-    def run_on_own_core(self) -> None:
-        """Keep every child started from now on, and a child already running, on a core of
-        its own, and this process on the others (core_split.py): the service asks, once.
-
-        The split is taken from the cores allowed now, before it narrows them, so a child
-        started again after a failure goes back to the same core."""
-        with self._lock:
-            if self._split is None:
-                self._split = allowed_split()
-            if self._split is not None and self._child is not None:
-                keep_apart(self._split, self._child.pid)
-
     def close(self) -> None:
         with self._lock:
             self._close()
@@ -119,8 +103,6 @@ class PricingProcess:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
         )
-        if self._split is not None:
-            keep_apart(self._split, self._child.pid)
         return self._child
 
     def _close(self) -> None:

@@ -188,6 +188,7 @@ class ProtectionWatcher:
         return self._shoe
 
     def _take(self, shoe: _Shoe, seen: SeenCard, event: TableEvent) -> None:
+        self._pricing.dealt()
         shoe.cards.append(seen)
         if seen.card is not None:
             shoe.out.append(seen.card)

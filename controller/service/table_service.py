@@ -62,7 +62,6 @@ from cardshoe.controller.procedure.operator_commands import (
     Role,
     least_role,
 )
-from cardshoe.controller.protection.pricing_process import PRICING
 from cardshoe.controller.record_kinds import (
     SESSION_DEVICE_REFUSED,
     SESSION_JOURNAL_REFUSED,
@@ -193,7 +192,6 @@ class TableService:
     def run(self) -> None:
         """Start, deal until asked to stop, then stop cleanly; raises UserError on start-up."""
         self._notify_status(STARTING)
-        PRICING.run_on_own_core()  # before the session starts the child: core_split.py
         service = self.config.service
         with contextlib.ExitStack() as resources:
             claim = claim_socket_path(service.control_socket)

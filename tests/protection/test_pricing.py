@@ -22,7 +22,7 @@ from cardshoe.controller.protection.pricing_process import (
     PricedGame,
     PricingProcess,
 )
-from cardshoe.controller.protection.pricing_worker import PricingWorker
+from cardshoe.controller.protection.pricing_worker import MAX_WAIT_S, QUIET_S, PricingWorker
 from cardshoe.controller.rules.cards import parse_card
 from cardshoe.controller.rules.errors import RulesError
 
@@ -56,6 +56,20 @@ def test_a_child_that_dies_is_replaced_and_no_pricing_is_lost(pricer) -> None:
     assert [log["event"] for log in logs] == ["pricing process unavailable; pricing in the service"]
     assert pricer.price(game, 8, OUT) == expected
     assert pricer._child is not None and pricer._child.pid != first.pid
+
+
+def test_a_child_started_then_killed_before_its_first_request_costs_no_pricing(pricer) -> None:
+    """The request's flush fails on the dead child's pipe, and closing the pipe flushed the
+    same bytes again: that second broken pipe escaped as a traceback from the pricing."""
+    game = PricedGame(GameConfig(decks=8).build_game())
+    pricer.start()
+    child = pricer._child
+    assert child is not None
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait()
+    with capture_logs() as logs:
+        assert pricer.price(game, 8, OUT) == player_edges(game.game, 8, OUT)
+    assert [log["event"] for log in logs] == ["pricing process unavailable; pricing in the service"]
 
 
 def test_a_shoe_that_cannot_be_priced_is_that_requests_error_and_the_child_stays_up(
@@ -116,6 +130,49 @@ def test_the_worker_does_the_job_under_way_then_only_the_latest_and_leaves_no_th
     worker.submit(5)  # a new thread for new work
     worker.drain()
     assert done[-1] == 5
+
+
+def test_a_job_waits_for_a_pause_in_the_dealing_and_drain_does_not() -> None:
+    """A pricing beside the cards doubled their p99 even from the other core: the job
+    starts only once no card has come for QUIET_S, unless drain() asks for it."""
+    dealt_at: list[float] = []
+    started: list[float] = []
+    worker: PricingWorker[int] = PricingWorker(lambda job: started.append(time.monotonic()))
+
+    def deal() -> None:
+        dealt_at.append(time.monotonic())
+        worker.dealt()
+
+    deal()
+    worker.submit(1)
+    for _ in range(6):
+        time.sleep(QUIET_S / 5)
+        deal()
+    deadline = time.monotonic() + 30
+    while not started and time.monotonic() < deadline:
+        time.sleep(0.01)
+    (start,) = started
+    before = [at for at in dealt_at if at <= start]
+    assert start - before[-1] >= QUIET_S  # a pause, as long as asked, before it began
+    worker.drain()
+
+    dealing = threading.Event()
+
+    def keep_dealing() -> None:
+        while not dealing.is_set():
+            worker.dealt()
+            time.sleep(0.01)
+
+    dealer = threading.Thread(target=keep_dealing)
+    dealer.start()
+    try:
+        worker.submit(2)
+        asked = time.monotonic()
+        worker.drain()  # the end of a shoe or of the run waits for no pause
+        assert len(started) == 2 and time.monotonic() - asked < MAX_WAIT_S
+    finally:
+        dealing.set()
+        dealer.join()
 
 
 @pytest.mark.skipif(not hasattr(os, "SCHED_IDLE"), reason="SCHED_IDLE is Linux's")

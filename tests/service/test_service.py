@@ -8,7 +8,6 @@ again, losing no card and counting none twice, also after SIGKILL.
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
 import sqlite3
@@ -264,13 +263,6 @@ def test_the_pricing_child_runs_under_the_service_and_ends_with_it(
         open_manual_shoe(table, "SHOE-P")
         wait_until(lambda: rounds_finished(table) >= 2, "two rounds")
         assert _children(service.process.pid) == [child]  # one child for the whole run
-        cores = sorted(os.sched_getaffinity(0))  # what the service was started with
-        if len(cores) > 1:  # the child on the last of them, the service on the rest (core_split)
-            assert sorted(os.sched_getaffinity(child)) == cores[-1:]
-            threads = Path(f"/proc/{service.process.pid}/task").iterdir()
-            assert {tuple(sorted(os.sched_getaffinity(int(t.name)))) for t in threads} == {
-                tuple(cores[:-1])
-            }
         service.stop(number)
     wait_until(lambda: _gone(child), "the pricing child to end with its service")
 
