@@ -26,6 +26,7 @@ from bench_floor import (
     stop,
     verified_total,
     wait_for,
+    watch,
 )
 from floor_servers import FloorServers, floor_servers
 from playwright.sync_api import Page, sync_playwright
@@ -95,7 +96,8 @@ def fill_floor(broker: Mosquitto, dsn: str, tables: int, folder: Path) -> None:
     client.disconnect()
     client.loop_stop()
     per_table = 1 + ROUNDS * 6
-    wait_for("the floor", lambda: verified_total(dsn) >= tables * per_table)
+    with watch(dsn) as connection:
+        wait_for("the floor", lambda: verified_total(connection) >= tables * per_table)
     stop(ingest)
 
 
