@@ -4,6 +4,7 @@ tests/floor, and the leak guards every test gets."""
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import subprocess
 import sys
@@ -22,6 +23,10 @@ from cardshoe.controller.cli.sim_scheme import register_sim_scheme
 # In the suite, as in shoectl, a device URL may be sim://: tests build services and links
 # in process, not only through the command line that registers it.
 register_sim_scheme()
+
+# Every child the suite starts prints its threads' stacks on SIGABRT: a child stuck past its
+# stop signal is then shown where it stuck (support/process_support.py).
+os.environ["PYTHONFAULTHANDLER"] = "1"
 
 
 @pytest.fixture

@@ -22,6 +22,7 @@ from cardshoe.controller.scoreboard.board import TableBoard
 from cardshoe.controller.service.control_socket import subscription
 from cardshoe.controller.service.device_access import opened_device
 from cardshoe.controller.service.socket_claim import EXIT_NO_SERVICE
+from cardshoe.controller.service.stop_signals import StopRequest, stop_on_signals
 from cardshoe.drivers.api.events import DeviceEvent
 from cardshoe.drivers.cardshoe_family import CardshoeLink
 from cardshoe.drivers.errors import DeviceGone
@@ -133,9 +134,16 @@ def _monitor_device(
     from cardshoe.controller.scoreboard.event_lines import device_event_record
 
     shown = 0
-    with opened_device(url, timeout=timeout, keys=keys) as wire_device:
+    # Ctrl-C as a flag read between polls, not KeyboardInterrupt: raised wherever the main
+    # thread stood, it could leave a lock of the link held, and closing the link (which joins
+    # its supervisor) would then wait for ever.
+    stop = StopRequest()
+    with (
+        opened_device(url, timeout=timeout, keys=keys) as wire_device,
+        stop_on_signals(stop.request),
+    ):
         device = CardshoeLink(wire_device)
-        while count is None or shown < count:
+        while not stop.requested and (count is None or shown < count):
             try:
                 event = device.next_event(POLL_S)
             except DeviceGone as gone:

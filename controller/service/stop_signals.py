@@ -12,8 +12,19 @@ from __future__ import annotations
 import signal
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+@dataclass
+class StopRequest:
+    """The flag for a loop that polls: the handler sets it, the loop reads it each turn."""
+
+    requested: bool = False
+
+    def request(self) -> None:
+        self.requested = True
 
 
 @contextmanager

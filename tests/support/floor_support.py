@@ -24,10 +24,13 @@ from cardshoe.controller.floor.local_servers import Mosquitto
 from cardshoe.controller.floor.messages import EventMessage
 from cardshoe.controller.journal.chain import GENESIS_HASH, record_hash
 from cardshoe.controller.journal.store import Journal
+from support.process_support import ended
 from support.service_support import wait_until
 
 FLOOR_WAIT_S = 60.0
 """The longest a floor test waits for the floor to catch up; reached only when broken."""
+STOP_WAIT_S = 30.0
+"""The longest an uplink or ingest may take to end after its signal; reached only when stuck."""
 _process_names = itertools.count(1)
 
 
@@ -49,7 +52,7 @@ class FloorProcess:
         assert self.process is not None
         if self.process.poll() is None:
             self.process.send_signal(number)
-        return self.process.wait(timeout=30)
+        return ended(self.process, STOP_WAIT_S, lambda: self.log)
 
     def kill(self) -> None:
         self.stop(signal.SIGKILL)

@@ -32,6 +32,7 @@ from cardshoe.firmware_sim.devices import create_device
 from cardshoe.firmware_sim.faults import parse_injection
 from cardshoe.firmware_sim.line_reader import LineReader
 from cardshoe.firmware_sim.timing import INSTANT, Timing
+from support.process_support import ended
 from support.session_support import (
     assert_every_event_journaled_once,
     journaled,
@@ -217,7 +218,7 @@ class ServiceProcess:
     def stop(self, number: int = signal.SIGTERM) -> int:
         """Send the signal and wait for the exit; notifications sent before it are in."""
         self.process.send_signal(number)
-        code = self.process.wait(WAIT_S)
+        code = ended(self.process, WAIT_S, self.log_tail)
         self.systemd.drain()
         return code
 
