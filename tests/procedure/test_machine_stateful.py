@@ -119,14 +119,23 @@ class ProcedureMachine(RuleBasedStateMachine):
         assert self.table is not None
         for item in items:
             shoe_open = self.table.model.shoe is not None
+            another_card = isinstance(item, CardSeen) and not self._passes_a_misread_card_again()
             facts = self.table.feed(item)
-            if isinstance(item, CardSeen):
+            if another_card:
                 self.card_inputs += 1
                 self.shoe_cards += shoe_open
             if self.table.model.shoe is None:
                 self.shoe_cards = 0
             kinds = [getattr(fact.event, "kind", None) for fact in facts]
             assert AlarmKind.SOFTWARE_FAULT not in kinds
+
+    def _passes_a_misread_card_again(self) -> bool:
+        """The next card read is a misread card passed through the reader again (Art. 10):
+        the same physical card, no second card out of the shoe."""
+        assert self.table is not None
+        shoe, current = self.table.model.shoe, self.table.model.round
+        awaited = current is not None and current.misread is not None
+        return shoe is not None and (shoe.first_card_unread or awaited)
 
     @property
     def device(self) -> Device:
@@ -276,7 +285,11 @@ class ProcedureMachine(RuleBasedStateMachine):
         if self.table is None:
             return
         counted = Counter(type(fact.event) for fact in self.table.facts)
-        assert sum(counted[kind] for kind in CARD_EVENTS) == self.card_inputs
+        # A misread card due to a hand keeps its place with no card fact until it is re-read,
+        # entered, or set aside with its round (dealing.py's _await_reread).
+        current = self.table.model.round
+        awaiting = int(current is not None and current.misread is not None)
+        assert sum(counted[kind] for kind in CARD_EVENTS) == self.card_inputs - awaiting
         shoe = self.table.model.shoe
         if shoe is not None:
             assert shoe.dealt + shoe.burned == self.shoe_cards
