@@ -322,11 +322,15 @@ class Ingest:
         """Run one transaction, retrying through a database restart until it commits.
 
         A stop requested meanwhile ends the retries: nothing of the batch was
-        acknowledged, so the broker hands it to ingest again.
+        acknowledged, so the broker hands it to ingest again. The first attempt
+        goes ahead even when a stop is asked: the loop ends after it, and a
+        batch stored and acknowledged is one the broker need not hand out again.
         """
+        retrying = False
         while True:
-            if self._stop_requested:
+            if retrying and self._stop_requested:
                 raise _StopWhileRetrying
+            retrying = True
             if self._db is None or self._db.closed:
                 try:
                     self._db = connect(self.settings.dsn)

@@ -40,7 +40,7 @@ def test_every_record_of_a_dealt_shoe_reaches_postgres_once_with_board_and_statu
     tmp_path: Path, floor: Floor, shoectl: ShoectlRunner
 ) -> None:
     journal = demo_journal(tmp_path, "T7", "macau-1")
-    floor.ingest()
+    ingest = floor.ingest()
     uplink = floor.uplink(journal)
     wait_for_floor(floor, [journal])
     assert_floor_holds(floor.dsn, journal)
@@ -71,6 +71,9 @@ def test_every_record_of_a_dealt_shoe_reaches_postgres_once_with_board_and_statu
     assert uplink.stop() == 0
     wait_until(lambda: not status().online, "the uplink's offline status")
     wait_until(lambda: floor_table(floor.dsn, "T7")["online"] is False, "the floor to see it")
+    assert ingest.stop() == 0
+    # Stopped with its database up, ingest stores what it took: nothing is left to the broker.
+    assert "a batch not stored" not in ingest.log
 
 
 def test_a_killed_uplink_leaves_its_last_will_and_catches_up_when_restarted(
