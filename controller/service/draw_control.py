@@ -204,6 +204,20 @@ class DrawControl:
         elif self._model().card_due() is None and not self._gate_locked:
             shoe.set_gate(locked=True)
             self._gate_locked = True
+            if self._issued_for == self._taken():
+                self._revoke_release(shoe)
+
+    def _revoke_release(self, shoe: DeviceLink) -> None:
+        """A hold locked the gate over a card released and not yet seen: ask for it again.
+
+        A hold its cause lifts by itself (the journal's disk has room again) has no
+        person to clear it, so nothing else would ever re-read the gate, and the
+        table would wait for ever for a card it had locked in. The card may have
+        left just before the lock: its event then came before the lock's reply,
+        and nothing more is asked until the events handed over so far are handled.
+        """
+        self._issued_for = None
+        self.replay_upto = max(self.replay_upto, shoe.counters().get("delivered_seq", 0))
 
     def _drive_dealer(self, dealer: DeviceLink) -> None:
         model = self._model()

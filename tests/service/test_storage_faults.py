@@ -43,6 +43,7 @@ from cardshoe.controller.service.session import TableSession
 from cardshoe.controller.service.session_repeats import REPEAT_INTERVAL_S
 from cardshoe.drivers.api.protocols import open_device
 from cardshoe.drivers.protocol.framing import encode_frame
+from cardshoe.drivers.protocol.messages import GateMode
 from cardshoe.firmware_sim.attach_pty import serve_pty
 from cardshoe.firmware_sim.devices import create_device
 
@@ -244,6 +245,32 @@ def test_case5_free_space_below_the_floor_holds_before_the_disk_is_full(tmp_path
         (low,) = journaled(table.journal_path, "host.storage_low")
         assert low.payload["floor_bytes"] == 8 * MB > low.payload["free_bytes"]
         assert journaled(table.journal_path, "host.storage_recovered")
+        assert_every_event_journaled_once(table.journal_path)
+
+
+def test_case5_a_card_released_when_the_space_hold_comes_is_released_again_after_it(
+    tmp_path: Path,
+) -> None:
+    """The hold locks a gate opened for a card no dealer had drawn yet. Released by the
+    recovered space (no person clearing it), the table must open the gate again for that
+    card: CI once waited 30 s for a round after the release behind a gate it had locked."""
+    with table_on_small_disk(tmp_path, "24m", floor_mb=8) as (table, disk):
+        with running_service(table) as service:
+            service.wait_for_notification("READY=1")
+            open_manual_shoe(table, "SHOE-R")
+            wait_until(lambda: rounds_finished(table) >= 1, "a round")
+            table.core.dealer.auto = False
+            wait_until(lambda: table.core.gate is GateMode.RELEASE_ONE, "a card released")
+            filler = fill(disk, leave_bytes=4 * MB)
+            wait_until(lambda: HoldReason.JOURNAL_SPACE_LOW in holds(table), "the space hold")
+            wait_until(lambda: table.core.gate is GateMode.LOCKED, "the gate locked by the hold")
+            held_rounds = rounds_finished(table)
+            filler.unlink()
+            wait_until(lambda: HoldReason.JOURNAL_SPACE_LOW not in holds(table), "the release")
+            wait_until(lambda: table.core.gate is GateMode.RELEASE_ONE, "the card released again")
+            table.core.dealer.auto = True
+            wait_until(lambda: rounds_finished(table) > held_rounds, "a round after the hold")
+            assert service.stop() == 0, service.log_tail()
         assert_every_event_journaled_once(table.journal_path)
 
 
