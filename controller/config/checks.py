@@ -7,6 +7,7 @@ and a person reading two messages about two keys sees one style.
 from __future__ import annotations
 
 import json
+import unicodedata
 from typing import Any
 
 from cardshoe.controller.errors import UserError
@@ -29,13 +30,19 @@ def check_option(key: str, value: str | None, allowed: tuple[str, ...], game: st
         )
 
 
+LINE_BREAKING = ("Cc", "Zl", "Zp")
+"""Unicode categories that end or garble a line: JSON leaves \x85, \u2028 and \u2029 as typed."""
+
+
 def show(value: Any) -> str:
-    """A value as TOML would spell it, on one line: control characters escaped, and any other
-    character (a game name in Chinese) as typed."""
-    return (
-        json.dumps(value, default=str, ensure_ascii=False)
-        if isinstance(value, str | int | float | list)
-        else repr(value)
+    """A value as TOML would spell it, on one line: control characters and line separators
+    escaped, and any other character (a game name in Chinese) as typed."""
+    if not isinstance(value, str | int | float | list):
+        return repr(value)
+    spelled = json.dumps(value, default=str, ensure_ascii=False)
+    return "".join(
+        f"\\u{ord(character):04x}" if unicodedata.category(character) in LINE_BREAKING else character
+        for character in spelled
     )
 
 

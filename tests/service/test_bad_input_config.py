@@ -13,7 +13,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from cardshoe.controller.config import ConfigError, TableConfig, load_config
@@ -77,6 +77,9 @@ def assert_one_line_config_error(error: ConfigError) -> None:
 
 @settings(max_examples=500, deadline=None)
 @given(tables)
+@example({"table_id": ["\x85"]})  # found by a random run: JSON leaves NEL as typed
+@example({"table_id": "T\u2028"})
+@example({"game": {"name": "macau\u2029"}})
 def test_any_parsed_toml_is_a_table_or_one_line_naming_the_key(data: dict) -> None:
     try:
         TableConfig.from_mapping(data)
