@@ -41,8 +41,8 @@ def show(value: Any) -> str:
         return repr(value)
     spelled = json.dumps(value, default=str, ensure_ascii=False)
     return "".join(
-        f"\\u{ord(character):04x}" if unicodedata.category(character) in LINE_BREAKING else character
-        for character in spelled
+        f"\\u{ord(each):04x}" if unicodedata.category(each) in LINE_BREAKING else each
+        for each in spelled
     )
 
 
