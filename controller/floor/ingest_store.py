@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import psycopg
+from psycopg.errors import UniqueViolation
 from psycopg.types.json import Jsonb
 
 from cardshoe.controller.floor.messages import (
@@ -168,41 +169,31 @@ STAGED_COLUMNS = (
 def _insert_records(
     db: psycopg.Connection, events: list[EventMessage], sites: dict[str, str], outcome: Outcome
 ) -> list[EventMessage]:
-    """Insert the records the floor does not hold yet; those it inserted."""
-    columns = (
-        "table_id, record_id, time_ns, kind, shoe_id, round_no, device_serial, device_seq, "
-        "payload, hash, prev_hash, signature"
-    )
-    rows = [
-        (
-            event.table_id,
-            event.record_id,
-            event.time_ns,
-            event.kind,
-            event.shoe_id,
-            event.round_no,
-            event.device_serial,
-            event.device_seq,
-            event.payload_json,
-            event.hash,
-            event.prev_hash,
-            event.signature,
-        )
-        for event in events
-    ]
-    # COPY into a per-connection staging table is the fast way in; the insert from it
-    # keeps ON CONFLICT DO NOTHING, so a repeat is still ignored, never overwritten.
+    """Insert the records the floor does not hold yet; those it inserted.
+
+    A batch of records the floor has never seen, the usual case, is copied
+    straight into journal_records. One holding a record the floor already
+    has (an uplink resending from its anchor, a message the broker handed out
+    again) fails that copy on the primary key; only then does the batch take
+    the staging table, whose insert skips the records held. The straight copy
+    costs PostgreSQL half the time of copying and inserting again.
+    """
+    try:
+        with db.transaction():  # a savepoint: a copy that fails takes back only itself
+            _copy_records(db, "journal_records", events)
+        return events
+    except UniqueViolation:
+        pass
+    # The staging table is per connection; the insert from it keeps ON CONFLICT DO NOTHING,
+    # so a repeat is ignored, never overwritten.
     db.execute(
         f"CREATE TEMP TABLE IF NOT EXISTS staged_records ({STAGED_COLUMNS}) ON COMMIT DELETE ROWS"
     )
-    with db.cursor() as cursor:
-        with cursor.copy(f"COPY staged_records ({columns}) FROM STDIN") as copy:
-            for row in rows:
-                copy.write_row(row)
-        inserted = cursor.execute(
-            f"INSERT INTO journal_records ({columns}) SELECT {columns} FROM staged_records "
-            "ON CONFLICT DO NOTHING RETURNING table_id, record_id"
-        ).fetchall()
+    _copy_records(db, "staged_records", events)
+    inserted = db.execute(
+        f"INSERT INTO journal_records ({RECORD_COLUMNS}) SELECT {RECORD_COLUMNS} "
+        "FROM staged_records ON CONFLICT DO NOTHING RETURNING table_id, record_id"
+    ).fetchall()
     new = {(table_id, record_id) for table_id, record_id in inserted}
     fresh = [event for event in events if (event.table_id, event.record_id) in new]
     repeats = [event for event in events if (event.table_id, event.record_id) not in new]
@@ -211,6 +202,34 @@ def _insert_records(
         insert_alarms(db, conflicts)
         outcome.alarms.extend(conflicts)
     return fresh
+
+
+RECORD_COLUMNS = (
+    "table_id, record_id, time_ns, kind, shoe_id, round_no, device_serial, device_seq, "
+    "payload, hash, prev_hash, signature"
+)
+"""The columns ingest fills, in the order _copy_records writes them."""
+
+
+def _copy_records(db: psycopg.Connection, table: str, events: list[EventMessage]) -> None:
+    with db.cursor() as cursor, cursor.copy(f"COPY {table} ({RECORD_COLUMNS}) FROM STDIN") as copy:
+        for event in events:
+            copy.write_row(
+                (
+                    event.table_id,
+                    event.record_id,
+                    event.time_ns,
+                    event.kind,
+                    event.shoe_id,
+                    event.round_no,
+                    event.device_serial,
+                    event.device_seq,
+                    event.payload_json,
+                    event.hash,
+                    event.prev_hash,
+                    event.signature,
+                )
+            )
 
 
 def _conflicts(
