@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import signal
 import subprocess
 import sys
 
@@ -30,6 +32,9 @@ def test_a_child_that_ignores_its_signal_is_shown_where_it_waits() -> None:
     assert "did not end within 0.5 s" in str(stuck.value)
     assert "in waiting_for_ever" in str(stuck.value)
     assert child.poll() is not None
+    ignored = re.search(r"SigIgn ([0-9a-f]+)", str(stuck.value))
+    assert ignored is not None, "the signal masks close the message"
+    assert int(ignored.group(1), 16) & 1 << (signal.SIGTERM - 1)
 
 
 def test_a_child_that_ends_gives_its_exit_code() -> None:

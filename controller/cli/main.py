@@ -16,6 +16,7 @@ from cardshoe.controller.errors import (
     UserError,
 )
 from cardshoe.controller.rules.errors import RulesError
+from cardshoe.controller.service.stop_signals import hear_stop_signals
 
 # Command name -> (module, attribute, one-line help). Modules load only when
 # their command runs, so start-up stays fast.
@@ -151,6 +152,7 @@ def _fail(message: str, exit_code: int) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Run shoectl; every error the user can fix ends as one line on stderr."""
+    hear_stop_signals()
     register_sim_scheme()
     try:
         exit_code = cli.main(args=argv, prog_name="shoectl", standalone_mode=False)

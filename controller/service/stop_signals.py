@@ -27,6 +27,19 @@ class StopRequest:
         self.requested = True
 
 
+def hear_stop_signals() -> None:
+    """Unblock SIGTERM and SIGINT in this thread, before it starts any other.
+
+    A process inherits the signal mask of the thread that spawned it. Started
+    by a thread that had blocked them, a command would never see its stop
+    signal: it would wait pending until SIGKILL, and the command would end
+    without its last batch, transaction or acknowledgement. Every shoectl
+    command calls this first, so each hears them whatever its parent blocked,
+    and the threads it starts inherit the unblocked mask.
+    """
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+
+
 @contextmanager
 def stop_on_signals(request_stop: Callable[[], None]) -> Iterator[None]:
     """Within the block, SIGTERM and SIGINT call request_stop; the old handlers come back after."""

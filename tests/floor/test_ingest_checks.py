@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import signal
 from dataclasses import replace
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from support.floor_support import (
     publish,
     rejected_messages,
 )
+from support.process_support import signal_mask, spawned_with_stop_signals_blocked
 from support.service_support import wait_until
 from support.shoectl import ShoectlRunner
 
@@ -183,3 +185,16 @@ def test_ingest_stops_when_asked_while_its_database_is_away(
         assert "a batch not stored" in ingest.log
     finally:
         own.stop()
+
+
+def test_an_ingest_started_with_its_stop_signals_blocked_still_stops_on_sigterm(
+    floor: Floor,
+) -> None:
+    """A parent thread that had blocked SIGTERM passes the mask on: ingest unblocks it, so
+    SIGTERM still ends it after its batch. A blocked SIGTERM is one way to what CI saw twice,
+    an ingest running its loop 30 s after its stop signal."""
+    ingest = spawned_with_stop_signals_blocked(floor.ingest)
+    assert ingest.process is not None
+    blocked = signal_mask(ingest.process.pid, "SigBlk")
+    assert not blocked & 1 << (signal.SIGTERM - 1), f"SIGTERM still blocked: {blocked:#x}"
+    assert ingest.stop() == 0

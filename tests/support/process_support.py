@@ -10,8 +10,13 @@ from __future__ import annotations
 
 import signal
 import subprocess
-from collections.abc import Callable
-from typing import Any
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+from cardshoe.controller.service.stop_signals import STOP_SIGNALS
 
 STACKS_WAIT_S = 10.0
 """How long a stuck child may take to write its stacks after SIGABRT."""
@@ -32,6 +37,7 @@ def ended(
     try:
         return process.wait(timeout)
     except subprocess.TimeoutExpired:
+        dispositions = signal_dispositions(process.pid)
         process.send_signal(signal.SIGABRT)
         try:
             _, stderr = process.communicate(timeout=STACKS_WAIT_S)
@@ -40,6 +46,61 @@ def ended(
             _, stderr = process.communicate()
         printed = log() if log is not None else stderr
         raise StuckProcess(
-            f"{process.args} did not end within {timeout:g} s; what it printed, "
-            f"with its threads' stacks at SIGABRT:\n{printed}"
+            f"{process.args} did not end within {timeout:g} s; what it printed, with its "
+            f"threads' stacks at SIGABRT:\n{printed}\n"
+            f"its signals when it had not ended (last, where CI's tail shows it): {dispositions}"
         ) from None
+
+
+SIGNAL_LINES = ("SigPnd", "ShdPnd", "SigBlk", "SigIgn", "SigCgt")
+"""/proc/PID/status's signal masks: pending (thread, process), blocked, ignored, caught."""
+
+
+def signal_dispositions(pid: int) -> str:
+    """The child's signal masks, hex as the kernel prints them: whether its stop signal waits
+    pending, blocked, or is ignored says why it did not stop."""
+    try:
+        return ", ".join(f"{name} {signal_mask(pid, name):016x}" for name in SIGNAL_LINES)
+    except OSError as exc:
+        return f"/proc/{pid}/status unreadable: {exc.strerror}"
+
+
+Spawned = TypeVar("Spawned")
+
+
+@contextmanager
+def stop_signals_blocked() -> Iterator[None]:
+    signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+
+
+def spawned_with_stop_signals_blocked(spawn: Callable[[], Spawned]) -> Spawned:
+    """spawn() run on a thread of its own that blocked SIGTERM and SIGINT first: the child
+    inherits that mask, and the test's own thread keeps its own."""
+    spawned: list[Spawned] = []
+    failed: list[BaseException] = []
+
+    def blocked_then_spawn() -> None:
+        with stop_signals_blocked():
+            try:
+                spawned.append(spawn())
+            except BaseException as exc:  # handed to the test's thread, raised there
+                failed.append(exc)
+
+    thread = threading.Thread(target=blocked_then_spawn)
+    thread.start()
+    thread.join()
+    if failed:
+        raise failed[0]
+    return spawned[0]
+
+
+def signal_mask(pid: int, name: str) -> int:
+    """One of a process's signal masks (SIGNAL_LINES) from /proc: bit N-1 is signal N."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(f"{name}:"):
+            return int(line.split()[1], 16)
+    raise AssertionError(f"no {name} in /proc/{pid}/status")
