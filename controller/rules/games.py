@@ -15,7 +15,7 @@ from functools import cache, cached_property
 from cardshoe.controller.rules.cards import MANDATORY_SEVEN
 from cardshoe.controller.rules.drawing import Dealing, LowerHandDrawsFirst, Tableau
 from cardshoe.controller.rules.errors import RulesError
-from cardshoe.controller.rules.hands import Hand
+from cardshoe.controller.rules.hands import Hand, Winner
 from cardshoe.controller.rules.paytables import (
     BANKER_5PCT,
     BANKER_HALF_ON_6,
@@ -137,7 +137,7 @@ class Game:
     commission: Commission
     rounding: Rounding = Rounding.FLOOR
     """How a win's winnings are rounded to the minor unit (settlement.Rounding)."""
-    _net_returns: dict[Outcome, dict[str, Fraction]] = field(
+    _net_returns: dict[tuple[Winner, int, OutcomeMarks], dict[str, Fraction]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
     _bet_returns: dict[tuple[Bet, Hashable], Fraction] = field(
@@ -186,14 +186,18 @@ class Game:
     def net_returns(self, outcome: Outcome) -> dict[str, Fraction]:
         """Every offered bet's exact gain per unit staked on this outcome, by bet name.
 
-        Worked out once per distinct outcome (a few hundred in practice): every
-        round's result carries it, and the Fraction arithmetic for each bet was
-        an eighth of the time of the card that completes a round. Each caller
+        Worked out once per winner, winning total and marks (the part of an
+        outcome any bet is settled on: settlement.what_returns_depend_on), not
+        once per outcome: every round's result carries it, and in Punto Banco,
+        where naturals and sevens settle nothing, outcomes that differ only in
+        them were a quarter of the first twenty shoes' rounds, each working its
+        returns out again on the card that completes the round. Each caller
         gets its own dict.
         """
-        known = self._net_returns.get(outcome)
+        key = (outcome.winner, outcome.winning_total, self.marks(outcome))
+        known = self._net_returns.get(key)
         if known is None:
-            known = self._net_returns[outcome] = self._returns_of(outcome)
+            known = self._net_returns[key] = self._returns_of(outcome)
         return dict(known)
 
     def _returns_of(self, outcome: Outcome) -> dict[str, Fraction]:
