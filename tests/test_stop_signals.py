@@ -12,7 +12,12 @@ import signal
 import subprocess
 import sys
 
-from support.process_support import ended, signal_mask, spawned_with_stop_signals_blocked
+from support.process_support import (
+    ended,
+    in_mask,
+    signal_mask,
+    spawned_with_stop_signals_blocked,
+)
 
 SIM = [sys.executable, "-m", "cardshoe.controller.cli", "sim", "--pty", "--seed", "1"]
 
@@ -26,7 +31,7 @@ def test_a_command_spawned_with_its_stop_signals_blocked_ends_at_ctrl_c() -> Non
         assert ready, "the simulator printed nothing within 20 s"
         assert process.stdout is not None and process.stdout.readline().startswith("/dev/pts/")
         for number in (signal.SIGINT, signal.SIGTERM):
-            assert not signal_mask(process.pid, "SigBlk") & 1 << (number - 1), number.name
+            assert not in_mask(signal_mask(process.pid, "SigBlk"), number), number.name
         process.send_signal(signal.SIGINT)
         assert ended(process, 10) == 0, "Ctrl-C is the normal way to stop it"
     finally:

@@ -164,6 +164,8 @@ STAGED_COLUMNS = (
     "signature text"
 )
 """journal_records' columns as COPY fills them (received_at is set by the insert)."""
+COPIED_COLUMNS = ", ".join(definition.split()[0] for definition in STAGED_COLUMNS.split(", "))
+"""The same columns by name alone, in the order _copy_records writes them."""
 
 
 def _insert_records(
@@ -191,7 +193,7 @@ def _insert_records(
     )
     _copy_records(db, "staged_records", events)
     inserted = db.execute(
-        f"INSERT INTO journal_records ({RECORD_COLUMNS}) SELECT {RECORD_COLUMNS} "
+        f"INSERT INTO journal_records ({COPIED_COLUMNS}) SELECT {COPIED_COLUMNS} "
         "FROM staged_records ON CONFLICT DO NOTHING RETURNING table_id, record_id"
     ).fetchall()
     new = {(table_id, record_id) for table_id, record_id in inserted}
@@ -204,15 +206,8 @@ def _insert_records(
     return fresh
 
 
-RECORD_COLUMNS = (
-    "table_id, record_id, time_ns, kind, shoe_id, round_no, device_serial, device_seq, "
-    "payload, hash, prev_hash, signature"
-)
-"""The columns ingest fills, in the order _copy_records writes them."""
-
-
 def _copy_records(db: psycopg.Connection, table: str, events: list[EventMessage]) -> None:
-    with db.cursor() as cursor, cursor.copy(f"COPY {table} ({RECORD_COLUMNS}) FROM STDIN") as copy:
+    with db.cursor() as cursor, cursor.copy(f"COPY {table} ({COPIED_COLUMNS}) FROM STDIN") as copy:
         for event in events:
             copy.write_row(
                 (

@@ -17,7 +17,7 @@ from support.floor_support import (
     publish,
     rejected_messages,
 )
-from support.process_support import signal_mask, spawned_with_stop_signals_blocked
+from support.process_support import in_mask, signal_mask, spawned_with_stop_signals_blocked
 from support.service_support import wait_until
 from support.shoectl import ShoectlRunner
 
@@ -196,5 +196,5 @@ def test_an_ingest_started_with_its_stop_signals_blocked_still_stops_on_sigterm(
     ingest = spawned_with_stop_signals_blocked(floor.ingest)
     assert ingest.process is not None
     blocked = signal_mask(ingest.process.pid, "SigBlk")
-    assert not blocked & 1 << (signal.SIGTERM - 1), f"SIGTERM still blocked: {blocked:#x}"
+    assert not in_mask(blocked, signal.SIGTERM), f"SIGTERM still blocked: {blocked:#x}"
     assert ingest.stop() == 0

@@ -104,3 +104,8 @@ def signal_mask(pid: int, name: str) -> int:
         if line.startswith(f"{name}:"):
             return int(line.split()[1], 16)
     raise AssertionError(f"no {name} in /proc/{pid}/status")
+
+
+def in_mask(mask: int, number: int) -> bool:
+    """Whether signal `number` is in a /proc signal mask (bit N-1 is signal N)."""
+    return bool(mask & 1 << (number - 1))
