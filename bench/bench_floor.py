@@ -34,6 +34,7 @@ A measurement, not a test: it asserts nothing.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -43,6 +44,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import psycopg
+from cpu_use import CpuSnapshot, CpuUse, PidGroups, children
 from floor_servers import floor_servers
 from floor_uplinks import GROUP
 from results import Measurement, Target, percentile, print_measurements
@@ -187,8 +189,9 @@ def measure_throughput(
     ingests: int,
     backlog: list[tuple[str, bytes]],
     database: str,
-) -> tuple[float, str]:
-    """Records/s of `ingests` processes from their start to the last record verified."""
+) -> tuple[float, str, CpuUse]:
+    """Records/s of `ingests` processes from their start to the last record verified, how it
+    was measured, and what the cores did meanwhile."""
     dsn = fresh_database(postgres, database)
     logs = [folder / f"ingest-{database}-{number}.log" for number in range(ingests)]
     commands = [ingest_command(broker, dsn, f"bench-{number}") for number in range(ingests)]
@@ -210,11 +213,20 @@ def measure_throughput(
     last.wait_for_publish(WAIT_S)
     client.disconnect()
     client.loop_stop()
+    ingest_pids: list[int] = []
+    groups: PidGroups = {
+        "ingest": lambda: ingest_pids,
+        "PostgreSQL": lambda: children(postgres.server_pid()),
+        "mosquitto": lambda: [] if broker.process is None else [broker.process.pid],
+    }
     with watch(dsn) as watching:
+        before = CpuSnapshot.take(groups)
         started = time.monotonic()
         running = [start(command, log) for command, log in zip(commands, logs, strict=True)]
+        ingest_pids.extend(process.pid for process in running)
         wait_for("ingest to verify everything", lambda: verified_total(watching) >= total)
         elapsed = time.monotonic() - started
+        use = CpuUse.between(before, CpuSnapshot.take(groups))
     for process in running:
         stop(process)
     how = (
@@ -225,7 +237,7 @@ def measure_throughput(
         "(one MQTT 5 shared subscription) into PostgreSQL 15; from the processes' start to "
         "the last record verified, polled every 50 ms on one kept connection"
     )
-    return total / elapsed, how
+    return total / elapsed, how, use
 
 
 class Writers:
@@ -375,13 +387,15 @@ def throughput_rows(folder: Path, broker: Mosquitto, postgres: Postgres) -> list
     the median of each, as for every whole-process line."""
     backlog = floor_backlog(demo_records(folder))
     rates: dict[int, list[float]] = {1: [], 2: []}
+    uses: dict[int, list[CpuUse]] = {1: [], 2: []}
     hows = {}
     for run in range(THROUGHPUT_RUNS):
         for ingests in (1, 2):
-            rate, hows[ingests] = measure_throughput(
+            rate, hows[ingests], use = measure_throughput(
                 folder, broker, postgres, ingests, backlog, f"throughput_{ingests}_{run}"
             )
             rates[ingests].append(rate)
+            uses[ingests].append(use)
             # The stopped ingests' sessions would keep taking their share of the shared
             # subscription: a broker restarted without persistence forgets them.
             broker.restart()
@@ -393,20 +407,29 @@ def throughput_rows(folder: Path, broker: Mosquitto, postgres: Postgres) -> list
             one,
             "records/s",
             Target(INGEST_TARGET, at_least=True, text="≥ 20,000 records/s"),
-            f"{runs} ({_rates(rates[1])}); {hows[1]}",
+            f"{runs} ({_rates(rates[1])}); {_cpu(rates[1], uses[1])}; {hows[1]}",
         ),
         Measurement(
             "floor ingest throughput, two ingest processes against one",
             two / one,
             "×",
             Target(SCALING_TARGET, at_least=True, text="≥ 1.6 ×"),
-            f"two processes: {runs} ({_rates(rates[2])}); {hows[2]}",
+            f"two processes: {runs} ({_rates(rates[2])}); {_cpu(rates[2], uses[2])}; {hows[2]}",
         ),
     ]
 
 
 def _rates(rates: list[float]) -> str:
     return ", ".join(f"{rate:,.0f}" for rate in rates) + " records/s"
+
+
+def _cpu(rates: list[float], uses: list[CpuUse]) -> str:
+    """The share of the machine each run kept busy, and who spent the CPU in the median run
+    (cpu_use.py: why a scaling line needs it)."""
+    busy = ", ".join(f"{use.busy:.0%}" for use in uses)
+    median_run = sorted(range(len(rates)), key=rates.__getitem__)[len(rates) // 2]
+    parts = ", ".join(f"{name} {cpu:.1f}" for name, cpu in uses[median_run].seconds.items())
+    return f"{os.cpu_count()} cores, busy {busy}; CPU s in the median run: {parts}"
 
 
 def measure_floor(

@@ -134,6 +134,11 @@ class Postgres:
     def _data(self) -> Path:
         return self.folder / "data"
 
+    def server_pid(self) -> int:
+        """The running server's process id (postmaster.pid's first line): its backends are its
+        children, which is how a benchmark counts the CPU PostgreSQL spent."""
+        return int((self._data / "postmaster.pid").read_text(encoding="ascii").split()[0])
+
     def _as_owner(self, *command: str) -> list[str]:
         if os.geteuid() == 0:
             return ["runuser", "-u", "postgres", "--", *command]

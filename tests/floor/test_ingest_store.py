@@ -8,11 +8,13 @@ connection (the staging table exists only once a batch needed it).
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import psycopg
 from support.floor_support import chained_messages, floor_alarms, floor_records, floor_table
 
 from cardshoe.controller.floor.ingest_store import Outcome, store_batch
+from cardshoe.controller.floor.local_servers import Postgres
 from cardshoe.controller.floor.messages import EventMessage
 from cardshoe.controller.floor.schema import connect
 from cardshoe.controller.journal.chain import record_hash
@@ -66,3 +68,13 @@ def test_a_repeat_with_another_hash_is_an_alarm_and_the_batch_still_stores_the_r
     assert floor_alarms(dsn) == [("T3", "conflict", 2)]
     assert floor_records(dsn, "T3") == [(m.record_id, m.hash) for m in records]
     assert floor_table(dsn, "T3")["contiguous_id"] == 4
+
+
+def test_the_servers_backends_are_its_children(postgres: Postgres, dsn: str) -> None:
+    """bench_floor counts PostgreSQL's CPU as that of the server's children
+    (Postgres.server_pid): a connection's backend must be one of them."""
+    with connect(dsn) as db:
+        backend = db.execute("SELECT pg_backend_pid()").fetchone()[0]  # type: ignore[index]
+        status = Path(f"/proc/{backend}/status").read_text().splitlines()
+    parent = next(int(line.split()[1]) for line in status if line.startswith("PPid:"))
+    assert parent == postgres.server_pid()

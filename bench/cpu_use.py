@@ -1,0 +1,88 @@
+"""Who used the cores during a measurement, and how busy the machine was (from /proc).
+
+A scaling line, two processes against one, cannot be read without it: on a
+machine whose two cores also run the database and the broker, one process
+leaves a core mostly free and two leave none, so what the second process can
+add is bounded by the cores, not by the code. The bench prints the share of the
+machine each run kept busy and the CPU seconds each part spent, so the reader
+sees which of the two limited the line.
+
+Per process, CPU is utime + stime from /proc/<pid>/stat, keyed by pid: a
+process that started inside the window counts from zero. Linux only, as the
+bench's servers are.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+_TICK_S = 1 / os.sysconf("SC_CLK_TCK")
+
+PidGroups = dict[str, Callable[[], Iterable[int]]]
+"""Each part's name with how to find its processes' ids at the moment of a snapshot."""
+
+
+def process_cpu_s(pid: int) -> float:
+    """The user and system CPU seconds of one process so far; 0 for one already gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return 0.0
+    fields = stat[stat.rindex(")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) * _TICK_S
+
+
+def children(parent: int) -> list[int]:
+    """The processes whose parent is `parent` (a PostgreSQL server's backends and workers)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        if int(stat[stat.rindex(")") + 2 :].split()[1]) == parent:
+            found.append(int(entry.name))
+    return found
+
+
+@dataclass(frozen=True)
+class CpuSnapshot:
+    busy_s: float
+    """CPU seconds the machine spent not idle and not waiting on I/O, all cores together."""
+    total_s: float
+    """CPU seconds that passed, all cores together."""
+    by_pid: dict[str, dict[int, float]]
+
+    @classmethod
+    def take(cls, groups: PidGroups) -> CpuSnapshot:
+        with open("/proc/stat", encoding="ascii") as stat:
+            ticks = [int(field) for field in stat.readline().split()[1:]]
+        idle = ticks[3] + ticks[4]  # idle and iowait
+        return cls(
+            (sum(ticks) - idle) * _TICK_S,
+            sum(ticks) * _TICK_S,
+            {name: {pid: process_cpu_s(pid) for pid in pids()} for name, pids in groups.items()},
+        )
+
+
+@dataclass(frozen=True)
+class CpuUse:
+    """What a window between two snapshots cost the machine."""
+
+    busy: float
+    """The share of all cores that was busy, 0 to 1."""
+    seconds: dict[str, float]
+    """CPU seconds each named part spent in the window."""
+
+    @classmethod
+    def between(cls, before: CpuSnapshot, after: CpuSnapshot) -> CpuUse:
+        seconds = {
+            name: sum(cpu - before.by_pid[name].get(pid, 0.0) for pid, cpu in pids.items())
+            for name, pids in after.by_pid.items()
+        }
+        return cls((after.busy_s - before.busy_s) / (after.total_s - before.total_s), seconds)
