@@ -20,6 +20,7 @@ from cardshoe.controller.config import load_config
 from cardshoe.controller.display.columns import aligned_lines
 from cardshoe.controller.errors import UserError
 from cardshoe.controller.journal.signing import load_signing_key, make_signing_key
+from cardshoe.controller.one_line import escape_line_breaks, json_line
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -135,7 +136,7 @@ def show(
         if last is not None:
             records = deque(records, maxlen=last)
         if as_json:
-            click.echo(json.dumps([record.as_dict() for record in records], ensure_ascii=False))
+            click.echo(json_line([record.as_dict() for record in records]))
             return
         rows = [_row(record) for record in records]
     if not rows:
@@ -209,14 +210,14 @@ def export(
         rows = (row_of(record) for record in records)
         if output_format == "jsonl":
             for row in rows:
-                click.echo(json.dumps(row, ensure_ascii=False))
+                click.echo(json_line(row))
             return
         writer = csv.DictWriter(sys.stdout, fieldnames=fields, lineterminator="\n")
         writer.writeheader()
         for row in rows:
             for column in ("payload", "neutral"):
                 if row.get(column) is not None:
-                    row[column] = json.dumps(row[column], ensure_ascii=False, sort_keys=True)
+                    row[column] = json_line(row[column], sort_keys=True)
             writer.writerow(row)
 
 
@@ -340,11 +341,11 @@ def _row(record: Record) -> tuple[str, ...]:
     return (
         str(record.id),
         record.time_utc,
-        record.shoe_id or "-",
+        escape_line_breaks(record.shoe_id or "-"),
         "-" if record.round_no is None else str(record.round_no),
-        device,
-        record.kind,
-        json.dumps(record.payload, ensure_ascii=False, sort_keys=True),
+        escape_line_breaks(device),
+        escape_line_breaks(record.kind),
+        json_line(record.payload, sort_keys=True),
     )
 
 
@@ -378,7 +379,7 @@ def round_(path: Path, shoe_id: str, round_no: int, as_json: bool) -> None:
             f"{path} holds no round {round_no} of shoe {shoe_id}: "
             f"`shoectl journal show {path} --kind {record_kinds.ROUND_OPENED}` lists the rounds"
         )
-    click.echo(json.dumps(recall.to_json(), ensure_ascii=False) if as_json else recall_text(recall))
+    click.echo(json_line(recall.to_json()) if as_json else recall_text(recall))
 
 
 journal.add_command(receipt)

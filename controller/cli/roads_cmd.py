@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 
 from cardshoe.controller.journal.store import Journal
+from cardshoe.controller.one_line import json_line
 from cardshoe.controller.scoreboard.board_json import board_json
 from cardshoe.controller.scoreboard.shoe_replay import shoe_board
 
@@ -28,7 +28,7 @@ def roads(path: Path, shoe_id: str | None, as_json: bool) -> None:
     with Journal.open_readonly(path) as journal:
         board = shoe_board(journal, shoe_id)
     if as_json:
-        click.echo(json.dumps(board_json(board), ensure_ascii=False))
+        click.echo(json_line(board_json(board)))
         return
     # Late: only the drawn roads need rich (~100 ms of imports); --json does not.
     from rich.console import Console

@@ -7,10 +7,10 @@ and a person reading two messages about two keys sees one style.
 from __future__ import annotations
 
 import json
-import unicodedata
 from typing import Any
 
 from cardshoe.controller.errors import UserError
+from cardshoe.controller.one_line import escape_line_breaks
 
 
 class ConfigError(UserError):
@@ -30,20 +30,12 @@ def check_option(key: str, value: str | None, allowed: tuple[str, ...], game: st
         )
 
 
-LINE_BREAKING = ("Cc", "Zl", "Zp")
-"""Unicode categories that end or garble a line: JSON leaves \x85, \u2028 and \u2029 as typed."""
-
-
 def show(value: Any) -> str:
     """A value as TOML would spell it, on one line: control characters and line separators
     escaped, and any other character (a game name in Chinese) as typed."""
     if not isinstance(value, str | int | float | list):
         return repr(value)
-    spelled = json.dumps(value, default=str, ensure_ascii=False)
-    return "".join(
-        f"\\u{ord(each):04x}" if unicodedata.category(each) in LINE_BREAKING else each
-        for each in spelled
-    )
+    return escape_line_breaks(json.dumps(value, default=str, ensure_ascii=False))
 
 
 def one_of(allowed: list[str] | tuple[str, ...]) -> str:

@@ -133,6 +133,49 @@ def test_export_csv_keeps_the_payload_as_json(shoectl, journal_file: Path) -> No
     assert list(rows[0])[:3] == ["id", "time_utc", "time_ns"]
 
 
+BREAKERS = "\u2028\x85\x9b\x7f\u2029\x1c"
+"""What JSON leaves as typed and a terminal or str.splitlines() takes as a line's end or a
+command: the line and paragraph separators, NEL, CSI, DEL and a file separator."""
+NOTE = "a" + "b".join(BREAKERS) + "c"
+
+
+@pytest.fixture
+def odd_payload_journal(tmp_path: Path) -> Path:
+    path = tmp_path / "journal.sqlite"
+    with Journal.open(path, table_id="T1", create=True) as journal, journal.transaction() as tx:
+        for round_no in (1, 2):
+            tx.append(
+                "round_opened",
+                {"round": round_no, "note": NOTE},
+                shoe_id="S1",
+                round_no=round_no,
+                device_serial=None,
+            )
+    return path
+
+
+def printed(shoectl, journal: Path, *args: str) -> list[str]:
+    """The command's output lines, after checking none of BREAKERS got through as typed."""
+    result = shoectl("journal", *args[:1], str(journal), *args[1:])
+    assert result.returncode == 0, result.stderr
+    assert not any(character in result.stdout for character in BREAKERS), result.stdout
+    return result.stdout.splitlines()
+
+
+def test_a_payload_with_line_breaking_text_keeps_one_line_a_record(
+    shoectl, odd_payload_journal: Path
+) -> None:
+    shown = printed(shoectl, odd_payload_journal, "show")
+    assert [line.split()[0] for line in shown] == ["1", "2"]
+    (whole,) = printed(shoectl, odd_payload_journal, "show", "--json")
+    assert [record["payload"]["note"] for record in json.loads(whole)] == [NOTE, NOTE]
+    exported = printed(shoectl, odd_payload_journal, "export")
+    assert [json.loads(line)["payload"]["note"] for line in exported] == [NOTE, NOTE]
+    table = printed(shoectl, odd_payload_journal, "export", "--format", "csv")
+    rows = list(csv.DictReader(io.StringIO("\n".join(table))))
+    assert [json.loads(row["payload"])["note"] for row in rows] == [NOTE, NOTE]
+
+
 def test_verify_prints_the_anchor(shoectl, journal_file: Path) -> None:
     result = shoectl("journal", "verify", str(journal_file))
     assert result.returncode == 0, result.stderr
