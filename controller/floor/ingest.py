@@ -26,7 +26,6 @@ from __future__ import annotations
 import gc
 import hashlib
 import logging
-import queue
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -43,6 +42,7 @@ from paho.mqtt.reasoncodes import ReasonCode
 from cardshoe.controller.canonical import canonical_json
 from cardshoe.controller.errors import UserError
 from cardshoe.controller.floor.broker import KEEPALIVE_S, BrokerSettings, new_client
+from cardshoe.controller.floor.inbox import Inbox
 from cardshoe.controller.floor.ingest_store import (
     Alarm,
     AlarmKind,
@@ -72,7 +72,7 @@ shared subscription. The uplinks' resend from the anchor delivers whatever
 such a session took with it, through the ingests that are running."""
 
 READ_AHEAD = 20
-"""Events messages read on arrival at most, waiting in the queue (about one batch's worth:
+"""Events messages read on arrival at most, waiting in the inbox (about one batch's worth:
 an uplink's message holds up to 200 records)."""
 
 
@@ -99,6 +99,9 @@ class IngestSettings:
     time to the floor counts it, and a backlog fills the batch without waiting."""
     gap_report_s: float = 30.0
     retry_s: float = 1.0
+    inbox_bytes: int = 8 * 1024 * 1024
+    """Message bodies held between paho's thread and the loop at most (inbox.py): four batches'
+    worth, so the next batches are in while one is stored."""
 
 
 @dataclass
@@ -121,7 +124,7 @@ class Ingest:
     def __init__(self, settings: IngestSettings) -> None:
         self.settings = settings
         self._stop_requested = False
-        self._queue: queue.SimpleQueue[_Incoming] = queue.SimpleQueue()
+        self._inbox: Inbox[_Incoming] = Inbox(settings.inbox_bytes)
         self._client: mqtt.Client | None = None
         self._db: psycopg.Connection | None = None
         self._connection = 0
@@ -152,6 +155,7 @@ class Ingest:
         except _StopWhileRetrying:
             log.warning("ingest stops with a batch not stored; the broker delivers it again")
         finally:
+            self._inbox.close()  # first: paho's thread may be waiting for room, and must end
             client.disconnect()
             client.loop_stop()
             if self._db is not None:
@@ -215,32 +219,33 @@ class Ingest:
         # batch before: the two overlap, and a record's cost is no longer their sum. Only a
         # few messages ahead: a backlog read whole would hold millions of objects, and the
         # garbage collector's passes over them stalled paho past its keepalive.
-        ahead = topic.leaf == Leaf.EVENTS and self._queue.qsize() < READ_AHEAD
+        ahead = topic.leaf == Leaf.EVENTS and len(self._inbox) < READ_AHEAD
         records = _read_events(body) if ahead else None
-        self._queue.put(_Incoming(topic, body, message.mid, message.qos, self._connection, records))
+        incoming = _Incoming(topic, body, message.mid, message.qos, self._connection, records)
+        # Waits while the inbox is full; a message dropped at a stop is never acknowledged,
+        # so the broker delivers it again.
+        self._inbox.put(incoming, len(body))
 
     def _take_batch(self) -> list[_Incoming]:
         """What has arrived, waiting batch_wait_s after the first message for more.
 
-        The queue is drained without waiting while it holds messages, so a
+        The inbox is drained without waiting while it holds messages, so a
         backlog costs one lock a message, not a timed wait.
         """
-        try:
-            batch = [self._queue.get(timeout=0.2)]
-        except queue.Empty:
+        first = self._inbox.get(timeout=0.2)
+        if first is None:
             return []
-        size = len(batch[0].body)
+        batch = [first]
+        size = len(first.body)
         deadline = time.monotonic() + self.settings.batch_wait_s
         while len(batch) < self.settings.batch_max and size < self.settings.batch_bytes:
-            try:
-                incoming = self._queue.get_nowait()
-            except queue.Empty:
+            incoming = self._inbox.get_nowait()
+            if incoming is None:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     break
-                try:
-                    incoming = self._queue.get(timeout=left)
-                except queue.Empty:
+                incoming = self._inbox.get(timeout=left)
+                if incoming is None:
                     break
             batch.append(incoming)
             size += len(incoming.body)
