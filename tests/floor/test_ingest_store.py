@@ -7,6 +7,7 @@ connection (the staging table exists only once a batch needed it).
 
 from __future__ import annotations
 
+import threading
 from dataclasses import replace
 from pathlib import Path
 
@@ -52,6 +53,48 @@ def test_a_batch_with_a_record_the_floor_holds_stores_the_new_ones_beside_it(dsn
     assert outcome.inserted == 3
     assert floor_records(dsn, "T2") == [(m.record_id, m.hash) for m in records]
     assert floor_table(dsn, "T2")["contiguous_id"] == 6
+    assert floor_alarms(dsn) == []
+
+
+def duplicate_key_errors(postgres: Postgres) -> int:
+    """The duplicate key ERROR lines in the test cluster's log so far."""
+    log = (postgres.folder / "postgres.log").read_text(errors="replace")
+    return log.count("duplicate key value violates unique constraint")
+
+
+def test_a_resend_leaves_no_error_in_postgresqls_log(postgres: Postgres, dsn: str) -> None:
+    """A floor DBA reads ERROR lines as faults: an uplink's resend is not one."""
+    records = chained_messages("T4", 6)
+    with connect(dsn) as connection:
+        stored(connection, records[:4])
+        before = duplicate_key_errors(postgres)
+        outcome = stored(connection, records[1:])
+    assert outcome.inserted == 2
+    assert duplicate_key_errors(postgres) == before
+    assert floor_table(dsn, "T4")["contiguous_id"] == 6
+
+
+def test_records_another_ingest_stores_meanwhile_are_skipped_not_a_failed_batch(dsn: str) -> None:
+    """Two ingests may hold the same records (a message the broker handed out again): the one
+    that commits second finds them held only when its copy meets them, and takes the staging
+    table after all."""
+    records = chained_messages("T5", 8)
+    with connect(dsn) as first, connect(dsn) as second:
+        stored(second, records[:1])  # the table is known, its last record is 1
+        first_batch = first.transaction()
+        first_batch.__enter__()
+        store_batch(first, [(SITE, event) for event in records[1:5]], {}, Outcome())
+        outcomes: list[Outcome] = []
+        behind = threading.Thread(target=lambda: outcomes.append(stored(second, records[1:])))
+        behind.start()  # reads last record 1, then its copy waits on the first's rows
+        behind.join(1.0)
+        assert behind.is_alive(), "the second batch should wait on the first's uncommitted rows"
+        first_batch.__exit__(None, None, None)
+        behind.join(30)
+        assert staging_table_made(second)
+    assert outcomes[0].inserted == 3
+    assert floor_records(dsn, "T5") == [(m.record_id, m.hash) for m in records]
+    assert floor_table(dsn, "T5")["contiguous_id"] == 8
     assert floor_alarms(dsn) == []
 
 
