@@ -13,7 +13,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Page, Route, expect
 from support.floor_support import Floor, wait_for_floor
 from support.pit_support import PASSWORD, PitService, add_user, deal_table, raise_alarm
 from support.shoectl import ShoectlRunner
@@ -121,6 +121,73 @@ def test_the_floor_page_shows_every_table_with_postgres_round_counts(
     expect(page.locator("#pace-day")).to_contain_text(FLOOR_ZONE)
     assert fits_the_screen(page)
     page.context.close()
+
+
+def test_an_acknowledged_alarm_stays_gone_when_an_earlier_read_of_the_list_answers_late(
+    pit_floor: PitFloor, browser: Browser
+) -> None:
+    """The floor changes while the supervisor acknowledges: the page's read of the open list
+    for that change answers only after the acknowledgement's own read. The later answer holds
+    the older list, and it must not be what the page shows last."""
+    record_id = raise_alarm(pit_floor.journals["T02"], "foreign_card", "deck 0x00BC614F")
+    wait_for_floor(pit_floor.floor, [pit_floor.journals["T02"]])
+    supervisor = logged_in(browser, pit_floor.pit.url + "alarms", "sam", VIEWPORTS[0])
+    row = supervisor.locator(f"[data-alarm='T02:{record_id}']")
+    expect(row).to_have_count(1)
+    supervisor.wait_for_timeout(500)  # the page's own reads after login are answered
+
+    held: list[Route] = []
+    holding = [True]
+
+    def hold_while_holding(route: Route) -> None:
+        if holding[0]:
+            held.append(route)
+        else:
+            route.continue_()
+
+    supervisor.route(lambda url: url.endswith("/api/alarms?state=open"), hold_while_holding)
+    raise_alarm(pit_floor.journals["T03"], "foreign_card", "deck 0x00BC6150")
+    wait_for_floor(pit_floor.floor, [pit_floor.journals["T03"]])
+    for _ in range(100):  # the floor's change reaches the page, which reads the list again
+        if held:
+            break
+        supervisor.wait_for_timeout(50)
+    assert held, "the floor's change never made the page read the open alarms again"
+    supervisor.wait_for_timeout(300)
+    holding[0] = False
+    older_lists = [route.fetch() for route in held]  # answered now, before the acknowledgement
+
+    # Every change of the page, from here on: is the acknowledged alarm's row on it?
+    supervisor.evaluate(
+        """(selector) => {
+            window.rowShown = [];
+            new MutationObserver(() => window.rowShown.push(!!document.querySelector(selector)))
+                .observe(document.getElementById("page"), { childList: true, subtree: true });
+        }""",
+        f"[data-alarm='T02:{record_id}']",
+    )
+    row.locator("input[name=note]").fill("card taken out, deck set checked")
+    row.locator("button").click()
+    with psycopg.connect(pit_floor.floor.dsn) as db:
+        for _ in range(100):
+            if db.execute("SELECT count(*) FROM pit_alarm_acks").fetchone()[0]:  # type: ignore[index]
+                break
+            supervisor.wait_for_timeout(50)
+    # A page that draws side by side draws the acknowledgement's own read now; one that draws
+    # in order waits for the held read first. Either way, the held read answers only after.
+    for _ in range(60):
+        if row.count() == 0:
+            break
+        supervisor.wait_for_timeout(50)
+    for route, older_list in zip(held, older_lists, strict=True):
+        route.fulfill(response=older_list)
+    supervisor.wait_for_timeout(1500)  # the late answer is drawn, and whatever follows it
+    expect(row).to_have_count(0)
+    shown = supervisor.evaluate("window.rowShown")
+    gone = shown.index(False)
+    assert True not in shown[gone:], f"the acknowledged alarm came back: {shown}"
+    expect(supervisor.locator("[data-alarm^='T03:']")).to_have_count(1)
+    supervisor.context.close()
 
 
 def test_an_alarm_appears_live_and_a_supervisor_acknowledges_it(
