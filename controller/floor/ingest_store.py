@@ -148,8 +148,8 @@ def store_batch(
     fresh: list[EventMessage] = []
     if unique:
         sites = {event.table_id: site for site, event in unique.values()}
-        events = [event for _, event in unique.values()]
-        fresh = _insert_records(db, events, sites, stored_up_to, outcome)
+        batch = [event for _, event in unique.values()]
+        fresh = _insert_records(db, batch, sites, stored_up_to, outcome)
         outcome.inserted = len(fresh)
     touched = dict(sorted({(event.table_id, site) for site, event in unique.values()}))
     if touched:
