@@ -56,6 +56,9 @@ class CpuSnapshot:
     """CPU seconds the machine spent not idle and not waiting on I/O, all cores together."""
     total_s: float
     """CPU seconds that passed, all cores together."""
+    stolen_s: float
+    """CPU seconds the hypervisor gave to other guests while this one had work (steal): a
+    virtual machine whose host is busy runs every benchmark slower, however idle it looks."""
     by_pid: dict[str, dict[int, float]]
 
     @classmethod
@@ -66,6 +69,7 @@ class CpuSnapshot:
         return cls(
             (sum(ticks) - idle) * _TICK_S,
             sum(ticks) * _TICK_S,
+            ticks[7] * _TICK_S,
             {name: {pid: process_cpu_s(pid) for pid in pids()} for name, pids in groups.items()},
         )
 
@@ -76,6 +80,8 @@ class CpuUse:
 
     busy: float
     """The share of all cores that was busy, 0 to 1."""
+    stolen: float
+    """The share of all cores' time the hypervisor took (CpuSnapshot.stolen_s), 0 to 1."""
     seconds: dict[str, float]
     """CPU seconds each named part spent in the window."""
 
@@ -85,4 +91,9 @@ class CpuUse:
             name: sum(cpu - before.by_pid[name].get(pid, 0.0) for pid, cpu in pids.items())
             for name, pids in after.by_pid.items()
         }
-        return cls((after.busy_s - before.busy_s) / (after.total_s - before.total_s), seconds)
+        passed = after.total_s - before.total_s
+        return cls(
+            (after.busy_s - before.busy_s) / passed,
+            (after.stolen_s - before.stolen_s) / passed,
+            seconds,
+        )

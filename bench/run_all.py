@@ -18,6 +18,7 @@ import platform
 import subprocess
 from pathlib import Path
 
+from cpu_use import CpuSnapshot, CpuUse
 from results import Measurement, print_measurements
 
 REPO = Path(__file__).resolve().parent.parent
@@ -50,12 +51,15 @@ def run_benchmarks() -> list[Measurement]:
     return measurements
 
 
-def machine_lines(load_before: float) -> list[str]:
+def machine_lines(load_before: float, run: CpuUse) -> list[str]:
     return [
         f"- machine: {platform.machine()}, {_cpu_model()}, {_cores()} cores, "
         f"Linux {platform.release()}",
         f"- load average (1 min): {load_before:.2f} before the run, "
         f"{os.getloadavg()[0]:.2f} after; other work on the cores lowers every figure",
+        f"- CPU steal during the run: {run.stolen:.1%} of the cores' time went to the "
+        "hypervisor's other guests (a busy host slows every figure, however idle this "
+        "machine looks)",
         f"- Python: {platform.python_version()} ({platform.python_implementation()})",
         f"- date: {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC",
         f"- cardshoe commit: {_commit()}",
@@ -97,14 +101,14 @@ def summary(measurements: list[Measurement]) -> str:
     return text + "."
 
 
-def render(measurements: list[Measurement], load_before: float) -> str:
+def render(measurements: list[Measurement], load_before: float, run: CpuUse) -> str:
     lines = [
         "# Performance",
         "",
         "Written by `make bench` (bench/run_all.py); edit the benchmarks, not this file.",
         "Benchmarks report and tests never assert a time; the targets come from issues 7 and 13.",
         "",
-        *machine_lines(load_before),
+        *machine_lines(load_before, run),
         "",
         summary(measurements),
         "",
@@ -129,8 +133,10 @@ def main() -> None:
     parser.add_argument("--output", type=Path, default=REPO / "docs" / "performance.md")
     output = parser.parse_args().output
     load_before = os.getloadavg()[0]
+    before = CpuSnapshot.take({})
     measurements = run_benchmarks()
-    output.write_text(render(measurements, load_before), encoding="utf-8")
+    run = CpuUse.between(before, CpuSnapshot.take({}))
+    output.write_text(render(measurements, load_before, run), encoding="utf-8")
     print(summary(measurements))
     print(f"wrote {output}")
 

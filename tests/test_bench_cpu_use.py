@@ -40,6 +40,7 @@ def test_a_window_counts_the_cpu_of_a_process_started_inside_it(cpu_use: ModuleT
     assert 0.55 <= use.seconds["burner"] < 5.0
     assert use.seconds["idle"] == 0.0
     assert 0.0 < use.busy <= 1.0
+    assert 0.0 <= use.stolen <= 1.0
 
 
 def test_a_process_gone_counts_nothing_and_children_finds_a_parents_own(
