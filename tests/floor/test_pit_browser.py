@@ -123,6 +123,31 @@ def test_the_floor_page_shows_every_table_with_postgres_round_counts(
     page.context.close()
 
 
+def test_a_note_being_typed_survives_the_floor_changing_under_it(
+    pit_floor: PitFloor, browser: Browser
+) -> None:
+    """The alarms page is drawn again on every floor change; a supervisor halfway through a
+    note must keep it, and the acknowledgement must carry it."""
+    record_id = raise_alarm(pit_floor.journals["T02"], "foreign_card", "deck 0x00BC614F")
+    wait_for_floor(pit_floor.floor, [pit_floor.journals["T02"]])
+    supervisor = logged_in(browser, pit_floor.pit.url + "alarms", "sam", VIEWPORTS[0])
+    note = supervisor.locator(f"[data-alarm='T02:{record_id}'] input[name=note]")
+    note.fill("card taken out")
+    other = raise_alarm(pit_floor.journals["T03"], "foreign_card", "deck 0x00BC6150")
+    wait_for_floor(pit_floor.floor, [pit_floor.journals["T03"]])
+    expect(supervisor.locator(f"[data-alarm='T03:{other}']")).to_have_count(1)  # drawn again
+    expect(note).to_have_value("card taken out")
+    expect(note).to_be_focused()
+    note.press("End")
+    note.type(", deck set checked")
+    supervisor.locator(f"[data-alarm='T02:{record_id}'] button").click()
+    expect(supervisor.locator(f"[data-alarm='T02:{record_id}']")).to_have_count(0)
+    with psycopg.connect(pit_floor.floor.dsn) as db:
+        notes = db.execute("SELECT note FROM pit_alarm_acks").fetchall()
+    assert notes == [("card taken out, deck set checked",)]
+    supervisor.context.close()
+
+
 def test_an_acknowledged_alarm_stays_gone_when_an_earlier_read_of_the_list_answers_late(
     pit_floor: PitFloor, browser: Browser
 ) -> None:

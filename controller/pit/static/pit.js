@@ -5,8 +5,14 @@
 
 const state = {
   session: null, events: null, redraw: null, drawing: Promise.resolve(), pending: false, again: false,
+  notes: new Map(),
 };
+/* notes: what a supervisor has typed into each alarm's note, by alarm id, until it is sent. The
+   alarms page is drawn again on every floor change; a form drawn afresh starts from this. */
 const REDRAW_GAP_MS = 150;
+const API_TIMEOUT_MS = 15000;
+/* Draws run one at a time, in order: a read the server never answers must not hold every later
+   draw, so it fails after this long, and the page says so. */
 /* After a redraw the page waits this long before the next, however many changes come. */
 
 function el(tag, attrs, ...children) {
@@ -38,6 +44,7 @@ async function api(path, options) {
     if (state.session) init.headers["X-CSRF-Token"] = state.session.csrf_token;
     init.body = JSON.stringify(init.body);
   }
+  init.signal = AbortSignal.timeout(API_TIMEOUT_MS);
   const response = await fetch(path, init);
   const body = await response.json().catch(() => ({ error: `answer ${response.status}` }));
   if (response.status === 401 && path !== "/api/login") {
@@ -133,7 +140,18 @@ function route() {
 function page() { return document.getElementById("page"); }
 
 function show(...nodes) {
+  // A note being typed keeps its focus and caret across the redraw (state.notes keeps its text).
+  const typing = document.activeElement;
+  const noteFor = typing && typing.dataset ? typing.dataset.noteFor : undefined;
+  const caret = noteFor === undefined ? null : [typing.selectionStart, typing.selectionEnd];
   page().replaceChildren(...nodes.filter((node) => node !== null && node !== undefined));
+  if (noteFor === undefined) return;
+  const again = [...page().querySelectorAll("input[data-note-for]")]
+    .find((input) => input.dataset.noteFor === noteFor);
+  if (again) {
+    again.focus();
+    again.setSelectionRange(caret[0], caret[1]);
+  }
 }
 
 async function refreshAlarmCount() {
@@ -333,11 +351,15 @@ async function drawAlarms() {
 }
 
 function ackForm(alarm) {
-  const note = el("input", { name: "note", placeholder: "what was done", required: true, "aria-label": "note" });
+  const note = el("input", { name: "note", placeholder: "what was done", required: true,
+    "aria-label": "note", "data-note-for": alarm.id });
+  note.value = state.notes.get(alarm.id) || "";
+  note.addEventListener("input", () => state.notes.set(alarm.id, note.value));
   return el("form", { class: "ack", onsubmit: async (event) => {
     event.preventDefault();
     try {
       await api(`/api/alarms/${encodeURIComponent(alarm.id)}/ack`, { body: { note: note.value } });
+      state.notes.delete(alarm.id);
       await state.redraw();
     } catch (failure) { showProblem(failure.message); }
   } }, note, el("button", { type: "submit" }, "Acknowledge"));
