@@ -25,27 +25,28 @@ PidGroups = dict[str, Callable[[], Iterable[int]]]
 """Each part's name with how to find its processes' ids at the moment of a snapshot."""
 
 
+def _stat_fields(stat: Path) -> list[str] | None:
+    """The fields of a /proc/<pid>/stat after the command name (which may hold spaces and
+    parentheses), from the state on; None for a process already gone."""
+    try:
+        text = stat.read_text()
+    except OSError:
+        return None
+    return text[text.rindex(")") + 2 :].split()
+
+
 def process_cpu_s(pid: int) -> float:
     """The user and system CPU seconds of one process so far; 0 for one already gone."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return 0.0
-    fields = stat[stat.rindex(")") + 2 :].split()
-    return (int(fields[11]) + int(fields[12])) * _TICK_S
+    fields = _stat_fields(Path(f"/proc/{pid}/stat"))
+    return 0.0 if fields is None else (int(fields[11]) + int(fields[12])) * _TICK_S
 
 
 def children(parent: int) -> list[int]:
     """The processes whose parent is `parent` (a PostgreSQL server's backends and workers)."""
     found = []
     for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        if int(stat[stat.rindex(")") + 2 :].split()[1]) == parent:
+        fields = _stat_fields(entry / "stat") if entry.name.isdigit() else None
+        if fields is not None and int(fields[1]) == parent:
             found.append(int(entry.name))
     return found
 
