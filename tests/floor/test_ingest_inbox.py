@@ -17,6 +17,7 @@ from contextlib import contextmanager
 
 import pytest
 from support.floor_support import chained_messages, floor_records, floor_table, publish
+from support.service_support import wait_until
 
 from cardshoe.controller.floor.broker import BrokerSettings
 from cardshoe.controller.floor.ingest import Ingest, IngestSettings
@@ -71,13 +72,6 @@ def database_held(dsn: str) -> Iterator[None]:
         holder.commit()
 
 
-def wait_until(what: str, done: object, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while not done():  # type: ignore[operator]
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
-
-
 @pytest.fixture
 def backlog() -> list[bytes]:
     return [body for _, body in event_bodies(chained_messages(TABLE, RECORDS))]
@@ -93,7 +87,7 @@ def test_ingest_holds_no_more_than_its_inbox_and_stores_every_record_after_a_sto
     with running(first) as thread, database_held(dsn):
         publish(broker.url, table_topic("casino-1", TABLE, Leaf.EVENTS), backlog)
         held = []
-        wait_until("the inbox to fill", lambda: first._inbox.held_bytes > budget - len(backlog[0]))
+        wait_until(lambda: first._inbox.held_bytes > budget - len(backlog[0]), "the inbox to fill")
         for _ in range(20):  # a second: paho's thread would go on reading if it did not wait
             held.append(first._inbox.held_bytes)
             time.sleep(0.05)
@@ -106,7 +100,7 @@ def test_ingest_holds_no_more_than_its_inbox_and_stores_every_record_after_a_sto
 
     second = Ingest(IngestSettings(BrokerSettings(broker.url), dsn, "ingest-inbox"))
     with running(second):
-        wait_until("every record verified", lambda: _verified(dsn) == RECORDS)
+        wait_until(lambda: _verified(dsn) == RECORDS, "every record verified", timeout=60)
     assert [record_id for record_id, _ in floor_records(dsn, TABLE)] == list(range(1, RECORDS + 1))
 
 
