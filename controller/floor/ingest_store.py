@@ -8,7 +8,7 @@ Ingest._with_database opens, so a batch is stored whole or not at all.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 import psycopg
@@ -20,6 +20,7 @@ from cardshoe.controller.floor.messages import (
     EventMessage,
     StatusMessage,
 )
+from cardshoe.controller.record_kinds import ROUND_RESULT
 
 FLOOR_CHANNEL = "cardshoe_floor"
 """Each committed batch is a PostgreSQL notification here, naming the tables it touched
@@ -291,21 +292,24 @@ def _advance_chains(
     starts = {table_id: (contiguous_id, digest) for table_id, contiguous_id, digest, _ in rows}
     behind = {table_id for table_id, contiguous_id, _, last_id in rows if last_id > contiguous_id}
     pending = _pending_records(db, table_ids, behind, fresh)
-    updates = []
+    updates: list[_Position] = []
     for table_id in table_ids:
         start_id, start_hash = starts[table_id]
-        contiguous_id, contiguous_hash = start_id, start_hash
-        for record_id, digest, prev_hash in pending[table_id]:
+        contiguous_id, contiguous_hash, rounds = start_id, start_hash, 0
+        for record_id, digest, prev_hash, kind in pending[table_id]:
             if record_id != contiguous_id + 1:
                 break
             if prev_hash != contiguous_hash:
                 _reject(db, table_id, sites[table_id], record_id, contiguous_id, outcome)
                 break
             contiguous_id, contiguous_hash = record_id, digest
+            rounds += kind == ROUND_RESULT
         held = pending[table_id]
         last_id = held[-1][0] if held else contiguous_id
-        waiting = any(record_id > contiguous_id for record_id, _, _ in held)
-        updates.append((table_id, contiguous_id, contiguous_hash, last_id, waiting))
+        waiting = any(record[0] > contiguous_id for record in held)
+        updates.append(
+            _Position(table_id, contiguous_id, contiguous_hash, last_id, waiting, rounds)
+        )
         if contiguous_id != start_id:
             outcome.anchors[(sites[table_id], table_id)] = AnchorMessage(
                 contiguous_id, contiguous_hash
@@ -315,30 +319,47 @@ def _advance_chains(
 
 def _pending_records(
     db: psycopg.Connection, table_ids: list[str], behind: set[str], fresh: list[EventMessage]
-) -> dict[str, list[tuple[int, str, str]]]:
-    """Each table's records past its verified position, in order: this batch's own for a table
-    with none waiting behind a gap, read back from the database for the others (behind)."""
-    pending: dict[str, list[tuple[int, str, str]]] = {table_id: [] for table_id in table_ids}
+) -> dict[str, list[tuple[int, str, str, str]]]:
+    """Each table's records past its verified position, in order (id, hash, prev_hash, kind):
+    this batch's own for a table with none waiting behind a gap, read back from the database
+    for the others (behind)."""
+    pending: dict[str, list[tuple[int, str, str, str]]] = {table_id: [] for table_id in table_ids}
     for event in sorted(fresh, key=lambda event: (event.table_id, event.record_id)):
         if event.table_id not in behind:
-            pending[event.table_id].append((event.record_id, event.hash, event.prev_hash))
+            pending[event.table_id].append(
+                (event.record_id, event.hash, event.prev_hash, event.kind)
+            )
     if behind:
-        for table_id, record_id, digest, prev_hash in db.execute(
-            "SELECT r.table_id, r.record_id, r.hash, r.prev_hash FROM journal_records r "
+        for table_id, record_id, digest, prev_hash, kind in db.execute(
+            "SELECT r.table_id, r.record_id, r.hash, r.prev_hash, r.kind FROM journal_records r "
             "JOIN floor_tables t USING (table_id) "
             "WHERE t.table_id = ANY(%s) AND r.record_id > t.contiguous_id "
             "ORDER BY r.table_id, r.record_id",
             (sorted(behind),),
         ):
-            pending[table_id].append((record_id, digest, prev_hash))
+            pending[table_id].append((record_id, digest, prev_hash, kind))
     return pending
 
 
-def _write_positions(
-    db: psycopg.Connection, updates: list[tuple[str, int, str, int, bool]]
-) -> None:
-    """Write each table's new verified position, last record and gap clock in one update."""
-    columns = [list(column) for column in zip(*updates, strict=True)]
+@dataclass(frozen=True)
+class _Position:
+    """Where a batch leaves one table's chain."""
+
+    table_id: str
+    contiguous_id: int
+    contiguous_hash: str
+    last_id: int
+    """The last record held, verified or waiting behind a gap."""
+    waiting: bool
+    """Records wait behind a gap."""
+    rounds: int
+    """Round results among the records the batch verified: added to the table's count."""
+
+
+def _write_positions(db: psycopg.Connection, updates: list[_Position]) -> None:
+    """Write each table's new verified position, last record, rounds and gap clock in one
+    update."""
+    columns = [[getattr(update, column.name) for update in updates] for column in fields(_Position)]
     # In SET, a column names the row's value before the update: a gap's clock restarts
     # when the verified position moved and records still wait behind a new gap.
     db.execute(
@@ -348,9 +369,10 @@ def _write_positions(
         "gap_since = CASE WHEN NOT u.waiting THEN NULL "
         "WHEN t.contiguous_id <> u.contiguous_id THEN now() "
         "ELSE coalesce(t.gap_since, now()) END, "
-        "gap_reported = t.gap_reported AND u.waiting AND t.contiguous_id = u.contiguous_id "
-        "FROM unnest(%s::text[], %s::bigint[], %s::text[], %s::bigint[], %s::boolean[]) "
-        "AS u(table_id, contiguous_id, contiguous_hash, last_id, waiting) "
+        "gap_reported = t.gap_reported AND u.waiting AND t.contiguous_id = u.contiguous_id, "
+        "rounds = t.rounds + u.rounds "
+        "FROM unnest(%s::text[], %s::bigint[], %s::text[], %s::bigint[], %s::boolean[], "
+        "%s::bigint[]) AS u(table_id, contiguous_id, contiguous_hash, last_id, waiting, rounds) "
         "WHERE t.table_id = u.table_id",
         columns,
     )

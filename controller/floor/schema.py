@@ -40,6 +40,10 @@ _PIT_KINDS = (
 """The kinds the pit reads of the journals (its partial index, schema step 4); the SQL they
 make is the text the step shipped with, which a test checks."""
 
+ALARM_KINDS = (ALARM, IRREGULARITY, HOLD_STARTED)
+"""The journal's kinds the pit lists as alarms (pit/alarms.py): the kinds of their partial
+index (schema step 5), which the pit's queries name in the same words so PostgreSQL uses it."""
+
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (
         """CREATE TABLE floor_schema (
@@ -158,6 +162,18 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         # What the pit reads of the journals, without scanning every card of every table.
         "CREATE INDEX journal_records_pit_kinds ON journal_records (table_id, kind, record_id) "
         f"WHERE kind IN ({', '.join(repr(kind) for kind in _PIT_KINDS)})",
+    ),
+    (
+        # Each table's rounds among its verified records, kept by ingest as its chain moves on:
+        # the pit's tiles read it instead of counting every result the floor ever held.
+        "ALTER TABLE floor_tables ADD COLUMN rounds bigint NOT NULL DEFAULT 0",
+        "UPDATE floor_tables t SET rounds = (SELECT count(*) FROM journal_records r "
+        f"WHERE r.table_id = t.table_id AND r.kind = '{ROUND_RESULT}' "
+        "AND r.record_id <= t.contiguous_id)",
+        # The pit's alarms of the journals, which its tiles count on every refresh: without an
+        # index of their own, each count scanned every record of every table.
+        "CREATE INDEX journal_records_alarm_kinds ON journal_records (table_id, record_id) "
+        f"WHERE kind IN ({', '.join(repr(kind) for kind in ALARM_KINDS)})",
     ),
 )
 """The schema steps, oldest first; never edit a step that has shipped, add one."""

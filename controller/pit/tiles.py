@@ -2,8 +2,8 @@
 
 Each figure is read for every table at once, so the page costs the same few
 queries for 12 tables or 1,000; the latest facts take one step of the pit's
-partial index of journal_records per table and kind, whatever the history
-(the round counts still read every result of each table).
+partial index of journal_records per table and kind, whatever the history,
+and the round counts read the count ingest keeps and the last hour's results.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ class TableTile:
     records: int = 0
     """Records the floor holds and has verified (its contiguous position)."""
     rounds: int = 0
-    """Rounds with a result the floor holds."""
+    """Rounds with a result among the records the floor has verified."""
     lag_records: int = 0
     lag_s: float = 0.0
     chain_verified: bool = True
@@ -164,13 +164,26 @@ def _open_holds(
 def _counts(
     db: psycopg.Connection, tiles: dict[str, TableTile], only: dict[str, Any], now_ns: int
 ) -> None:
-    """Rounds in all and in the last hour, and the latest winners, per table."""
+    """Rounds in all and in the last hour, and the latest winners, per table.
+
+    Rounds in all is the count ingest keeps as each chain moves on; the last hour's are
+    those after the latest result older than an hour, and the winners the latest few: each
+    a backward step along the pit's index that stops within the hour, so a tile costs the
+    same after a year of rounds as after a day (counting every result the floor held, the
+    page slowed by the hour). A journal clock stepped back more than an hour counts from
+    the result it stepped back to."""
     hour_ago_ns = now_ns - 3600 * 1_000_000_000
+    results = f"j.table_id = t.table_id AND j.kind = '{record_kinds.ROUND_RESULT}'"
     for tid, rounds, last_hour, winners in db.execute(
-        "SELECT table_id, count(*), count(*) FILTER (WHERE time_ns > %(hour_ago)s), "
-        "(array_agg(payload->>'winner' ORDER BY record_id DESC))[1:%(last)s] "
-        f"FROM journal_records WHERE kind = '{record_kinds.ROUND_RESULT}' "
-        "AND (%(only)s::text IS NULL OR table_id = %(only)s) GROUP BY table_id",
+        "SELECT t.table_id, t.rounds, "
+        f"  (SELECT count(*) FROM journal_records j WHERE {results} "
+        "    AND j.record_id <= t.contiguous_id AND j.record_id > coalesce("
+        f"      (SELECT j.record_id FROM journal_records j WHERE {results} "
+        "        AND j.time_ns <= %(hour_ago)s ORDER BY j.record_id DESC LIMIT 1), 0)), "
+        "  ARRAY(SELECT j.payload->>'winner' FROM journal_records j "
+        f"    WHERE {results} AND j.record_id <= t.contiguous_id "
+        "    ORDER BY j.record_id DESC LIMIT %(last)s) "
+        "FROM floor_tables t WHERE %(only)s::text IS NULL OR t.table_id = %(only)s",
         only | {"hour_ago": hour_ago_ns, "last": LAST_RESULTS},
     ):
         if tid in tiles:

@@ -1,0 +1,195 @@
+"""The floor page's round figures on a real PostgreSQL: the count ingest keeps, the last hour's
+rounds and the latest winners, through gaps, resends and a database migrated from schema 4."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from datetime import UTC, datetime
+
+import psycopg
+
+from cardshoe.controller.floor.ingest_store import Outcome, store_batch
+from cardshoe.controller.floor.messages import EventMessage
+from cardshoe.controller.floor.schema import MIGRATIONS, connect, migrate
+from cardshoe.controller.journal.chain import GENESIS_HASH, record_hash
+from cardshoe.controller.pit.accounts import Role
+from cardshoe.controller.pit.alarms import list_alarms
+from cardshoe.controller.pit.tiles import LAST_RESULTS, TableTile, floor_tiles
+from cardshoe.controller.record_kinds import ROUND_OPENED, ROUND_RESULT
+
+HOUR_NS = 3600 * 1_000_000_000
+WINNERS = ("banker", "player", "banker", "tie", "player", "player", "banker")
+
+
+def dealt(table_id: str, rounds: int, first_ns: int, step_ns: int) -> list[EventMessage]:
+    """A table's journal of `rounds` rounds (an opening and a result each), a record every
+    step_ns from first_ns, hashed by the journal's recipe."""
+    messages, previous = [], GENESIS_HASH
+    for index in range(2 * rounds):
+        round_no = index // 2 + 1
+        closing = index % 2 == 1
+        unhashed = EventMessage(
+            table_id=table_id,
+            record_id=index + 1,
+            time_ns=first_ns + index * step_ns,
+            shoe_id="S1",
+            round_no=round_no,
+            device_serial=None,
+            device_seq=None,
+            kind=ROUND_RESULT if closing else ROUND_OPENED,
+            payload={"winner": WINNERS[round_no % len(WINNERS)]} if closing else {},
+            prev_hash=previous,
+            hash="",
+        )
+        previous = record_hash(previous, unhashed.hashed_values())
+        messages.append(replace(unhashed, hash=previous))
+    return messages
+
+
+def store(connection: psycopg.Connection, events: list[EventMessage]) -> None:
+    with connection.transaction():
+        store_batch(connection, [("casino-1", event) for event in events], {}, Outcome())
+
+
+def tile(dsn: str, table_id: str) -> TableTile:
+    with connect(dsn) as connection:
+        [found] = floor_tiles(connection, Role.SUPERVISOR, table_id)
+    return found
+
+
+def test_rounds_are_counted_once_each_as_the_chain_verifies_them(dsn: str) -> None:
+    """Out of order, across a gap and with a resend, as a table's uplink may deliver them."""
+    now_ns = time.time_ns()
+    minute_ns = 60 * 1_000_000_000
+    records = dealt("T1", 40, now_ns - 2 * HOUR_NS - minute_ns // 2, minute_ns)
+    with connect(dsn) as connection:
+        store(connection, records[:20])
+        assert tile(dsn, "T1").rounds == 10
+        store(connection, records[30:])  # behind a gap: held, not yet verified
+        waiting = tile(dsn, "T1")
+        assert (waiting.rounds, waiting.records, waiting.last_results[-1]) == (
+            10,
+            20,
+            WINNERS[10 % len(WINNERS)],
+        )
+        store(connection, records[15:31])  # the gap filled, with records already held
+        store(connection, records[25:])  # the uplink resending from its anchor
+    results = [event for event in records if event.kind == ROUND_RESULT]
+    recent = [event for event in results if event.time_ns > now_ns - HOUR_NS]
+    assert 0 < len(recent) < len(results)
+    shown = tile(dsn, "T1")
+    assert (shown.rounds, shown.records) == (40, 80)
+    assert shown.rounds_last_hour == len(recent)
+    assert shown.last_results == [event.payload["winner"] for event in results[-LAST_RESULTS:]]
+
+
+def test_a_table_idle_for_an_hour_has_no_rounds_in_the_last_hour(dsn: str) -> None:
+    with connect(dsn) as connection:
+        store(connection, dealt("T2", 5, time.time_ns() - 3 * HOUR_NS, 1_000_000_000))
+    shown = tile(dsn, "T2")
+    assert (shown.rounds, shown.rounds_last_hour, len(shown.last_results)) == (5, 0, 5)
+
+
+def test_migrating_from_schema_4_counts_the_rounds_each_table_has_verified(
+    empty_dsn: str,
+) -> None:
+    """A floor that ran before ingest kept the count: init-db fills it from the records."""
+    records = dealt("T3", 12, time.time_ns() - HOUR_NS // 2, 1_000_000_000)
+    with connect(empty_dsn) as connection:
+        with connection.transaction():
+            for step in MIGRATIONS[:4]:
+                for statement in step:
+                    connection.execute(statement)
+            connection.execute("INSERT INTO floor_schema (version) VALUES (4)")
+            connection.execute(
+                "INSERT INTO floor_tables (table_id, site, contiguous_id, contiguous_hash, "
+                "last_record_id) VALUES ('T3', 'casino-1', 17, %s, 24)",
+                (records[16].hash,),
+            )
+            for event in records:  # 17 verified (8 results), 7 past them
+                connection.execute(
+                    "INSERT INTO journal_records (table_id, record_id, time_ns, kind, shoe_id, "
+                    "round_no, payload, hash, prev_hash) "
+                    "VALUES (%s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s)",
+                    (
+                        event.table_id,
+                        event.record_id,
+                        event.time_ns,
+                        event.kind,
+                        event.shoe_id,
+                        event.round_no,
+                        event.payload_json,
+                        event.hash,
+                        event.prev_hash,
+                    ),
+                )
+        assert migrate(connection) == (4, len(MIGRATIONS))
+    assert tile(empty_dsn, "T3").rounds == 8
+
+
+def journal_blocks(dsn: str) -> int:
+    """Blocks of journal_records and its indexes read so far, from cache or disk, as
+    PostgreSQL's statistics count them."""
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        row = connection.execute(
+            "SELECT heap_blks_read + heap_blks_hit + idx_blks_read + idx_blks_hit "
+            "FROM pg_statio_user_tables WHERE relname = 'journal_records'"
+        ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def grow_history(dsn: str, table_id: str, first_id: int, last_id: int, start_ns: int) -> None:
+    """Records first_id..last_id of a table straight into the floor, verified: a card and a
+    result in turn, an alarm every 500th while the table's first 20,000 are written."""
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        connection.execute(
+            "INSERT INTO journal_records (table_id, record_id, time_ns, kind, payload, hash, "
+            "prev_hash) SELECT %(table)s, n, %(start)s + n, "
+            "CASE WHEN n %% 500 = 0 AND n <= 20000 THEN 'alarm' "
+            "WHEN n %% 2 = 0 THEN 'card.assigned' ELSE 'round.result' END, "
+            '\'{"winner": "tie", "kind": "advantage"}\', \'h\', \'p\' '
+            "FROM generate_series(%(first)s::bigint, %(last)s) AS n",
+            {"table": table_id, "first": first_id, "last": last_id, "start": start_ns},
+        )
+        connection.execute(
+            "INSERT INTO floor_tables (table_id, site, contiguous_id, last_record_id, rounds) "
+            "VALUES (%(table)s, 'casino-1', %(last)s, %(last)s, %(last)s / 2) "
+            "ON CONFLICT (table_id) DO UPDATE SET contiguous_id = excluded.contiguous_id, "
+            "last_record_id = excluded.last_record_id, rounds = excluded.rounds",
+            {"table": table_id, "last": last_id},
+        )
+        connection.execute("VACUUM ANALYZE journal_records")
+
+
+def blocks_to_show_the_floor(dsn: str) -> tuple[int, list[tuple[str, int, int]], int]:
+    """Blocks of the journals read to draw every tile and list every alarm, with what they
+    showed: (table, rounds, unacknowledged alarms) per tile, and the alarms listed."""
+    before = journal_blocks(dsn)
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        tiles = floor_tiles(connection, Role.SURVEILLANCE)
+        alarms = list_alarms(
+            connection,
+            Role.SURVEILLANCE,
+            include_acknowledged=True,
+            overdue_after_s=60,
+            now=datetime.now(UTC),
+        )
+        connection.execute("SELECT pg_stat_force_next_flush()")
+    shown = [(tile.table_id, tile.rounds, tile.unacknowledged_alarms) for tile in tiles]
+    return journal_blocks(dsn) - before, shown, len(alarms)
+
+
+def test_the_floor_page_reads_the_same_however_long_a_tables_history(dsn: str) -> None:
+    """A year at a table is millions of records: the tiles and the alarm list must reach the
+    few they show through indexes, never the whole history (before the alarm kinds had an
+    index of their own, every tile refresh read every result the floor held)."""
+    start_ns = time.time_ns() - 2 * HOUR_NS
+    grow_history(dsn, "T5", 1, 20000, start_ns)
+    short, shown, listed = blocks_to_show_the_floor(dsn)
+    assert (shown, listed) == ([("T5", 10000, 40)], 40)
+    grow_history(dsn, "T5", 20001, 100000, start_ns)
+    long, shown, listed = blocks_to_show_the_floor(dsn)
+    assert (shown, listed) == ([("T5", 50000, 40)], 40)
+    assert long <= short * 1.25 + 10, f"{short} blocks at 20,000 records, {long} at 100,000"
