@@ -12,6 +12,7 @@ from typing import Any
 
 import psycopg
 
+from cardshoe.controller import record_kinds
 from cardshoe.controller.journal.records import Record
 
 COLUMNS = (
@@ -34,3 +35,38 @@ def floor_records(
         {"table_id": table_id, **(params or {})},
     ).fetchall()
     return [Record(*row) for row in rows]
+
+
+_FIRST_SHOE_STARTED = (
+    "SELECT min(s.record_id) FROM journal_records s WHERE s.table_id = %(table_id)s "
+    f"AND s.kind = '{record_kinds.SHOE_STARTED}' AND "
+)
+_SHOE_START = f"({_FIRST_SHOE_STARTED} s.shoe_id = %(shoe_id)s)"
+_NEXT_SHOE_START = (
+    f"({_FIRST_SHOE_STARTED} s.shoe_id IS DISTINCT FROM %(shoe_id)s "
+    f"AND s.record_id > {_SHOE_START})"
+)
+SHOE_SPAN = (
+    f"r.shoe_id = %(shoe_id)s AND r.record_id >= coalesce({_SHOE_START}, 0) "
+    f"AND r.record_id < coalesce({_NEXT_SHOE_START}, {2**63 - 1})"
+)
+"""The condition on journal_records (aliased r) for one shoe's records: its shoe_id, between
+its shoe.started and the next shoe's, both found by the pit's index of kinds, so PostgreSQL
+reads a range of the primary key as long as the shoe (a filter on shoe_id alone read every
+record the table ever sent, millions in a year)."""
+
+
+def shoe_records(
+    db: psycopg.Connection,
+    table_id: str,
+    shoe_id: str,
+    condition: str = "",
+    params: dict[str, Any] | None = None,
+) -> list[Record]:
+    """The shoe's verified records, in id order, with an extra condition if given."""
+    return floor_records(
+        db,
+        table_id,
+        f"{SHOE_SPAN} AND {condition}" if condition else SHOE_SPAN,
+        {"shoe_id": shoe_id, **(params or {})},
+    )

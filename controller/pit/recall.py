@@ -13,7 +13,7 @@ from cardshoe.controller import record_kinds
 from cardshoe.controller.floor.messages import EventMessage
 from cardshoe.controller.journal.chain import GENESIS_HASH
 from cardshoe.controller.journal.records import Record
-from cardshoe.controller.pit.floor_copy import floor_records
+from cardshoe.controller.pit.floor_copy import shoe_records
 from cardshoe.controller.scoreboard.round_recall import (
     RECALL_KINDS_BEFORE,
     JournalEntry,
@@ -26,12 +26,13 @@ def round_recall(
 ) -> dict[str, Any] | None:
     """The round as `shoectl journal round --json` gives it, with the pit's additions;
     None when the floor holds no such round."""
-    records = floor_records(
+    records = shoe_records(
         db,
         table_id,
-        "r.shoe_id = %(shoe_id)s AND (r.round_no = %(round_no)s "
+        shoe_id,
+        "(r.round_no = %(round_no)s "
         "OR (r.round_no = %(round_no)s - 1 AND r.kind = ANY(%(kinds_before)s)))",
-        {"shoe_id": shoe_id, "round_no": round_no, "kinds_before": list(RECALL_KINDS_BEFORE)},
+        {"round_no": round_no, "kinds_before": list(RECALL_KINDS_BEFORE)},
     )
     recall = recall_round(
         shoe_id,

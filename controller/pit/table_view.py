@@ -9,7 +9,7 @@ import psycopg
 
 from cardshoe.controller import record_kinds
 from cardshoe.controller.pit.accounts import Role
-from cardshoe.controller.pit.floor_copy import floor_records
+from cardshoe.controller.pit.floor_copy import floor_records, shoe_records
 from cardshoe.controller.pit.tiles import floor_tiles
 from cardshoe.controller.procedure.facts import ShoeStarted
 from cardshoe.controller.scoreboard.board_json import board_json
@@ -39,12 +39,7 @@ def table_view(
     rounds: list[dict[str, Any]] = []
     if chosen is not None:
         follower = ShoeFollower(table_id)
-        records = floor_records(
-            db,
-            table_id,
-            "r.record_id >= %(first)s AND r.shoe_id = %(shoe)s",
-            {"first": chosen["record_id"], "shoe": chosen["shoe_id"]},
-        )
+        records = shoe_records(db, table_id, chosen["shoe_id"])
         follower.take_all(records)
         board = board_json(follower.board)
         rounds = [

@@ -1,20 +1,28 @@
-"""The floor page's round figures on a real PostgreSQL: the count ingest keeps, the last hour's
-rounds and the latest winners, through gaps, resends and a database migrated from schema 4."""
+"""The pit's reads on a real PostgreSQL as a floor's history grows: the round figures of the
+tiles (the count ingest keeps, the last hour's rounds, the latest winners, through gaps,
+resends and a database migrated from schema 4), and the blocks of journal_records that the
+floor page, a table's page and a round's recall read, which must not grow with the history."""
 
 from __future__ import annotations
 
 import time
 from dataclasses import replace
 from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
 
 import psycopg
+from support.dealt_journals import deal_shoes
 
 from cardshoe.controller.floor.ingest_store import Outcome, store_batch
 from cardshoe.controller.floor.messages import EventMessage
 from cardshoe.controller.floor.schema import MIGRATIONS, connect, migrate
 from cardshoe.controller.journal.chain import GENESIS_HASH, record_hash
+from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.pit.accounts import Role
 from cardshoe.controller.pit.alarms import list_alarms
+from cardshoe.controller.pit.recall import round_recall
+from cardshoe.controller.pit.table_view import table_view
 from cardshoe.controller.pit.tiles import LAST_RESULTS, TableTile, floor_tiles
 from cardshoe.controller.record_kinds import ROUND_OPENED, ROUND_RESULT
 
@@ -163,6 +171,27 @@ def grow_history(dsn: str, table_id: str, first_id: int, last_id: int, start_ns:
         connection.execute("VACUUM ANALYZE journal_records")
 
 
+def later_shoe(dsn: str, table_id: str, first_id: int, last_id: int) -> None:
+    """Records first_id..last_id of the table straight into the floor, verified: a later shoe,
+    its shoe.started and then cards (one shoe, so the table's list of shoes grows by one)."""
+    shoe_id = f"LATER-{first_id}"
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        connection.execute(
+            "INSERT INTO journal_records (table_id, record_id, time_ns, kind, shoe_id, round_no, "
+            "payload, hash, prev_hash) SELECT %(table)s, n, n, "
+            "CASE WHEN n = %(first)s THEN 'shoe.started' ELSE 'card.assigned' END, %(shoe)s, "
+            "(n - %(first)s) / 10, "
+            "jsonb_build_object('shoe_id', %(shoe)s::text, 'game', 'punto-banco'), 'h', 'p' "
+            "FROM generate_series(%(first)s::bigint, %(last)s) AS n",
+            {"table": table_id, "first": first_id, "last": last_id, "shoe": shoe_id},
+        )
+        connection.execute(
+            "UPDATE floor_tables SET contiguous_id = %s, last_record_id = %s WHERE table_id = %s",
+            (last_id, last_id, table_id),
+        )
+        connection.execute("VACUUM ANALYZE journal_records")
+
+
 def blocks_to_show_the_floor(dsn: str) -> tuple[int, list[tuple[str, int, int]], int]:
     """Blocks of the journals read to draw every tile and list every alarm, with what they
     showed: (table, rounds, unacknowledged alarms) per tile, and the alarms listed."""
@@ -193,3 +222,41 @@ def test_the_floor_page_reads_the_same_however_long_a_tables_history(dsn: str) -
     long, shown, listed = blocks_to_show_the_floor(dsn)
     assert (shown, listed) == ([("T5", 50000, 40)], 40)
     assert long <= short * 1.25 + 10, f"{short} blocks at 20,000 records, {long} at 100,000"
+
+
+def blocks_to_show_a_shoe(
+    dsn: str, table_id: str, shoe_id: str
+) -> tuple[int, dict[str, Any] | None, dict[str, Any] | None]:
+    """Blocks of the journals read to show a table's page on one shoe and recall its second
+    round, with the page's board and the recall."""
+    before = journal_blocks(dsn)
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        view = table_view(connection, Role.SUPERVISOR, table_id, shoe_id)
+        recall = round_recall(connection, table_id, shoe_id, 2)
+        connection.execute("SELECT pg_stat_force_next_flush()")
+    return journal_blocks(dsn) - before, None if view is None else view["board"], recall
+
+
+def test_a_shoe_and_its_rounds_read_the_same_however_long_the_tables_history(
+    dsn: str, tmp_path: Path
+) -> None:
+    """A dispute is about a shoe dealt months ago: its page and its rounds are read from the
+    shoe's own records, not through every record the table sent after it."""
+    journal = tmp_path / "table.sqlite"
+    deal_shoes(journal, 1, rounds=3)
+    with Journal.open_readonly(journal) as opened:
+        records = [EventMessage.from_record(record) for record in opened.records()]
+    table_id, shoe_id = records[0].table_id, next(r.shoe_id for r in records if r.shoe_id)
+    assert shoe_id is not None
+    with connect(dsn) as connection:
+        store(connection, records)
+    first = len(records) + 1
+    later_shoe(dsn, table_id, first, first + 20000)
+    short, board, recall = blocks_to_show_a_shoe(dsn, table_id, shoe_id)
+    assert board is not None and board["rounds"] == 3
+    assert recall is not None and recall["round_no"] == 2
+    assert all(check["hash_ok"] and check["links"] for check in recall["record_checks"])
+    later_shoe(dsn, table_id, first + 20001, first + 100000)
+    long, later_board, later_recall = blocks_to_show_a_shoe(dsn, table_id, shoe_id)
+    assert (later_board, later_recall) == (board, recall)
+    assert long <= short * 1.25 + 10, f"{short} blocks at 20,000 records after, {long} at 100,000"
