@@ -174,6 +174,9 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         # index of their own, each count scanned every record of every table.
         "CREATE INDEX journal_records_alarm_kinds ON journal_records (table_id, record_id) "
         f"WHERE kind IN ({', '.join(repr(kind) for kind in ALARM_KINDS)})",
+        # The pit's day (pit/pace.py) reads its rounds, holds and shoes by time, not by table.
+        "CREATE INDEX journal_records_pit_times ON journal_records (time_ns) "
+        f"WHERE kind IN ({', '.join(repr(kind) for kind in _PIT_KINDS)})",
     ),
 )
 """The schema steps, oldest first; never edit a step that has shipped, add one."""

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import psycopg
 from support.dealt_journals import deal_shoes
@@ -21,6 +22,7 @@ from cardshoe.controller.journal.chain import GENESIS_HASH, record_hash
 from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.pit.accounts import Role
 from cardshoe.controller.pit.alarms import list_alarms
+from cardshoe.controller.pit.pace import day_pace
 from cardshoe.controller.pit.recall import round_recall
 from cardshoe.controller.pit.table_view import table_view
 from cardshoe.controller.pit.tiles import LAST_RESULTS, TableTile, floor_tiles
@@ -260,3 +262,36 @@ def test_a_shoe_and_its_rounds_read_the_same_however_long_the_tables_history(
     long, later_board, later_recall = blocks_to_show_a_shoe(dsn, table_id, shoe_id)
     assert (later_board, later_recall) == (board, recall)
     assert long <= short * 1.25 + 10, f"{short} blocks at 20,000 records after, {long} at 100,000"
+
+
+def blocks_for_the_days_pace(dsn: str, day: date) -> tuple[int, dict[str, int]]:
+    """Blocks of the journals read for the pit's report of one day, and its rounds per table."""
+    before = journal_blocks(dsn)
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        pace = day_pace(connection, day, ZoneInfo("UTC"))
+        connection.execute("SELECT pg_stat_force_next_flush()")
+    return journal_blocks(dsn) - before, {row.name: row.rounds for row in pace.tables}
+
+
+def test_a_days_pace_reads_that_day_not_the_days_before(dsn: str) -> None:
+    """The report for a day a supervisor asks about months later reads that day's rounds."""
+    day = date(2026, 1, 15)
+    day_ns = int(datetime(2026, 1, 15, 10, tzinfo=UTC).timestamp()) * 1_000_000_000
+    with connect(dsn) as connection:
+        store(connection, dealt("T6", 5, day_ns, 60 * 1_000_000_000))
+    blocks_after: dict[int, int] = {}
+    for records in (20000, 100000):
+        with psycopg.connect(dsn, autocommit=True) as connection:
+            connection.execute("DELETE FROM journal_records WHERE table_id = 'T7'")
+            connection.execute(
+                "INSERT INTO journal_records (table_id, record_id, time_ns, kind, payload, hash, "
+                "prev_hash) SELECT 'T7', n, %(before)s - n * 10000000000::bigint, "
+                "CASE WHEN n %% 2 = 0 THEN 'round.result' ELSE 'round.opened' END, '{}', "
+                "'h', 'p' FROM generate_series(1, %(records)s) AS n",
+                {"before": day_ns - 12 * HOUR_NS, "records": records},
+            )
+            connection.execute("VACUUM ANALYZE journal_records")
+        blocks_after[records], rounds = blocks_for_the_days_pace(dsn, day)
+        assert rounds == {"T6": 5}
+    short, long = blocks_after[20000], blocks_after[100000]
+    assert long <= short * 1.25 + 10, f"{short} blocks after 20,000 records, {long} after 100,000"
