@@ -58,9 +58,11 @@ lock: | $(BIN)/python
 	$(BIN)/python -m pip install --quiet $(if $(wildcard $(LOCK)),--constraint $(LOCK)) uv
 	bash .ci/lock.sh
 
-# ruff, and the import-linter contracts of pyproject.toml that keep the layers one way.
+# ruff's checks and its formatting, and the import-linter contracts of pyproject.toml that keep
+# the layers one way.
 lint: venv
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports --no-cache
 
 # mypy cannot follow setuptools' package-dir mapping, so it checks a tree of links that

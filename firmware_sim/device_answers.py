@@ -161,4 +161,3 @@ def status(core: FirmwareCore, request_id: int) -> Status:
         cards_remaining=core._cards_remaining(),
         active_faults=tuple(core.active_faults)[:16],
     )
-

@@ -187,9 +187,7 @@ def _nothing(core: FirmwareCore, injection: Injection, release: Release) -> None
 
 EFFECTS: dict[InjectionKind, FaultEffect] = {
     InjectionKind.FOREIGN_CARD: FaultEffect(Stage.CARD, _foreign_card, Capability.TAGGED_CARDS),
-    InjectionKind.DUPLICATE_CARD: FaultEffect(
-        Stage.CARD, _duplicate_card, Capability.TAGGED_CARDS
-    ),
+    InjectionKind.DUPLICATE_CARD: FaultEffect(Stage.CARD, _duplicate_card, Capability.TAGGED_CARDS),
     InjectionKind.DOUBLE_FEED: FaultEffect(Stage.SHAPE, _double_feed),
     InjectionKind.DOUBLE_FEED_IN_ORDER: FaultEffect(
         Stage.SHAPE, _double_feed_in_order, Capability.DOUBLE_FEED_DETECTION
