@@ -26,7 +26,12 @@ from cardshoe.firmware_sim.attach_pty import serve_pty
 from cardshoe.firmware_sim.attach_tcp import serve_tcp
 from cardshoe.firmware_sim.devices import configure_device
 from cardshoe.firmware_sim.errors import SimConfigError
-from cardshoe.firmware_sim.faults import parse_injection
+from cardshoe.firmware_sim.faults import (
+    LINE_ONLY_KINDS,
+    LINE_READER_KINDS,
+    InjectionKind,
+    parse_injection,
+)
 from cardshoe.firmware_sim.line_reader import LineReader, ReaderIdentity, format_for
 from cardshoe.firmware_sim.shoe import DEFAULT_DECKS
 from cardshoe.firmware_sim.timing import INSTANT, Timing
@@ -47,7 +52,20 @@ class PortUnavailable(click.ClickException):
     exit_code = 3
 
 
-@click.command()
+SIM_HELP = f"""Run a simulated dealing shoe or shuffler-dealer on a pty or a TCP port.
+
+Open the printed path (or URL) with any serial tool, for example `shoectl info PATH` or
+pyserial's miniterm. Fault kinds: {", ".join(k for k in InjectionKind if k not in LINE_ONLY_KINDS)}
+(docs/simulator.md).
+
+With --protocol line it is a card reader without a gate that writes one line per card as
+--profile FILE reads them, a card every --pace seconds (`shoectl monitor PATH --raw` shows
+them). Its fault kinds: {", ".join(k for k in InjectionKind if k in LINE_READER_KINDS)}.
+"""
+"""The command's help, its fault kinds listed from the simulator's own tables."""
+
+
+@click.command(help=SIM_HELP)
 @click.option("--pty", "use_pty", is_flag=True, help="Serve on a new pseudo-terminal (default).")
 @click.option(
     "--tcp",
@@ -134,19 +152,7 @@ def sim(
     pairing_mode: bool,
     as_json: bool,
 ) -> None:
-    """Run a simulated dealing shoe or shuffler-dealer on a pty or a TCP port.
-
-    Open the printed path (or URL) with any serial tool, for example
-    `shoectl info PATH` or pyserial's miniterm. Fault kinds: foreign-card,
-    duplicate-card, double-feed, reversed-card, face-down, jam, door-open,
-    early-cut-card, out-of-cards, unplug, corrupt-bytes, drop-frame,
-    duplicate-frame, delay-ack, bad-firmware-hash (docs/simulator.md).
-
-    With --protocol line it is a card reader without a gate that writes one
-    line per card as --profile FILE reads them, a card every --pace seconds
-    (`shoectl monitor PATH --raw` shows them). Its fault kinds: garbled-line,
-    bad-checksum, double-read, dropped-line, unplug.
-    """
+    """Run the device the options describe until stopped (SIM_HELP is its --help)."""
 
     if use_pty and tcp_port is not None:
         raise click.UsageError("choose one of --pty and --tcp")

@@ -10,6 +10,7 @@ from support.shoectl import ShoectlRunner
 from support.sim_support import StreamHost, running
 
 from cardshoe.drivers.protocol.messages import GetInfo, Hello
+from cardshoe.firmware_sim.faults import LINE_ONLY_KINDS, LINE_READER_KINDS, InjectionKind
 from cardshoe.firmware_sim.profiles import get_profile
 
 SHOECTL = [sys.executable, "-m", "cardshoe.controller.cli"]
@@ -62,3 +63,15 @@ def test_bad_settings_fail_with_one_line_and_exit_2(shoectl: ShoectlRunner) -> N
         assert result.returncode == 2, (args, result.stderr)
         assert message in result.stderr
         assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_the_help_names_every_fault_kind_each_protocol_takes(shoectl: ShoectlRunner) -> None:
+    """A technician picks --inject kinds from --help: every kind the simulator has is there,
+    under the protocol that can have it."""
+    shown = shoectl("sim", "--help")
+    assert shown.returncode == 0, shown.stderr
+    text = "".join(shown.stdout.split())  # click wraps lines, even inside a kind's hyphens
+    cardshoe = text.split("Faultkinds:", 1)[1].split("(docs/simulator.md)", 1)[0]
+    line = text.split("Itsfaultkinds:", 1)[1].split(".", 1)[0]
+    assert set(cardshoe.split(",")) == set(InjectionKind) - LINE_ONLY_KINDS
+    assert set(line.split(",")) == LINE_READER_KINDS
