@@ -26,6 +26,7 @@ from cardshoe.controller.rules.cards import MANDATORY_SEVEN_TEXT, RANK_SYMBOLS, 
 from cardshoe.controller.rules.hands import Winner, point_total
 from cardshoe.controller.scoreboard.board import BURN, ResultRow, TableBoard
 from cardshoe.controller.scoreboard.derived import Colour, DerivedRoad, ask_roads, derived_road
+from cardshoe.controller.scoreboard.notices import NoticeKind, notice
 from cardshoe.controller.scoreboard.roads import ROAD_ROWS, RoadResult, bead_road, big_road
 
 SUITS = {"S": ("♠", "bold"), "H": ("♥", "bold red"), "D": ("♦", "bold red"), "C": ("♣", "bold")}
@@ -338,8 +339,17 @@ def _notes(row: ResultRow) -> str:
     return ", ".join(notes)
 
 
+def _hold_line(hold: str) -> Text:
+    """The hold's code, which the journal and a technician use, and what it means and asks for
+    in the words the table's screen shows (scoreboard.notices)."""
+    words = notice(NoticeKind.HOLD, hold)
+    line = Text(f"HOLD {hold}", style="bold white on red")
+    line.append(f": {words.what.en}. {words.todo.en}", style="bold red")
+    return line
+
+
 def _alerts_panel(board: TableBoard) -> Panel:
-    lines = [Text(f"HOLD {hold}", style="bold white on red") for hold in board.holds]
+    lines = [_hold_line(hold) for hold in board.holds]
     lines += [
         Text(f"ALARM {alarm['kind']}: {alarm['detail']}", style="bold red")
         for alarm in reversed(board.alarms)

@@ -190,7 +190,7 @@ def test_the_rich_view_shows_the_round_counters_roads_and_alerts() -> None:
         "natural 0",
         "ask B",
         "VOID foreign_card",
-        "HOLD fault.jam",
+        "HOLD fault.jam: A card is jammed in the shoe. Dealer: clear the jam",
         "ALARM foreign_card",
     ):
         assert expected in text, expected
