@@ -177,6 +177,9 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         # The pit's day (pit/pace.py) reads its rounds, holds and shoes by time, not by table.
         "CREATE INDEX journal_records_pit_times ON journal_records (time_ns) "
         f"WHERE kind IN ({', '.join(repr(kind) for kind in _PIT_KINDS)})",
+        # The client address of each login, so a restarted pit counts again the failed logins
+        # it had seen (pit/login_limits.py): a restart no longer lifts a guesser's lockout.
+        "ALTER TABLE pit_audit ADD COLUMN client text",
     ),
 )
 """The schema steps, oldest first; never edit a step that has shipped, add one."""

@@ -17,6 +17,7 @@ from enum import StrEnum
 import psycopg
 
 from cardshoe.controller.errors import UserError
+from cardshoe.controller.pit.login_limits import PastLogin
 from cardshoe.controller.pit.passwords import password_problem
 from cardshoe.controller.secret_hash import decoy_hash, hash_secret, secret_matches
 
@@ -96,7 +97,9 @@ def log_in(db: psycopg.Connection, name: str, password: str, client: str) -> New
         ).fetchone()
         stored = decoy_hash() if row is None else row[1]
         if not secret_matches(password, stored) or row is None:
-            audit(db, name, AuditAction.LOGIN_FAILED, f"wrong user or password from {client}")
+            audit(
+                db, name, AuditAction.LOGIN_FAILED, f"wrong user or password from {client}", client
+            )
             return None
         cookie_token, csrf_token = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
         db.execute(
@@ -104,7 +107,7 @@ def log_in(db: psycopg.Connection, name: str, password: str, client: str) -> New
             "VALUES (%s, %s, %s, now() + make_interval(hours => %s))",
             (_token_hash(cookie_token), name, csrf_token, SESSION_HOURS),
         )
-        audit(db, name, AuditAction.LOGIN, f"session opened from {client}")
+        audit(db, name, AuditAction.LOGIN, f"session opened from {client}", client)
     return NewSession(cookie_token, Session(name, Role(row[0]), csrf_token))
 
 
@@ -126,11 +129,34 @@ def log_out(db: psycopg.Connection, cookie_token: str, session: Session) -> None
         audit(db, session.user, AuditAction.LOGOUT, "session closed")
 
 
-def audit(db: psycopg.Connection, user: str, action: AuditAction, detail: str) -> None:
+def audit(
+    db: psycopg.Connection,
+    user: str,
+    action: AuditAction,
+    detail: str,
+    client: str | None = None,
+) -> None:
+    """One row of the audit trail; client, the address a login came from, for logins."""
     db.execute(
-        "INSERT INTO pit_audit (user_name, action, detail) VALUES (%s, %s, %s)",
-        (user, action.value, detail),
+        "INSERT INTO pit_audit (user_name, action, detail, client) VALUES (%s, %s, %s, %s)",
+        (user, action.value, detail, client),
     )
+
+
+def recent_logins(db: psycopg.Connection, within_s: float) -> list[PastLogin]:
+    """The logins audited within the last within_s seconds, oldest first (for recall)."""
+    rows = db.execute(
+        "SELECT extract(epoch FROM clock_timestamp() - at)::float8, user_name, client, "
+        "action = %(login)s FROM pit_audit WHERE action IN (%(login)s, %(failed)s) "
+        "AND client IS NOT NULL AND at > clock_timestamp() - make_interval(secs => %(within)s) "
+        "ORDER BY id",
+        {
+            "login": AuditAction.LOGIN.value,
+            "failed": AuditAction.LOGIN_FAILED.value,
+            "within": within_s,
+        },
+    ).fetchall()
+    return [PastLogin(max(0.0, age), user, client, ok) for age, user, client, ok in rows]
 
 
 def _token_hash(token: str) -> str:

@@ -135,7 +135,7 @@ class PitApi:
             lockouts = self.throttle.settle(admitted, succeeded=opened is not None)
         for lockout in lockouts:
             await self.database.run(
-                accounts.audit, user, AuditAction.LOGIN_LOCKED, lockout.detail(client)
+                accounts.audit, user, AuditAction.LOGIN_LOCKED, lockout.detail(client), client
             )
         if opened is None:
             raise ApiError(401, "wrong user or password")

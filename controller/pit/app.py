@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from importlib import resources
@@ -25,10 +26,13 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from cardshoe.controller.floor.broker import BrokerSettings
+from cardshoe.controller.pit import accounts
 from cardshoe.controller.pit.api import NO_CACHE, ApiError, PitApi
 from cardshoe.controller.pit.database import DatabaseAway, FloorDatabase
 from cardshoe.controller.pit.live import FloorChanges, started_listeners
 from cardshoe.controller.pit.login_limits import LoginLimits, LoginThrottle
+
+log = logging.getLogger(__name__)
 
 FLOOR_ZONE_DEFAULT = ZoneInfo("UTC")
 LOGIN_LIMITS_DEFAULT = LoginLimits()
@@ -61,16 +65,12 @@ class PitSettings:
 def create_app(settings: PitSettings) -> Starlette:
     database = FloorDatabase(settings.dsn)
     changes = FloorChanges()
-    api = PitApi(
-        database,
-        LoginThrottle(settings.login_limits),
-        changes,
-        settings.overdue_after_s,
-        settings.time_zone,
-    )
+    throttle = LoginThrottle(settings.login_limits)
+    api = PitApi(database, throttle, changes, settings.overdue_after_s, settings.time_zone)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        await _recall_logins(database, throttle)
         changes.attach(asyncio.get_running_loop())
         stop = started_listeners(settings.dsn, settings.broker, settings.client_id, changes)
         try:
@@ -89,6 +89,18 @@ def create_app(settings: PitSettings) -> Starlette:
             Exception: _internal_error,
         },
     )
+
+
+async def _recall_logins(database: FloorDatabase, throttle: LoginThrottle) -> None:
+    """Count again the logins of the last window and lockout, so a restart lifts no lockout;
+    with the database away the counts start empty, and the pit says so."""
+    limits = throttle.limits
+    try:
+        logins = await database.run(accounts.recent_logins, limits.window_s + limits.lockout_s)
+    except DatabaseAway as exc:
+        log.warning("failed logins before this start not counted: %s", exc)
+        return
+    throttle.recall(logins)
 
 
 def _page_routes() -> list[Route]:

@@ -8,16 +8,18 @@ tries per lockout, and the scrypt the pit spends per try is spent at most
 that often. An attempt counts as a failure from the moment it is admitted
 until it succeeds, so a burst of parallel guesses is held to the same limit.
 
-The counts live in the pit's memory: a restart forgets them (the audit table
-keeps every failure and lockout). Behind a proxy every client has the
-proxy's address, unless uvicorn trusts its X-Forwarded-For (docs/pit.md).
+The counts live in the pit's memory, and a starting pit counts again the
+logins its audit table kept from the last window and lockout (recall), so a
+restart lifts no lockout and clears no failure. Behind a proxy every client
+has the proxy's address, unless uvicorn trusts its X-Forwarded-For
+(docs/pit.md).
 """
 
 from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -55,6 +57,16 @@ class Admitted:
     user: str
     client: str
     at: float
+
+
+@dataclass(frozen=True)
+class PastLogin:
+    """A login the audit kept: how long ago, by whom, from where, and whether it succeeded."""
+
+    age_s: float
+    user: str
+    client: str
+    succeeded: bool
 
 
 @dataclass(frozen=True)
@@ -96,7 +108,25 @@ class LoginThrottle:
 
     def admit(self, user: str, client: str) -> Admitted | Refused:
         """Let a login through to its password check, or refuse it with the wait."""
+        return self._admit(user, client, self._clock())
+
+    def settle(self, admitted: Admitted, succeeded: bool) -> list[Lockout]:
+        """The login's outcome: a success clears the user's failures and takes back the
+        client's count of it; a failure stays counted. The lockouts it began, if any."""
+        return self._settle(admitted, succeeded, self._clock())
+
+    def recall(self, logins: Iterable[PastLogin]) -> None:
+        """Count again logins made before this throttle began (oldest first), each at its own
+        time on this throttle's clock: the failures and lockouts they earned hold as if this
+        process had seen them. Their lockouts were audited when they began."""
         now = self._clock()
+        for login in logins:
+            at = now - login.age_s
+            admitted = self._admit(login.user, login.client, at)
+            if isinstance(admitted, Admitted):
+                self._settle(admitted, login.succeeded, at)
+
+    def _admit(self, user: str, client: str, now: float) -> Admitted | Refused:
         for counted, name in ((Counted.USER, user), (Counted.CLIENT, client)):
             tally = self._tallies.get((counted, name))
             if tally is None:
@@ -111,9 +141,7 @@ class LoginThrottle:
             self._tallies.setdefault(key, _Tally()).failures.append(now)
         return Admitted(user, client, now)
 
-    def settle(self, admitted: Admitted, succeeded: bool) -> list[Lockout]:
-        """The login's outcome: a success clears the user's failures and takes back the
-        client's count of it; a failure stays counted. The lockouts it began, if any."""
+    def _settle(self, admitted: Admitted, succeeded: bool, now: float) -> list[Lockout]:
         user_key, client_key = (Counted.USER, admitted.user), (Counted.CLIENT, admitted.client)
         if succeeded:
             self._tallies.pop(user_key, None)
@@ -121,7 +149,6 @@ class LoginThrottle:
             if client is not None and admitted.at in client.failures:
                 client.failures.remove(admitted.at)
             return []
-        now = self._clock()
         begun = []
         for counted, name in (user_key, client_key):
             tally = self._tallies.setdefault((counted, name), _Tally())

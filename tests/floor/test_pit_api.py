@@ -135,6 +135,22 @@ def test_repeated_wrong_passwords_lock_the_user_then_the_client_and_are_audited(
     assert failed == (20,), "the refused logins checked no password and wrote no failure"
 
 
+def test_a_restarted_pit_keeps_a_lockout_its_audit_recorded(dsn: str, tmp_path: Path) -> None:
+    """Restarting the pit (a crash, an update, systemd) must not give a guesser fresh tries."""
+    assert add_user(dsn, tmp_path, "sam", "supervisor").returncode == 0
+    with PitService(dsn) as first:
+        client = PitClient(first.url)
+        for _ in range(5):
+            assert client.login("sam", "not the password")[0] == 401
+    with PitService(dsn) as second:
+        client = PitClient(second.url)
+        status, answer = client.login("sam")
+        assert status == 429, answer
+        assert "too many failed logins for user 'sam'" in answer["error"]
+        assert 1 <= int(client.headers["retry-after"]) <= 300
+        assert client.login("kim", "not the password")[0] == 401, "others still log in"
+
+
 def test_the_tables_and_a_round_are_what_the_floor_and_the_journal_hold(
     pit: PitService, dealt_floor: tuple[Floor, Path], shoectl: ShoectlRunner
 ) -> None:

@@ -14,6 +14,7 @@ from cardshoe.controller.pit.login_limits import (
     Counted,
     LoginLimits,
     LoginThrottle,
+    PastLogin,
     Refused,
 )
 
@@ -94,3 +95,27 @@ def test_logins_still_being_checked_count_against_the_limit(throttle: LoginThrot
     assert isinstance(first, Admitted)
     throttle.settle(first, succeeded=True)
     assert isinstance(throttle.admit("sam", "10.0.1.9"), Admitted)
+
+
+def test_logins_recalled_from_before_a_restart_hold_their_lockout_and_window(
+    throttle: LoginThrottle,
+) -> None:
+    """A starting pit counts again the logins its audit kept (ages in seconds, oldest first):
+    sam locked 30 s ago stays locked for the rest of the 120 s; kim's failure before her
+    success is cleared, her failure after it still counts; lee's aged out of the window."""
+    throttle.recall(
+        [
+            PastLogin(age_s=70.0, user="lee", client="10.0.0.3", succeeded=False),
+            PastLogin(age_s=50.0, user="sam", client="10.0.0.1", succeeded=False),
+            PastLogin(age_s=40.0, user="kim", client="10.0.0.2", succeeded=False),
+            PastLogin(age_s=40.0, user="sam", client="10.0.0.1", succeeded=False),
+            PastLogin(age_s=35.0, user="kim", client="10.0.0.2", succeeded=True),
+            PastLogin(age_s=30.0, user="sam", client="10.0.0.1", succeeded=False),
+            PastLogin(age_s=20.0, user="kim", client="10.0.0.2", succeeded=False),
+        ]
+    )
+    assert throttle.admit("sam", "10.0.0.9") == Refused(Counted.USER, "sam", 90.0)
+    assert fail(throttle, "kim", "10.0.0.2") == [] and fail(throttle, "kim", "10.0.0.2") == [
+        Counted.USER
+    ]
+    assert [fail(throttle, "lee", "10.0.0.3") for _ in range(3)] == [[], [], [Counted.USER]]
