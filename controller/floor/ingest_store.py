@@ -173,7 +173,7 @@ STAGED_COLUMNS = (
 )
 """journal_records' columns as COPY fills them (received_at is set by the insert)."""
 COPIED_COLUMNS = ", ".join(definition.split()[0] for definition in STAGED_COLUMNS.split(", "))
-"""The same columns by name alone, in the order _copy_records writes them."""
+"""The same columns by name alone, in the order copy_records writes them."""
 
 
 def _insert_records(
@@ -198,7 +198,7 @@ def _insert_records(
     if all(event.record_id > stored_up_to.get(event.table_id, 0) for event in events):
         try:
             with db.transaction():  # a savepoint: a copy that fails takes back only itself
-                _copy_records(db, "journal_records", events)
+                copy_records(db, "journal_records", events)
             return events
         except UniqueViolation:
             pass
@@ -207,7 +207,7 @@ def _insert_records(
     db.execute(
         f"CREATE TEMP TABLE IF NOT EXISTS staged_records ({STAGED_COLUMNS}) ON COMMIT DELETE ROWS"
     )
-    _copy_records(db, "staged_records", events)
+    copy_records(db, "staged_records", events)
     inserted = db.execute(
         f"INSERT INTO journal_records ({COPIED_COLUMNS}) SELECT {COPIED_COLUMNS} "
         "FROM staged_records ON CONFLICT DO NOTHING RETURNING table_id, record_id"
@@ -222,7 +222,9 @@ def _insert_records(
     return fresh
 
 
-def _copy_records(db: psycopg.Connection, table: str, events: list[EventMessage]) -> None:
+def copy_records(db: psycopg.Connection, table: str, events: list[EventMessage]) -> None:
+    """COPY the events into table (journal_records or the staging table), as they are: no
+    check, no chain walk (store_batch does those)."""
     with db.cursor() as cursor, cursor.copy(f"COPY {table} ({COPIED_COLUMNS}) FROM STDIN") as copy:
         for event in events:
             copy.write_row(

@@ -15,7 +15,7 @@ from zoneinfo import ZoneInfo
 import psycopg
 from support.dealt_journals import deal_shoes
 
-from cardshoe.controller.floor.ingest_store import Outcome, store_batch
+from cardshoe.controller.floor.ingest_store import Outcome, copy_records, store_batch
 from cardshoe.controller.floor.messages import EventMessage
 from cardshoe.controller.floor.schema import MIGRATIONS, connect, migrate
 from cardshoe.controller.journal.chain import GENESIS_HASH, record_hash
@@ -117,23 +117,7 @@ def test_migrating_from_schema_4_counts_the_rounds_each_table_has_verified(
                 "last_record_id) VALUES ('T3', 'casino-1', 17, %s, 24)",
                 (records[16].hash,),
             )
-            for event in records:  # 17 verified (8 results), 7 past them
-                connection.execute(
-                    "INSERT INTO journal_records (table_id, record_id, time_ns, kind, shoe_id, "
-                    "round_no, payload, hash, prev_hash) "
-                    "VALUES (%s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s)",
-                    (
-                        event.table_id,
-                        event.record_id,
-                        event.time_ns,
-                        event.kind,
-                        event.shoe_id,
-                        event.round_no,
-                        event.payload_json,
-                        event.hash,
-                        event.prev_hash,
-                    ),
-                )
+            copy_records(connection, "journal_records", records)  # 17 verified (8 results), 7 past
         assert migrate(connection) == (4, len(MIGRATIONS))
     assert tile(empty_dsn, "T3").rounds == 8
 
