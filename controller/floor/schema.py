@@ -40,6 +40,13 @@ _PIT_KINDS = (
 """The kinds the pit reads of the journals (its partial index, schema step 4); the SQL they
 make is the text the step shipped with, which a test checks."""
 
+
+def sql_list(kinds: tuple[str, ...]) -> str:
+    """The record kinds as an SQL list of literals ('alarm', 'irregularity'): how the schema's
+    partial indexes name their kinds, and how a query must name them to be seen to match."""
+    return ", ".join(repr(kind) for kind in kinds)
+
+
 ALARM_KINDS = (ALARM, IRREGULARITY, HOLD_STARTED)
 """The journal's kinds the pit lists as alarms (pit/alarms.py): the kinds of their partial
 index (schema step 5), which the pit's queries name in the same words so PostgreSQL uses it."""
@@ -161,7 +168,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )""",
         # What the pit reads of the journals, without scanning every card of every table.
         "CREATE INDEX journal_records_pit_kinds ON journal_records (table_id, kind, record_id) "
-        f"WHERE kind IN ({', '.join(repr(kind) for kind in _PIT_KINDS)})",
+        f"WHERE kind IN ({sql_list(_PIT_KINDS)})",
     ),
     (
         # Each table's rounds among its verified records, kept by ingest as its chain moves on:
@@ -173,10 +180,10 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         # The pit's alarms of the journals, which its tiles count on every refresh: without an
         # index of their own, each count scanned every record of every table.
         "CREATE INDEX journal_records_alarm_kinds ON journal_records (table_id, record_id) "
-        f"WHERE kind IN ({', '.join(repr(kind) for kind in ALARM_KINDS)})",
+        f"WHERE kind IN ({sql_list(ALARM_KINDS)})",
         # The pit's day (pit/pace.py) reads its rounds, holds and shoes by time, not by table.
         "CREATE INDEX journal_records_pit_times ON journal_records (time_ns) "
-        f"WHERE kind IN ({', '.join(repr(kind) for kind in _PIT_KINDS)})",
+        f"WHERE kind IN ({sql_list(_PIT_KINDS)})",
         # The client address of each login, so a restarted pit counts again the failed logins
         # it had seen (pit/login_limits.py): a restart no longer lifts a guesser's lockout.
         "ALTER TABLE pit_audit ADD COLUMN client text",

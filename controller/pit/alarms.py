@@ -15,7 +15,7 @@ from typing import Any
 import psycopg
 
 from cardshoe.controller import record_kinds
-from cardshoe.controller.floor.schema import ALARM_KINDS
+from cardshoe.controller.floor.schema import ALARM_KINDS, sql_list
 from cardshoe.controller.pit.accounts import AuditAction, Role, Session, audit
 from cardshoe.controller.procedure.facts import WATCHER_ALARMS
 from cardshoe.controller.timestamps import utc_timestamp
@@ -36,7 +36,7 @@ _ALL_ALARMS = f"""(
             ELSE r.payload->>'reason' END AS detail,
         to_timestamp(r.time_ns / 1e9) AS raised_at
     FROM journal_records r
-    WHERE r.kind IN ({", ".join(repr(kind) for kind in ALARM_KINDS)})
+    WHERE r.kind IN ({sql_list(ALARM_KINDS)})
     UNION ALL
     SELECT '{FLOOR_ID_PREFIX}' || a.id, a.table_id, a.kind, a.detail, a.raised_at
     FROM floor_alarms a
