@@ -1,14 +1,15 @@
 """Wire to decision, and a whole 8-deck shoe, through the real session over a pty.
 
 The simulated manual shoe (firmware_sim, instant timing, its virtual
-dealer pulling whenever the gate opens) runs on a real pty; the host side
-is what the service runs: open_device, TableSession and its journal. The
-simulator's end of the pty is timed: for every CARD event, from the moment
-its frame is written to the moment the ACK for it is read back. The host
-sends that ACK only after it has decoded the card, journaled it, run the
-procedure and the rules engine (the decision: whose card it is and who gets
-the next one) and committed, so the interval is wire to decision plus the
-ACK's own way back, comparable with bench_pty_echo's round trip.
+dealer pulling whenever the gate opens) runs in a process of its own, as a
+device is another machine, on a real pty; the host side is what the service
+runs: open_device, TableSession and its journal. The simulator's end of the
+pty is timed: for every CARD event, from the moment its frame is written to
+the moment the ACK for it is read back. The host sends that ACK only after it
+has decoded the card, journaled it, run the procedure and the rules engine
+(the decision: whose card it is and who gets the next one) and committed, so
+the interval is wire to decision plus the ACK's own way back, comparable with
+bench_pty_echo's round trip.
 
 Twice: with the journal on this disk (the durable commit, synchronous=FULL)
 and on tmpfs (/dev/shm), where the same commit costs no disk flush.
@@ -16,11 +17,7 @@ Targets (issue 7): p99 with the durable commit under 5 ms, a whole 8-deck
 shoe under 2 s. With the durable commit, each card's TableModel.apply is
 timed too, as the running session calls it (issue 22: p99 under 150 µs),
 and the same shoes are dealt again in turn with the watcher's remaining-shoe
-pricing off (issue 22: p99 with it on at most 1.15 times without). The
-simulator shares the service's interpreter, where a device is another
-process: its thread reads each ACK only once it has the GIL back, so the
-host's own share (CARD frame written to the host's ACK write returned) is
-reported beside the wire-to-decision figure.
+pricing off (issue 22: p99 with it on at most 1.15 times without).
 A measurement, not a test: it asserts nothing.
 
     .venv/bin/python bench/bench_session.py
@@ -28,12 +25,17 @@ A measurement, not a test: it asserts nothing.
 
 from __future__ import annotations
 
+import argparse
+import json
 import statistics
+import subprocess
+import sys
 import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 from results import Measurement, Target, percentile, print_measurements
 
@@ -41,7 +43,6 @@ from cardshoe.controller.config import GameConfig, TableConfig
 from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.procedure.table import TableModel
 from cardshoe.controller.service.session import TableSession
-from cardshoe.drivers.api.device_link import DeviceLink
 from cardshoe.drivers.api.events import CardSeen
 from cardshoe.drivers.api.protocols import open_device
 from cardshoe.drivers.protocol.errors import ProtocolError
@@ -66,25 +67,16 @@ TMPFS = Path("/dev/shm")
 
 @dataclass
 class CardTimes:
-    """When each CARD frame left the simulator and when its ACK came back (perf_counter)."""
+    """When each CARD frame left the simulator and when its ACK came back, in
+    time.monotonic seconds (CLOCK_MONOTONIC: one clock for every process of the system)."""
 
     sent: dict[int, float] = field(default_factory=dict)
     acked: dict[int, float] = field(default_factory=dict)
-    ack_written: dict[int, float] = field(default_factory=dict)
-    """When the host's write of each ACK returned, stamped on the host's side."""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def wire_to_ack(self) -> list[float]:
         with self.lock:
             return [self.acked[seq] - sent for seq, sent in self.sent.items() if seq in self.acked]
-
-    def wire_to_ack_written(self) -> list[float]:
-        with self.lock:
-            return [
-                self.ack_written[seq] - sent
-                for seq, sent in self.sent.items()
-                if seq in self.ack_written and seq in self.acked
-            ]
 
 
 class TimedPtyEndpoint(PtyEndpoint):
@@ -97,7 +89,7 @@ class TimedPtyEndpoint(PtyEndpoint):
         self._incoming = FrameDecoder()
 
     def write(self, data: bytes) -> None:
-        now = time.perf_counter()
+        now = time.monotonic()
         super().write(data)
         for message in _messages(self._outgoing, data):
             if isinstance(message, CardRead):
@@ -106,7 +98,7 @@ class TimedPtyEndpoint(PtyEndpoint):
 
     def read(self, fd: int) -> bytes:
         data = super().read(fd)
-        now = time.perf_counter()
+        now = time.monotonic()
         for message in _messages(self._incoming, data):
             if isinstance(message, Ack):
                 with self.times.lock:
@@ -126,13 +118,70 @@ def _messages(decoder: FrameDecoder, data: bytes) -> list:
     return found
 
 
+def serve_devices(commands: IO[str], replies: IO[str]) -> None:
+    """The device process: for each seed read, a simulated shoe on a new pty (its path is
+    the reply); on the next line, the shoe is unplugged and its card times are the reply.
+
+    Until the commands end: one process deals every shoe of the run, so no shoe waits for
+    an interpreter to start.
+    """
+    for line in commands:
+        seed = int(line)
+        core = create_device(
+            "cs-1", seed=seed, decks=DECKS, cut_card_depth=CONFIG.shoe.cut_card_depth
+        )
+        core.dealer.auto = True
+        times = CardTimes()
+        with tempfile.TemporaryDirectory(prefix="cardshoe-bench-") as folder:
+            link = Path(folder) / "ttySIM0"
+            device_thread = DeviceThread(core, TimedPtyEndpoint(link, times), "bench-sim")
+            device_thread.start()
+            try:
+                print(link, file=replies, flush=True)
+                commands.readline()
+            finally:
+                device_thread.close()
+        print(json.dumps(times.wire_to_ack()), file=replies, flush=True)
+
+
+class DeviceProcess:
+    """serve_devices in a child process: the simulated shoes, dealt from another process."""
+
+    def __init__(self) -> None:
+        self._child = subprocess.Popen(
+            [sys.executable, str(Path(__file__).resolve()), "--devices"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+
+    def plug(self, seed: int) -> str:
+        """A new simulated shoe seeded `seed`: the path of its pty."""
+        return self._ask(str(seed))
+
+    def unplug(self) -> list[float]:
+        """The shoe plugged last, unplugged: its cards' wire-to-ack seconds."""
+        return list(json.loads(self._ask("unplug")))
+
+    def close(self) -> None:
+        assert self._child.stdin is not None
+        self._child.stdin.close()
+        self._child.wait()
+
+    def _ask(self, line: str) -> str:
+        assert self._child.stdin is not None and self._child.stdout is not None
+        print(line, file=self._child.stdin, flush=True)
+        reply = self._child.stdout.readline()
+        if not reply:
+            raise RuntimeError(f"the device process ended (exit {self._child.wait()})")
+        return reply.strip()
+
+
 @dataclass
 class ShoeTimes:
     """Per-card wire-to-ack seconds, apply()'s seconds per card, the whole shoe's seconds."""
 
     wire_to_ack: list[float] = field(default_factory=list)
-    host: list[float] = field(default_factory=list)
-    """The same cards from the CARD frame written to the host's ACK write returned."""
     apply: list[float] = field(default_factory=list)
     whole_shoes: list[float] = field(default_factory=list)
 
@@ -151,20 +200,6 @@ def time_apply(model: TableModel, samples: list[float]) -> None:
     vars(model)["apply"] = timed
 
 
-def time_acks(device: DeviceLink, times: CardTimes) -> None:
-    """Note when the host's write of each ACK returned, on the host's side: the simulator
-    shares the interpreter, so it reads that ACK only once it gets the GIL back."""
-    ack = device.ack
-
-    def timed(seq: int) -> None:
-        ack(seq)
-        now = time.perf_counter()
-        with times.lock:
-            times.ack_written[seq] = now
-
-    vars(device)["ack"] = timed
-
-
 class NoPricing:
     """The watcher's pricing worker, turned off: the shoes the pricing-on ones compare with."""
 
@@ -178,61 +213,61 @@ class NoPricing:
         """Nothing is ever waiting."""
 
 
-def run_shoe(journal_dir: Path, seed: int, found: ShoeTimes, pricing: bool = True) -> None:
+def run_shoe(
+    devices: DeviceProcess, journal_dir: Path, seed: int, found: ShoeTimes, pricing: bool = True
+) -> None:
     """One shoe's per-card wire-to-ack and apply() seconds, and its whole time, into `found`;
     pricing=False turns the watcher's remaining-shoe pricing off for it."""
-    core = create_device("cs-1", seed=seed, decks=DECKS, cut_card_depth=CONFIG.shoe.cut_card_depth)
-    core.dealer.auto = True
-    times = CardTimes()
-    with tempfile.TemporaryDirectory(prefix="cardshoe-bench-") as folder:
-        link = Path(folder) / "ttySIM0"
-        device_thread = DeviceThread(core, TimedPtyEndpoint(link, times), "bench-sim")
-        device_thread.start()
-        try:
-            with (
-                tempfile.TemporaryDirectory(dir=journal_dir) as journal_folder,
-                Journal.open(
-                    Path(journal_folder) / "journal.sqlite", table_id="BENCH", create=True
-                ) as journal,
-                open_device(str(link)) as device,
-            ):
-                session = TableSession.open(CONFIG, journal, device)
-                time_apply(session.model, found.apply)
-                time_acks(device, times)
-                if not pricing:
-                    vars(session._watcher)["_pricing"] = NoPricing()
-                started = time.perf_counter()
-                ended = session.run_shoe(deck_set=DECK_SET, betting_time_s=0)
-                whole_shoe = time.perf_counter() - started
-        finally:
-            device_thread.close()
+    link = devices.plug(seed)
+    try:
+        with (
+            tempfile.TemporaryDirectory(dir=journal_dir) as journal_folder,
+            Journal.open(
+                Path(journal_folder) / "journal.sqlite", table_id="BENCH", create=True
+            ) as journal,
+            open_device(link) as device,
+        ):
+            session = TableSession.open(CONFIG, journal, device)
+            time_apply(session.model, found.apply)
+            if not pricing:
+                vars(session._watcher)["_pricing"] = NoPricing()
+            started = time.perf_counter()
+            ended = session.run_shoe(deck_set=DECK_SET, betting_time_s=0)
+            whole_shoe = time.perf_counter() - started
+    finally:
+        wire_to_ack = devices.unplug()
     if ended is None or not ended.reconciled:
         raise RuntimeError(f"the benchmark shoe did not end reconciled: {ended}")
-    found.wire_to_ack += times.wire_to_ack()
-    found.host += times.wire_to_ack_written()
+    found.wire_to_ack += wire_to_ack
     found.whole_shoes.append(whole_shoe)
 
 
-def run_shoes(journal_dir: Path) -> ShoeTimes:
+def run_shoes(devices: DeviceProcess, journal_dir: Path) -> ShoeTimes:
     found = ShoeTimes()
     for seed in range(1, SHOES + 1):
-        run_shoe(journal_dir, seed, found)
+        run_shoe(devices, journal_dir, seed, found)
     return found
 
 
-def run_shoes_pricing_on_and_off(journal_dir: Path) -> tuple[ShoeTimes, ShoeTimes]:
+def run_shoes_pricing_on_and_off(
+    devices: DeviceProcess, journal_dir: Path
+) -> tuple[ShoeTimes, ShoeTimes]:
     """The same seeded shoes with the pricing on and off, in turn, so load falls on both."""
     on, off = ShoeTimes(), ShoeTimes()
     for seed in range(1, SHOES + 1):
-        run_shoe(journal_dir, seed, on)
-        run_shoe(journal_dir, seed, off, pricing=False)
+        run_shoe(devices, journal_dir, seed, on)
+        run_shoe(devices, journal_dir, seed, off, pricing=False)
     return on, off
 
 
 def measure() -> list[Measurement]:
     disk = Path(tempfile.gettempdir())
-    durable_times, unpriced_times = run_shoes_pricing_on_and_off(disk)
-    flushless_times = run_shoes(TMPFS)
+    devices = DeviceProcess()
+    try:
+        durable_times, unpriced_times = run_shoes_pricing_on_and_off(devices, disk)
+        flushless_times = run_shoes(devices, TMPFS)
+    finally:
+        devices.close()
     durable, durable_shoe = durable_times.wire_to_ack, statistics.median(durable_times.whole_shoes)
     flushless = flushless_times.wire_to_ack
     flushless_shoe = statistics.median(flushless_times.whole_shoes)
@@ -267,15 +302,6 @@ def measure() -> list[Measurement]:
             f"{how}, journal in {disk}",
         ),
         Measurement(
-            "host's share of wire-to-decision p99, with durable commit",
-            percentile(durable_times.host, 99) * 1e3,
-            "ms",
-            None,
-            "the same cards, CARD frame written to the host's ACK write returned: the simulator "
-            "runs in the service's interpreter, so each ACK it reads waits for the GIL too; a "
-            "device is another process",
-        ),
-        Measurement(
             "wire-to-decision p99 with durable commit, pricing on over pricing off",
             percentile(durable, 99) / percentile(unpriced_times.wire_to_ack, 99),
             "×",
@@ -292,9 +318,9 @@ def measure() -> list[Measurement]:
             "µs",
             Target(150, at_least=False, text="< 150 µs"),
             f"{len(durable_times.apply)} cards: TableModel.apply as TableSession calls it, "
-            "link thread and journal beside it (bench_controller times it alone); apply makes "
-            "no system call and seldom waits for the GIL: its excess over that figure is the "
-            "same calls run on caches the session's journal work between cards has cooled",
+            "link thread and journal beside it, the device in its own process (bench_controller "
+            "times apply alone, card after card); apply makes no system call: its excess over "
+            "that figure is the same calls run on caches cooled in the wait for each card",
         ),
         Measurement(
             "whole 8-deck shoe over a pty, with durable commit",
@@ -314,7 +340,16 @@ def measure() -> list[Measurement]:
 
 
 def main() -> None:
-    print_measurements(measure())
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--devices",
+        action="store_true",
+        help="be the device process: a simulated shoe for each seed on stdin (measure's child)",
+    )
+    if parser.parse_args().devices:
+        serve_devices(sys.stdin, sys.stdout)
+    else:
+        print_measurements(measure())
 
 
 if __name__ == "__main__":
