@@ -116,8 +116,8 @@ class Rounds(Dealing):
     def settle_round(self, event: EventData) -> None:
         current = self._open_round()
         outcome = current.deal.outcome()
-        settlement = None if current.demo else self.game.net_returns(outcome)
-        marks = self.game.marks(outcome)
+        marks, returns = self.game.settled(outcome)
+        settlement = None if current.demo else returns
         tied = outcome.winner is Winner.TIE and not current.demo
         tie_bets = self.config.game.effective_tie_bets if tied else None
         self._emit(

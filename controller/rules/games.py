@@ -147,6 +147,11 @@ class Game:
         default_factory=dict, init=False, repr=False, compare=False
     )
     """One OutcomeMarks for each marks a round can show (a few dozen at most), shared."""
+    _settled: dict[Outcome, tuple[OutcomeMarks, dict[str, Fraction]]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    """Each outcome seen, with its marks and net returns: a round's result needs both, and
+    outcomes are few (rounds.py keeps one object for each)."""
 
     @property
     def bets(self) -> tuple[Bet, ...]:
@@ -192,13 +197,22 @@ class Game:
         where naturals and sevens settle nothing, outcomes that differ only in
         them were a quarter of the first twenty shoes' rounds, each working its
         returns out again on the card that completes the round. Each caller
-        gets its own dict.
+        gets its own dict (settled keeps it beside the outcome's marks).
         """
-        key = (outcome.winner, outcome.winning_total, self.marks(outcome))
-        known = self._net_returns.get(key)
+        return self.settled(outcome)[1]
+
+    def settled(self, outcome: Outcome) -> tuple[OutcomeMarks, dict[str, Fraction]]:
+        """marks and net_returns of the outcome, in one lookup once it has been seen: the
+        card that completes a round asks for both."""
+        known = self._settled.get(outcome)
         if known is None:
-            known = self._net_returns[key] = self._returns_of(outcome)
-        return dict(known)
+            marks = self.marks(outcome)
+            key = (outcome.winner, outcome.winning_total, marks)
+            returns = self._net_returns.get(key)
+            if returns is None:
+                returns = self._net_returns[key] = self._returns_of(outcome)
+            known = self._settled[outcome] = (marks, returns)
+        return known[0], dict(known[1])
 
     def _returns_of(self, outcome: Outcome) -> dict[str, Fraction]:
         """net_return of every bet, each kept by the bet and what_returns_depend_on: an
