@@ -57,7 +57,7 @@ from cardshoe.controller.floor.messages import (
     StatusMessage,
     decode_events,
 )
-from cardshoe.controller.floor.schema import connect, require_current
+from cardshoe.controller.floor.schema import connect, hold_schema, require_current
 from cardshoe.controller.floor.topics import Leaf, TopicName, every_table, shared, table_topic
 from cardshoe.controller.journal.signing import public_key, signature_verifies
 
@@ -329,7 +329,8 @@ class Ingest:
         return outcome
 
     def _with_database(self, work: Callable[[psycopg.Connection], _Result]) -> _Result:
-        """Run one transaction, retrying through a database restart until it commits.
+        """Run one transaction, retrying through a database restart until it commits; each
+        first holds the schema (schema.hold_schema), so none writes into one it does not know.
 
         A stop requested meanwhile ends the retries: nothing of the batch was
         acknowledged, so the broker hands it to ingest again. The first attempt
@@ -350,6 +351,7 @@ class Ingest:
                     continue
             try:
                 with self._db.transaction():
+                    hold_schema(self._db)
                     return work(self._db)
             except psycopg.OperationalError as exc:
                 log.warning("floor database failed (%s); retrying the batch", exc)

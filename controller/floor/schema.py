@@ -221,10 +221,17 @@ def schema_version(connection: psycopg.Connection) -> int:
     return 0 if version is None or version[0] is None else int(version[0])
 
 
+SCHEMA_LOCK = "hashtext('cardshoe-floor-schema')"
+"""The advisory lock a migration holds alone and each of ingest's transactions shares."""
+
+
 def migrate(connection: psycopg.Connection) -> tuple[int, int]:
-    """Bring the schema to SCHEMA_VERSION; returns the versions before and after."""
+    """Bring the schema to SCHEMA_VERSION; returns the versions before and after.
+
+    It waits for the ingest transactions under way to commit, and holds new ones
+    until it has committed (hold_schema)."""
     with connection.transaction():
-        connection.execute("SELECT pg_advisory_xact_lock(hashtext('cardshoe-floor-schema'))")
+        connection.execute(f"SELECT pg_advisory_xact_lock({SCHEMA_LOCK})")
         before = schema_version(connection)
         if before > SCHEMA_VERSION:
             raise UserError(
@@ -246,6 +253,27 @@ def require_current(connection: psycopg.Connection) -> None:
         raise UserError(
             f"the floor database has schema {found}, this cardshoe needs {SCHEMA_VERSION}: "
             "run 'shoectl floor init-db --dsn ...' first"
+        )
+
+
+def hold_schema(connection: psycopg.Connection) -> None:
+    """Keep the schema as it is until the transaction under way ends, and refuse to go on
+    in one this cardshoe does not write: init-db run while an older ingest runs.
+
+    That ingest would go on storing records without what the new schema keeps
+    beside them (schema 5's round counts). Its transaction rolls back instead, so
+    the broker hands its messages to the ingest started after the upgrade.
+    """
+    connection.execute(f"SELECT pg_advisory_xact_lock_shared({SCHEMA_LOCK})")
+    # A statement of its own: its snapshot is taken once the lock is held, after any
+    # migration that held it has committed.
+    row = connection.execute("SELECT max(version) FROM floor_schema").fetchone()
+    found = None if row is None else row[0]
+    if found != SCHEMA_VERSION:
+        raise UserError(
+            f"the floor database's schema changed to {found} while this ingest ran (it "
+            f"writes schema {SCHEMA_VERSION}): nothing more is stored; start the ingest of the "
+            "cardshoe that ran init-db, which is handed every record not stored"
         )
 
 

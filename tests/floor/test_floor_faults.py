@@ -28,10 +28,12 @@ from support.floor_support import (
     take_over_client_id,
     wait_for_floor,
 )
+from support.process_support import ended
 from support.service_support import wait_until
 from support.shoectl import ShoectlRunner
 
 from cardshoe.controller.floor.local_servers import Postgres
+from cardshoe.controller.floor.schema import SCHEMA_LOCK, SCHEMA_VERSION, connect
 
 TABLES = ("T1", "T2", "T3")
 RUN_S = 1.0
@@ -179,3 +181,43 @@ def test_a_table_that_sends_a_record_with_a_wrong_hash_is_flagged_and_the_others
 def _state(floor: Floor, table: str) -> str:
     path = floor.folder / "uplink-state" / f"uplink-{table}.json"
     return path.read_text(encoding="utf-8") if path.exists() else ""
+
+
+def test_an_ingest_whose_schema_is_upgraded_under_it_stops_and_a_new_one_stores_everything(
+    floor: Floor, tmp_path: Path
+) -> None:
+    """init-db run by a newer cardshoe while this ingest runs: it stores nothing more (it would
+    leave out what the new schema keeps) and says why; the ingest started next loses nothing."""
+    run = Run(floor, tmp_path)
+    try:
+        wait_until(lambda: _stored(floor) > 0, f"records on the floor\n{floor.logs()}")
+        with connect(floor.dsn) as connection, connection.transaction():
+            connection.execute(f"SELECT pg_advisory_xact_lock({SCHEMA_LOCK})")
+            connection.execute(
+                "INSERT INTO floor_schema (version) VALUES (%s)", (SCHEMA_VERSION + 1,)
+            )
+        stored_at_upgrade = _stored(floor)
+        assert run.ingest.process is not None
+        code = ended(run.ingest.process, 30, lambda: run.ingest.log)
+        assert code not in (0, 70)
+        assert (
+            f"the floor database's schema changed to {SCHEMA_VERSION + 1} while this ingest ran"
+            in run.ingest.log
+        )
+        assert "Traceback" not in run.ingest.log
+        time.sleep(RUN_S)
+        assert _stored(floor) == stored_at_upgrade
+        with connect(floor.dsn) as connection:
+            connection.execute("DELETE FROM floor_schema WHERE version > %s", (SCHEMA_VERSION,))
+        floor.ingest("ingest-2")
+    finally:
+        run.finish()
+    for path in run.journals.values():
+        assert_floor_holds(floor.dsn, path)
+    assert floor_alarms(floor.dsn) == []
+
+
+def _stored(floor: Floor) -> int:
+    with connect(floor.dsn) as connection:
+        row = connection.execute("SELECT count(*) FROM journal_records").fetchone()
+    return 0 if row is None else int(row[0])
