@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
+from cardshoe.drivers.whole_numbers import whole_number
 from cardshoe.firmware_sim.errors import SimConfigError
 
 
@@ -153,7 +154,9 @@ def parse_injection(text: str) -> Injection:
             f"unknown fault kind {match['kind']!r}; choose one of "
             f"{', '.join(kind.value for kind in InjectionKind)}"
         ) from None
-    number = None if match["number"] is None else int(match["number"])
+    number = None if match["number"] is None else whole_number(match["number"], 9)
+    if match["number"] is not None and number is None:
+        raise SimConfigError(f"{text!r}: N is a round or card number of at most 9 digits 0-9")
     if number == 0:
         raise SimConfigError(f"{text!r}: rounds and cards count from 1")
     if number is None and kind not in AT_POWER_UP_KINDS:

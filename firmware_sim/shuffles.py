@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from cardshoe.drivers.protocol.cardid import CardId
+from cardshoe.drivers.whole_numbers import whole_number
 from cardshoe.firmware_sim.errors import SimConfigError
 
 
@@ -84,9 +85,10 @@ def parse_shuffle(text: str) -> ShuffleMethod:
             raise SimConfigError(f"fair takes no number, not {text!r}: {usage}")
         return FAIR
     least = 1 if kind is ShuffleKind.RIFFLE else 2
-    if not number.isdigit() or int(number) < least:
+    count = whole_number(number, 6)
+    if count is None or count < least:
         raise SimConfigError(f"bad shuffle {text!r}: {usage}")
-    return ShuffleMethod(kind, int(number))
+    return ShuffleMethod(kind, count)
 
 
 def completed(previous: Sequence[CardId], cards: Sequence[CardId]) -> list[CardId]:

@@ -44,6 +44,7 @@ from cardshoe.drivers.protocol.link_constants import (
     USB_INTERFACE_CLASS,
     USB_MAX_PACKET_SIZE,
 )
+from cardshoe.drivers.whole_numbers import whole_number
 from cardshoe.firmware_sim.attach_local import LocalAttachment, attach_in_process
 from cardshoe.firmware_sim.core import FirmwareCore
 from cardshoe.firmware_sim.hid_reader import REPORT_SIZE, HidReader
@@ -242,7 +243,8 @@ def string_descriptor(text: str) -> bytes:
 
 def bcd_version(version: str) -> int:
     """bcdDevice from "1.2.3": major and minor as two BCD bytes (0x0102)."""
-    numbers = [int(part) for part in version.split(".")[:2] if part.isdigit()] + [0, 0]
+    read = [whole_number(part, 9) for part in version.split(".")[:2]]
+    numbers = [number for number in read if number is not None] + [0, 0]
     return int(f"{numbers[0] % 100:02d}{numbers[1] % 100:02d}", 16)
 
 

@@ -14,6 +14,7 @@ from typing import Any
 from cardshoe.controller.journal.chain import RECORD_COLUMNS
 from cardshoe.controller.journal.errors import JournalError
 from cardshoe.controller.timestamps import utc_timestamp
+from cardshoe.drivers.whole_numbers import whole_number
 
 _SHA256_PATTERN = re.compile(r"^[0-9a-f]{64}$")
 
@@ -68,8 +69,9 @@ class ChainAnchor:
     def parse(cls, text: str) -> ChainAnchor:
         id_text, _, digest = text.strip().partition(":")
         digest = digest.lower()
-        if not id_text.isdigit() or int(id_text) < 1 or not _SHA256_PATTERN.match(digest):
+        record_id = whole_number(id_text)
+        if not record_id or not _SHA256_PATTERN.match(digest):
             raise JournalError(
                 f"anchor {text!r} is not ID:HASH (a record id, a colon and 64 hex digits)"
             )
-        return cls(int(id_text), digest)
+        return cls(record_id, digest)

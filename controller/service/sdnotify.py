@@ -15,6 +15,8 @@ import socket
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from cardshoe.drivers.whole_numbers import whole_number
+
 
 @dataclass(frozen=True)
 class Notifier:
@@ -96,6 +98,7 @@ def _watchdog_usec_for_this_process(env: Mapping[str, str]) -> int | None:
 
 
 def _positive_int(name: str, text: str) -> int:
-    if not text.isdecimal() or int(text) == 0:
+    number = whole_number(text)
+    if not number:
         raise ValueError(f"{name}={text!r} is not a positive integer")
-    return int(text)
+    return number

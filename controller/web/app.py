@@ -22,6 +22,7 @@ from starlette.types import Receive, Scope, Send
 
 from cardshoe.controller.web.console_page import WebConsole, console_routes
 from cardshoe.controller.web.feed import BoardFeed
+from cardshoe.drivers.whole_numbers import MAX_DIGITS, whole_number
 
 RETRY_MS = 500
 """How soon a browser that lost the stream tries again (the SSE retry field)."""
@@ -39,8 +40,6 @@ MAX_CLIENTS = 200
 CPU on the table's PC (200 stay under 80 MB, docs/performance.md); more get 503."""
 BUSY_RETRY_S = 5
 """The Retry-After of a 503: a screen turned away tries again this much later."""
-MAX_RECORD_ID_DIGITS = 19
-"""A record id fits SQLite's 64-bit integer: a longer Last-Event-ID or ?after= is no id."""
 
 
 class BadRequest(Exception):
@@ -141,19 +140,20 @@ def _after_id(request: Request) -> int | None:
     """The last record the browser has: its Last-Event-ID, or ?after= when the page had to
     open a new EventSource (which sends no Last-Event-ID); None for a new page.
 
-    Raises BadRequest for anything but a record id: ASCII digits only (int() would take
-    "²" and fail on it), and few enough of them (a 5,000-digit one failed int() too).
+    Raises BadRequest for anything but a record id (whole_number: ASCII digits, few enough
+    of them for SQLite's 64-bit integer).
     """
     name, text = "Last-Event-ID", request.headers.get("last-event-id")
     if not text:
         name, text = "?after=", request.query_params.get("after")
     if text is None:
         return None
-    if not (text.isascii() and text.isdigit() and len(text) <= MAX_RECORD_ID_DIGITS):
+    after_id = whole_number(text)
+    if after_id is None:
         raise BadRequest(
-            f"{name} must be a record id (1 to {MAX_RECORD_ID_DIGITS} digits 0-9): reload the page"
+            f"{name} must be a record id (1 to {MAX_DIGITS} digits 0-9): reload the page"
         )
-    return int(text)
+    return after_id
 
 
 def _static_text(name: str) -> str:

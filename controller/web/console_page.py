@@ -35,6 +35,7 @@ from cardshoe.controller.service.console_view import (
     offered,
 )
 from cardshoe.controller.service.console_words import N_, translator
+from cardshoe.drivers.whole_numbers import whole_number
 
 WAIT_S = 10.0
 """How long a request for the console's state waits for a change before answering as is."""
@@ -204,7 +205,7 @@ def console_routes(console: WebConsole, page: str, script: str, style: str) -> l
 
     async def state(request: Request) -> Response:
         text = request.query_params.get("after")
-        after = int(text) if text is not None and text.isascii() and text.isdigit() else None
+        after = None if text is None else whole_number(text)
         return JSONResponse(await run_in_threadpool(console.state, after))
 
     async def press(request: Request) -> Response:

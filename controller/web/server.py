@@ -23,6 +23,7 @@ from cardshoe.controller.errors import UserError
 from cardshoe.controller.web.app import MAX_CLIENTS, create_app
 from cardshoe.controller.web.console_page import WebConsole
 from cardshoe.controller.web.feed import BoardFeed
+from cardshoe.drivers.whole_numbers import whole_number
 
 GRACEFUL_STOP_S = 1
 """Open event streams never end by themselves: give them this long once asked to stop."""
@@ -42,7 +43,8 @@ class ListenAddress:
         host, colon, port_text = text.rpartition(":")
         host = host.removeprefix("[").removesuffix("]")
         problem = None
-        if not colon or not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
+        port = whole_number(port_text, 5)
+        if not colon or port is None or port > 65535:
             problem = "is not HOST:PORT"
         else:
             try:

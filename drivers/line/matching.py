@@ -14,6 +14,7 @@ from cardshoe.drivers.api.events import CardId, CardIdError
 from cardshoe.drivers.line.cards import card_from_parts
 from cardshoe.drivers.line.checksum import checked_body
 from cardshoe.drivers.line.profile import LineProfile
+from cardshoe.drivers.whole_numbers import whole_number
 
 
 class LineKind(StrEnum):
@@ -98,9 +99,9 @@ def _match_text(text: str, shown: str, profile: LineProfile) -> LineMatch:
     if profile.fault is not None:
         found = profile.fault.search(text)
         if found is not None:
-            code = found.groupdict().get("code") or "0"
-            if code.isdigit():
-                return LineMatch(LineKind.FAULT, shown, fault_code=int(code))
+            code = whole_number(found.groupdict().get("code") or "0", 9)
+            if code is not None:
+                return LineMatch(LineKind.FAULT, shown, fault_code=code)
     return LineMatch(LineKind.UNMATCHED, shown)
 
 

@@ -235,6 +235,28 @@ CASES: dict[str, BadInput] = {
     "analysis without a journal": BadInput(("analyze", "shuffle"), "Missing argument"),
     "demo with an unknown shuffle": BadInput(("demo", "--shuffle", "wash"), "unknown shuffle"),
     "simulator riffling no times": BadInput(("sim", "--shuffle", "riffle:0"), "riffle:N"),
+    # Text str.isdigit() accepts and int() refuses: a superscript, or more than 4,300 digits.
+    "web on a port written in a superscript": BadInput(
+        ("web", "--journal", "/nonexistent/j.sqlite", "--listen", "127.0.0.1:²"),
+        "is not HOST:PORT",
+    ),
+    "web on a port of 5,000 digits": BadInput(
+        ("web", "--journal", "/nonexistent/j.sqlite", "--listen", "127.0.0.1:" + "8" * 5000),
+        "is not HOST:PORT",
+    ),
+    "prune with an anchor id written in a superscript": BadInput(
+        ("journal", "prune", "/nonexistent/j.sqlite", "--anchor", "²:" + "a" * 64),
+        "is not ID:HASH",
+    ),
+    "simulator riffling a superscript of times": BadInput(
+        ("sim", "--shuffle", "riffle:²"), "riffle:N"
+    ),
+    "fault injected at a round of 5,000 digits": BadInput(
+        ("sim", "--inject", "jam@round=" + "1" * 5000), "at most 9 digits"
+    ),
+    "fault injected at a round in Arabic-Indic digits": BadInput(
+        ("sim", "--inject", "jam@round=\u0663"), "at most 9 digits"
+    ),
 }
 
 
