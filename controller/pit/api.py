@@ -32,6 +32,7 @@ from cardshoe.controller.pit.pace import day_pace
 from cardshoe.controller.pit.recall import round_recall
 from cardshoe.controller.pit.table_view import table_view
 from cardshoe.controller.pit.tiles import floor_tiles
+from cardshoe.drivers.whole_numbers import whole_number
 
 SESSION_COOKIE = "pit_session"
 CSRF_HEADER = "X-CSRF-Token"
@@ -176,7 +177,15 @@ class PitApi:
     async def table(self, request: Request, session: Session) -> Response:
         table_id = request.path_params["table_id"]
         shoe_id = request.query_params.get("shoe")
-        view = await self.database.run(table_view, session.role, table_id, shoe_id)
+        before_text = request.query_params.get("before")
+        before = None if before_text is None else whole_number(before_text)
+        if before_text is not None and not before:
+            raise ApiError(
+                400,
+                f"before={before_text!r} is not a record id (1, 2, ...): follow the page's "
+                "earlier-shoes link, which gives one",
+            )
+        view = await self.database.run(table_view, session.role, table_id, shoe_id, before)
         if view is None:
             raise ApiError(
                 404, f"the floor holds no table {table_id!r}: GET /api/tables lists them"
@@ -186,10 +195,11 @@ class PitApi:
     async def round_(self, request: Request, session: Session) -> Response:
         params = request.path_params
         round_text = params["round_no"]
-        if not round_text.isdigit() or not 1 <= int(round_text) <= 100_000:
+        round_no = whole_number(round_text, 6)
+        if round_no is None or not 1 <= round_no <= 100_000:
             raise ApiError(400, f"round {round_text!r} is not a round number (1, 2, ...)")
         recall = await self.database.run(
-            round_recall, params["table_id"], params["shoe_id"], int(round_text)
+            round_recall, params["table_id"], params["shoe_id"], round_no
         )
         if recall is None:
             raise ApiError(

@@ -23,18 +23,27 @@ COLUMNS = (
 
 
 def floor_records(
-    db: psycopg.Connection, table_id: str, condition: str = "", params: dict[str, Any] | None = None
+    db: psycopg.Connection,
+    table_id: str,
+    condition: str = "",
+    params: dict[str, Any] | None = None,
+    *,
+    limit: int | None = None,
+    newest: bool = False,
 ) -> list[Record]:
     """The table's records the floor holds and has verified, in id order, with an extra
-    condition on journal_records (aliased r) if given."""
+    condition on journal_records (aliased r) if given; at most `limit` of them if given, the
+    first or, with newest, the last (read backwards from the newest, so an index stops there)."""
+    order = "ORDER BY r.record_id DESC" if newest else "ORDER BY r.record_id"
     rows = db.execute(
         f"SELECT {', '.join('r.' + name for name in COLUMNS.split(', '))} "
         "FROM journal_records r JOIN floor_tables t USING (table_id) "
         "WHERE r.table_id = %(table_id)s AND r.record_id <= t.contiguous_id "
-        f"{'AND ' + condition if condition else ''} ORDER BY r.record_id",
-        {"table_id": table_id, **(params or {})},
+        f"{'AND ' + condition if condition else ''} {order} LIMIT %(limit)s",
+        {"table_id": table_id, **(params or {}), "limit": limit},
     ).fetchall()
-    return [Record(*row) for row in rows]
+    records = [Record(*row) for row in rows]
+    return records[::-1] if newest else records
 
 
 _FIRST_SHOE_STARTED = (

@@ -15,8 +15,17 @@ import psycopg
 import pytest
 from playwright.sync_api import Browser, Page, Route, expect
 from support.floor_support import Floor, wait_for_floor
-from support.pit_support import PASSWORD, PitService, add_user, deal_table, raise_alarm
+from support.pit_support import (
+    PASSWORD,
+    PitService,
+    add_user,
+    deal_table,
+    many_shoes,
+    raise_alarm,
+)
 from support.shoectl import ShoectlRunner
+
+from cardshoe.controller.pit.table_view import SHOES_LISTED
 
 TABLES = {"T01": "punto-banco", "T02": "macau-1", "T03": "seven-up"}
 TIE_TABLE, TIED_ROUND, TIE_SEED = "T02", 2, 6
@@ -308,3 +317,30 @@ def test_a_recalled_round_is_the_tables_own_journal_round(
     expect(page.locator("#records td", has_text="FAILED")).to_have_count(0)
     assert fits_the_screen(page)
     page.context.close()
+
+
+def test_a_tables_page_lists_its_latest_shoes_and_pages_back_to_earlier_ones(
+    pit_floor: PitFloor, browser: Browser, tmp_path: Path
+) -> None:
+    """A table of a long history: its page lists the latest SHOES_LISTED shoes, and a
+    supervisor pages back to earlier ones and opens one, the list staying where it was."""
+    shoes = list(many_shoes(pit_floor.floor.dsn, "T09", 2 * SHOES_LISTED + 20, tmp_path))
+    page = logged_in(browser, pit_floor.pit.url + "tables/T09", "sam", VIEWPORTS[0])
+    listed = page.locator("#shoes li a")
+    expect(listed).to_have_text(shoes[-SHOES_LISTED:])
+    expect(page.get_by_role("link", name="Later shoes")).to_have_count(0)
+    page.get_by_role("link", name="Earlier shoes").click()
+    middle = shoes[20 : 20 + SHOES_LISTED]
+    expect(listed).to_have_text(middle)
+    listed.filter(has_text=middle[5]).first.click()
+    expect(page.get_by_role("heading", name=f"Rounds of shoe {middle[5]}")).to_be_visible()
+    expect(listed).to_have_text(middle)
+    page.get_by_role("link", name="Earlier shoes").click()
+    expect(listed).to_have_text(shoes[:20])
+    expect(page.get_by_role("link", name="Earlier shoes")).to_have_count(0)
+    page.get_by_role("link", name="Later shoes").click()
+    expect(listed).to_have_text(middle)
+    page.get_by_role("link", name="Later shoes").click()
+    expect(listed).to_have_text(shoes[-SHOES_LISTED:])
+    page.go_back()
+    expect(listed).to_have_text(middle)

@@ -14,6 +14,8 @@ from zoneinfo import ZoneInfo
 
 import psycopg
 from support.dealt_journals import deal_shoes
+from support.pit_support import many_shoes
+from support.service_support import wait_until
 
 from cardshoe.controller.floor.ingest_store import Outcome, copy_records, store_batch
 from cardshoe.controller.floor.messages import EventMessage
@@ -24,7 +26,7 @@ from cardshoe.controller.pit.accounts import Role
 from cardshoe.controller.pit.alarms import list_alarms
 from cardshoe.controller.pit.pace import day_pace
 from cardshoe.controller.pit.recall import round_recall
-from cardshoe.controller.pit.table_view import table_view
+from cardshoe.controller.pit.table_view import SHOES_LISTED, table_view
 from cardshoe.controller.pit.tiles import LAST_RESULTS, TableTile, floor_tiles
 from cardshoe.controller.record_kinds import ROUND_OPENED, ROUND_RESULT
 
@@ -124,8 +126,25 @@ def test_migrating_from_schema_4_counts_the_rounds_each_table_has_verified(
 
 def journal_blocks(dsn: str) -> int:
     """Blocks of journal_records and its indexes read so far, from cache or disk, as
-    PostgreSQL's statistics count them."""
+    PostgreSQL's statistics count them, once no other session is left in the database.
+
+    A session's counts reach the statistics when it ends, and a client's close does not wait
+    for its server process to end: read while the session that wrote the history was still
+    ending, the count took in its writes. Autovacuum is off for the table (a worker's reads
+    count too); the history's writers run VACUUM ANALYZE themselves.
+    """
     with psycopg.connect(dsn, autocommit=True) as connection:
+        connection.execute("ALTER TABLE journal_records SET (autovacuum_enabled = false)")
+        wait_until(
+            lambda: (
+                connection.execute(
+                    "SELECT count(*) FROM pg_stat_activity "
+                    "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                ).fetchone()
+                == (0,)
+            ),
+            "the database's other sessions to end",
+        )
         row = connection.execute(
             "SELECT heap_blks_read + heap_blks_hit + idx_blks_read + idx_blks_hit "
             "FROM pg_statio_user_tables WHERE relname = 'journal_records'"
@@ -279,3 +298,40 @@ def test_a_days_pace_reads_that_day_not_the_days_before(dsn: str) -> None:
         assert rounds == {"T6": 5}
     short, long = blocks_after[20000], blocks_after[100000]
     assert long <= short * 1.25 + 10, f"{short} blocks after 20,000 records, {long} after 100,000"
+
+
+def shoes_listed(
+    dsn: str, table_id: str, shoe_id: str | None = None, before: int | None = None
+) -> dict[str, Any]:
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        view = table_view(connection, Role.SUPERVISOR, table_id, shoe_id, before)
+    assert view is not None
+    return view
+
+
+def test_a_tables_page_lists_its_latest_shoes_and_reaches_earlier_ones_a_page_at_a_time(
+    dsn: str, tmp_path: Path
+) -> None:
+    """A table deals some 10,000 shoes a year: its page lists SHOES_LISTED at a time, the
+    latest first, with the before= of the pages on either side."""
+    starts = many_shoes(dsn, "T9", 2 * SHOES_LISTED + 20, tmp_path)
+    names = list(starts)
+
+    def listed(view: dict[str, Any]) -> list[str]:
+        return [shoe["shoe_id"] for shoe in view["shoes"]]
+
+    latest = shoes_listed(dsn, "T9")
+    assert listed(latest) == names[-SHOES_LISTED:]
+    assert (latest["shoe_id"], latest["latest"], latest["later_before"]) == (names[-1], True, None)
+    assert [shoe["record_id"] for shoe in latest["shoes"]] == [starts[n] for n in listed(latest)]
+    middle = shoes_listed(dsn, "T9", before=latest["earlier_before"])
+    assert listed(middle) == names[20 : 20 + SHOES_LISTED]
+    assert (middle["latest"], middle["later_before"]) == (False, None), "later: the latest page"
+    first = shoes_listed(dsn, "T9", before=middle["earlier_before"])
+    assert listed(first) == names[:20]
+    assert first["earlier_before"] is None
+    assert listed(shoes_listed(dsn, "T9", before=first["later_before"])) == listed(middle)
+    named = shoes_listed(dsn, "T9", shoe_id="S3")
+    assert (named["shoe_id"], listed(named)) == ("S3", listed(latest)), "any shoe, by its id"
+    assert shoes_listed(dsn, "T9", shoe_id="S3", before=middle["earlier_before"])["shoe_id"] == "S3"
+    assert shoes_listed(dsn, "T9", before=1)["shoes"] == []

@@ -16,7 +16,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import psycopg
+from psycopg.types.json import Jsonb
+
 from cardshoe.controller.journal.store import Journal
+from cardshoe.controller.record_kinds import SHOE_STARTED
 from support.web_support import WebService
 
 PASSWORD = "correct horse battery"
@@ -140,3 +144,28 @@ def raise_alarm(journal: Path, kind: str, detail: str) -> int:
             round_no=None,
             device_serial=None,
         )
+
+
+def many_shoes(dsn: str, table_id: str, shoes: int, folder: Path) -> dict[str, int]:
+    """`shoes` shoes of ten records each straight into the floor, verified, as a table of a
+    long history: each a shoe.started as a dealt journal writes it and nine session records,
+    which a board passes over. The record id of each shoe's start, by shoe id."""
+    journal = deal_table(folder, f"{table_id}-template", "punto-banco", rounds=1)
+    with Journal.open_readonly(journal) as opened:
+        started = next(opened.records(kinds=[SHOE_STARTED])).payload
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        connection.execute(
+            "INSERT INTO journal_records (table_id, record_id, time_ns, kind, shoe_id, round_no, "
+            "payload, hash, prev_hash) SELECT %(table)s, n, n, "
+            "CASE WHEN n %% 10 = 1 THEN 'shoe.started' ELSE 'session.started' END, "
+            "'S' || ((n - 1) / 10 + 1), NULL, "
+            "jsonb_set(%(started)s, '{shoe_id}', to_jsonb('S' || ((n - 1) / 10 + 1))), "
+            "'h', 'p' FROM generate_series(1, %(last)s) AS n",
+            {"table": table_id, "last": 10 * shoes, "started": Jsonb(started)},
+        )
+        connection.execute(
+            "INSERT INTO floor_tables (table_id, site, contiguous_id, last_record_id) "
+            "VALUES (%(table)s, 'casino-1', %(last)s, %(last)s)",
+            {"table": table_id, "last": 10 * shoes},
+        )
+    return {f"S{shoe}": 10 * (shoe - 1) + 1 for shoe in range(1, shoes + 1)}

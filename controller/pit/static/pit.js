@@ -239,9 +239,16 @@ function tileNode(tile) {
         `${tile.unacknowledged_alarms} alarm${tile.unacknowledged_alarms > 1 ? "s" : ""} to acknowledge`) : null));
 }
 
+function tablePath(tableId, query) {
+  const search = new URLSearchParams(Object.entries(query).filter(([, value]) => value !== null && value !== undefined));
+  const text = search.toString();
+  return `/tables/${encodeURIComponent(tableId)}${text ? `?${text}` : ""}`;
+}
+
 async function drawTable(tableId) {
-  const shoe = new URLSearchParams(location.search).get("shoe");
-  const view = await api(`/api/tables/${encodeURIComponent(tableId)}${shoe ? `?shoe=${encodeURIComponent(shoe)}` : ""}`);
+  const asked = new URLSearchParams(location.search);
+  const shoe = asked.get("shoe"), before = asked.get("before");
+  const view = await api(`/api${tablePath(tableId, { shoe, before })}`);
   const board = view.board;
   show(
     el("h1", {}, `Table ${tableId}`),
@@ -250,10 +257,14 @@ async function drawTable(tableId) {
     board ? el("div", { id: "board" },
       el("p", {}, `${board.game} · shoe ${board.shoe_id} · ${board.rounds} rounds · `,
         results((board.bead || []).map((cell) => cell.winner).slice(-30)))) : el("p", {}, "No shoe yet."),
-    el("h2", {}, "Shoes"),
-    el("ul", {}, view.shoes.map((item) => el("li", {},
-      link(`/tables/${encodeURIComponent(tableId)}?shoe=${encodeURIComponent(item.shoe_id)}`, item.shoe_id),
+    el("h2", {}, view.latest ? "Latest shoes" : "Shoes"),
+    el("ul", { id: "shoes" }, view.shoes.map((item) => el("li", {},
+      link(tablePath(tableId, { shoe: item.shoe_id, before }), item.shoe_id),
       ` ${item.game}, started ${item.started_at}`))),
+    el("p", { id: "shoe-pages" },
+      view.earlier_before ? link(tablePath(tableId, { before: view.earlier_before }), "Earlier shoes") : null,
+      view.earlier_before && !view.latest ? " · " : null,
+      view.latest ? null : link(tablePath(tableId, { before: view.later_before }), "Later shoes")),
     el("h2", {}, `Rounds of shoe ${view.shoe_id || "—"}`),
     el("div", { class: "scroll" }, el("table", { class: "list", id: "rounds" },
       el("tr", {}, el("th", {}, "round"), el("th", {}, "time (UTC)"), el("th", {}, "result"),
