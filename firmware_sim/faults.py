@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
-from cardshoe.drivers.whole_numbers import whole_number
+from cardshoe.drivers.text_input import whole_number
 from cardshoe.firmware_sim.errors import SimConfigError
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from cardshoe.drivers.protocol.cardid import CardId
-from cardshoe.drivers.whole_numbers import whole_number
+from cardshoe.drivers.text_input import whole_number
 from cardshoe.firmware_sim.errors import SimConfigError
 
 

@@ -44,7 +44,7 @@ from cardshoe.drivers.protocol.link_constants import (
     USB_INTERFACE_CLASS,
     USB_MAX_PACKET_SIZE,
 )
-from cardshoe.drivers.whole_numbers import whole_number
+from cardshoe.drivers.text_input import whole_number
 from cardshoe.firmware_sim.attach_local import LocalAttachment, attach_in_process
 from cardshoe.firmware_sim.core import FirmwareCore
 from cardshoe.firmware_sim.hid_reader import REPORT_SIZE, HidReader

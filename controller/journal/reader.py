@@ -7,7 +7,6 @@ in `read`, which runs one query under its lock and turns a SQLite failure into i
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Any
 from cardshoe.controller.journal.chain import RECORD_COLUMNS
 from cardshoe.controller.journal.errors import JournalCorrupt
 from cardshoe.controller.journal.records import Record
+from cardshoe.drivers.text_input import json_value
 
 PAGE_SIZE = 500
 """Records read per query while iterating, so a long listing never holds the lock for long."""
@@ -95,8 +95,8 @@ def last_device_seq(read: Read, device_serial: str) -> int | None:
 
 def record_from_row(path: Path, row: tuple[Any, ...]) -> Record:
     try:
-        payload = json.loads(row[_PAYLOAD])
-    except json.JSONDecodeError:
+        payload = json_value(row[_PAYLOAD])
+    except ValueError:
         raise JournalCorrupt(
             f"{path}: record {row[0]} holds a payload that is not JSON: "
             "run 'shoectl journal verify'"

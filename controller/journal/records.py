@@ -14,7 +14,7 @@ from typing import Any
 from cardshoe.controller.journal.chain import RECORD_COLUMNS
 from cardshoe.controller.journal.errors import JournalError
 from cardshoe.controller.timestamps import utc_timestamp
-from cardshoe.drivers.whole_numbers import whole_number
+from cardshoe.drivers.text_input import whole_number
 
 _SHA256_PATTERN = re.compile(r"^[0-9a-f]{64}$")
 

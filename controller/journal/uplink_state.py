@@ -19,6 +19,7 @@ from pathlib import Path
 
 from cardshoe.controller.errors import UserError
 from cardshoe.controller.journal.atomic_file import replace_file
+from cardshoe.drivers.text_input import json_value
 
 
 @dataclass(frozen=True)
@@ -40,7 +41,7 @@ def state_path(state_dir: Path, table_id: str) -> Path:
 def load_state(path: Path) -> UplinkState:
     """The positions written last, or both at 0 for a table never uplinked."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json_value(path.read_text(encoding="utf-8"))
         return UplinkState(Position(**data["acked"]), Position(**data["anchor"]))
     except FileNotFoundError:
         return UplinkState()

@@ -32,7 +32,7 @@ from cardshoe.controller.pit.pace import day_pace
 from cardshoe.controller.pit.recall import round_recall
 from cardshoe.controller.pit.table_view import table_view
 from cardshoe.controller.pit.tiles import floor_tiles
-from cardshoe.drivers.whole_numbers import whole_number
+from cardshoe.drivers.text_input import json_value, whole_number
 
 SESSION_COOKIE = "pit_session"
 CSRF_HEADER = "X-CSRF-Token"
@@ -264,8 +264,8 @@ async def _json_object(request: Request) -> dict[str, Any]:
     if len(body) > MAX_BODY_BYTES:
         raise ApiError(400, f"the body has {len(body)} bytes: at most {MAX_BODY_BYTES}")
     try:
-        parsed = json.loads(body)
-    except (ValueError, UnicodeDecodeError) as exc:
+        parsed = json_value(body)
+    except ValueError as exc:
         raise ApiError(400, f"the body is not JSON ({exc})") from None
     if not isinstance(parsed, dict):
         raise ApiError(400, "the body must be a JSON object")

@@ -54,6 +54,7 @@ from cardshoe.controller.rules.errors import RulesError
 from cardshoe.controller.service.socket_claim import EXIT_NO_SERVICE, SocketClaim
 from cardshoe.controller.timestamps import utc_timestamp
 from cardshoe.drivers.errors import UDEV_GROUP
+from cardshoe.drivers.text_input import json_value
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -279,9 +280,8 @@ class ControlServer:
         just after, as a header.
         """
         try:
-            request = json.loads(line)
-        except (ValueError, RecursionError):
-            # ValueError: not JSON, not UTF-8, or an integer of more than 4300 digits.
+            request = json_value(line)
+        except ValueError:
             return _refusal("a request is one JSON object per line", EXIT_BAD_INPUT), None
         if _depth(request) > MAX_REQUEST_DEPTH:
             message = f"a request nests at most {MAX_REQUEST_DEPTH} levels deep"

@@ -18,6 +18,7 @@ from cardshoe.controller.errors import UserError
 from cardshoe.controller.journal.atomic_file import replace_file
 from cardshoe.controller.safe_names import SAFE_NAME_PATTERN, SAFE_NAME_RULE
 from cardshoe.controller.secret_hash import STANDARD_COST, ScryptCost, hash_secret, secret_matches
+from cardshoe.drivers.text_input import json_value
 
 PINS_FORMAT = 2
 """2: each hash in secret_hash's self-describing form (1 kept salt and cost apart)."""
@@ -68,7 +69,7 @@ def check_name(name: str) -> None:
 def read_pins(path: Path) -> dict[str, PinEntry]:
     """The people in the pins file; a missing file holds nobody. UserError names a bad one."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json_value(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return {}
     except PermissionError:

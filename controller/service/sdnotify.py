@@ -15,7 +15,7 @@ import socket
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from cardshoe.drivers.whole_numbers import whole_number
+from cardshoe.drivers.text_input import whole_number
 
 
 @dataclass(frozen=True)

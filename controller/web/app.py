@@ -22,7 +22,7 @@ from starlette.types import Receive, Scope, Send
 
 from cardshoe.controller.web.console_page import WebConsole, console_routes
 from cardshoe.controller.web.feed import BoardFeed
-from cardshoe.drivers.whole_numbers import MAX_DIGITS, whole_number
+from cardshoe.drivers.text_input import MAX_DIGITS, whole_number
 
 RETRY_MS = 500
 """How soon a browser that lost the stream tries again (the SSE retry field)."""

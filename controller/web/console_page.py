@@ -35,7 +35,7 @@ from cardshoe.controller.service.console_view import (
     offered,
 )
 from cardshoe.controller.service.console_words import N_, translator
-from cardshoe.drivers.whole_numbers import whole_number
+from cardshoe.drivers.text_input import json_value, whole_number
 
 WAIT_S = 10.0
 """How long a request for the console's state waits for a change before answering as is."""
@@ -214,7 +214,7 @@ def console_routes(console: WebConsole, page: str, script: str, style: str) -> l
                 {"ok": False, "text": "a press comes from the console page itself, as JSON"}, 403
             )
         try:
-            body = await request.json()
+            body = json_value(await request.body())
         except ValueError:
             body = None
         if not isinstance(body, dict):

@@ -23,7 +23,7 @@ from cardshoe.controller.errors import UserError
 from cardshoe.controller.web.app import MAX_CLIENTS, create_app
 from cardshoe.controller.web.console_page import WebConsole
 from cardshoe.controller.web.feed import BoardFeed
-from cardshoe.drivers.whole_numbers import whole_number
+from cardshoe.drivers.text_input import whole_number
 
 GRACEFUL_STOP_S = 1
 """Open event streams never end by themselves: give them this long once asked to stop."""

@@ -14,7 +14,7 @@ from cardshoe.drivers.api.events import CardId, CardIdError
 from cardshoe.drivers.line.cards import card_from_parts
 from cardshoe.drivers.line.checksum import checked_body
 from cardshoe.drivers.line.profile import LineProfile
-from cardshoe.drivers.whole_numbers import whole_number
+from cardshoe.drivers.text_input import whole_number
 
 
 class LineKind(StrEnum):

@@ -23,6 +23,8 @@ import struct
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from cardshoe.drivers.text_input import json_value
+
 if TYPE_CHECKING:
     # Types only: cryptography's bindings cost ~7 MB resident, and a driver (device.py) needs
     # this module for SignedImage whether or not it ever updates firmware.
@@ -71,8 +73,8 @@ class SignedImage:
             raise FirmwareImageError("not a signed cardshoe firmware file (no header)")
         line, newline, image = data[len(MAGIC) :].partition(b"\n")
         try:
-            header = json.loads(line) if newline else None
-        except (UnicodeDecodeError, json.JSONDecodeError):
+            header = json_value(line) if newline else None
+        except ValueError:
             header = None
         if not isinstance(header, dict):
             raise FirmwareImageError("the signed file's header is not one JSON line")

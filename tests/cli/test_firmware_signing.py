@@ -81,12 +81,26 @@ def _cut(path: Path) -> None:
     path.write_bytes(path.read_bytes()[:-100])
 
 
+def _header_nested_deep(path: Path) -> None:
+    """A header json.loads meets with RecursionError, not a JSONDecodeError."""
+    _, image = parts(path)
+    path.write_bytes(MAGIC + b"[" * 5000 + b"]" * 5000 + b"\n" + image)
+
+
+def _header_number_too_long(path: Path) -> None:
+    """A header json.loads refuses with a bare ValueError (Python's digit limit)."""
+    _, image = parts(path)
+    path.write_bytes(MAGIC + b'{"version": ' + b"7" * 5000 + b"}\n" + image)
+
+
 @pytest.mark.parametrize(
     ("change", "complaint"),
     [
         (_tampered, "the image differs from its header"),
         (_cut, "the image differs from its header"),
         (_relabelled, "the signature is not the house key's"),
+        (_header_nested_deep, "the signed file's header is not one JSON line"),
+        (_header_number_too_long, "the signed file's header is not one JSON line"),
     ],
 )
 def test_an_altered_image_or_version_fails_the_check(

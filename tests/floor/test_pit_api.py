@@ -292,7 +292,15 @@ def test_bad_requests_get_one_json_error_with_their_status(
 
 def test_bad_logins_are_json_errors(empty_pit: PitService) -> None:
     client = PitClient(empty_pit.url)
-    for raw in (b"not json", b'{"user": "sam"}', b'{"user": 1, "password": "x"}'):
+    nested, long_number = b"[" * 5000 + b"]" * 5000, b'{"user": ' + b"9" * 5000 + b"}"
+    for raw in (
+        b"not json",
+        b'{"user": "sam"}',
+        b'{"user": 1, "password": "x"}',
+        nested,
+        long_number,
+        b"\xff\xfe",
+    ):
         status, answer = client.request("POST", "/api/login", raw=raw)
         assert status == 400 and answer["error"]
     status, answer = client.request(

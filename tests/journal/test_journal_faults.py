@@ -373,3 +373,30 @@ def test_case5_a_reader_that_holds_the_wal_back_is_reported(journal_path: Path) 
     assert notice.problem is StorageProblem.CHECKPOINT_FAILING
     assert "reader holds an old snapshot" in notice.detail
     assert wal_size >= WAL_ALARM_FRAMES * 4096
+
+
+@pytest.mark.parametrize(
+    "payload", ["[" * 5000 + "]" * 5000, "9" * 5000], ids=["nested deep", "5,000 digits"]
+)
+def test_case3_a_payload_rewritten_as_json_python_cannot_read_is_named_not_a_crash(
+    tmp_path: Path, shoectl: ShoectlRunner, payload: str
+) -> None:
+    """JSON nested past Python's recursion limit, or an integer past its digit limit: json
+    raises neither as a JSONDecodeError, and each had reached the user as an internal error."""
+    path = tmp_path / "journal.sqlite"
+    a_journal_of(path, 20)
+    connection = sqlite3.connect(path)
+    with connection:
+        connection.execute("UPDATE records SET payload = ? WHERE id = 5", (payload,))
+    connection.close()
+    verified = shoectl("journal", "verify", str(path))
+    assert verified.returncode == 1
+    assert verified.stderr.startswith(f"shoectl: error: {path}: verification failed at record 5")
+    for command in ("show", "export"):
+        listing = shoectl("journal", command, str(path))
+        assert listing.returncode == 1, listing.stderr
+        (line,) = listing.stderr.splitlines()
+        assert line == (
+            f"shoectl: error: {path}: record 5 holds a payload that is not JSON: "
+            "run 'shoectl journal verify'"
+        )
