@@ -21,6 +21,7 @@ never mean different things:
 
 from __future__ import annotations
 
+import math
 import re
 import tomllib
 from collections.abc import Callable
@@ -93,6 +94,8 @@ DEFAULT_DURATION_S = {
     InjectionKind.FIRMWARE_POWER_CUT: 1.0,
 }
 """Kinds that last a while, and for how long unless `,for=` says otherwise."""
+MAX_DURATION_S = 3600.0
+"""The longest `,for=`: an hour outlasts any test of a hold; a longer fault is a typing slip."""
 
 LINE_READER_KINDS = frozenset(
     {
@@ -166,7 +169,7 @@ def parse_injection(text: str) -> Injection:
             f"{text!r}: {kind.value} strikes half-way through the next firmware transfer; "
             "write it without @round or @card"
         )
-    seconds = None if match["seconds"] is None else float(match["seconds"])
+    seconds = None if match["seconds"] is None else _duration(text, match["seconds"])
     if seconds is not None and kind not in DEFAULT_DURATION_S:
         raise SimConfigError(f"{text!r}: {kind.value} has no duration")
     return Injection(
@@ -175,6 +178,20 @@ def parse_injection(text: str) -> Injection:
         card=number if match["unit"] == "card" else None,
         duration_s=seconds,
     )
+
+
+def _duration(text: str, written: str) -> float:
+    """The seconds of `,for=`: a number above 0, at most MAX_DURATION_S."""
+    try:
+        seconds = float(written)
+    except ValueError:
+        seconds = math.nan
+    if not 0 < seconds <= MAX_DURATION_S:
+        raise SimConfigError(
+            f"{text!r}: for= takes the seconds the fault lasts, more than 0 and at most "
+            f"{MAX_DURATION_S:g}, such as for=2.5"
+        )
+    return seconds
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ whichever section it belongs to; the sections only check what the values mean.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import fields
 from enum import StrEnum
@@ -107,7 +108,10 @@ def read_key(data: Mapping[str, Any], name: str, kind: Any, key: str, descriptio
         return kind(value)
     if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
         raise ConfigError(f"{key} = {show(value)} is not {description}")
-    if kind is float and (isinstance(value, bool) or not isinstance(value, int | float)):
+    # TOML writes inf and nan too; no setting takes either (nan even passes `<` checks).
+    if kind is float and (
+        isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value)
+    ):
         raise ConfigError(f"{key} = {show(value)} is not {description}")
     if kind in (str, Path) and not isinstance(value, str):
         raise ConfigError(f"{key} = {show(value)} is not {description}")

@@ -10,6 +10,7 @@ group looked up in `cards_file`. Every mistake is one line naming the key.
 
 from __future__ import annotations
 
+import math
 import re
 import tomllib
 from collections.abc import Mapping
@@ -80,7 +81,8 @@ def _whole(key: str, value: object, low: int) -> int:
 
 
 def _seconds(key: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+    # TOML writes inf and nan too: neither is a number of seconds (nan is not even below 0).
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < math.inf:
         raise LineProfileError(f"{SECTION}.{key} must be a number of seconds, got {value!r}")
     return float(value)
 

@@ -254,6 +254,12 @@ CASES: dict[str, BadInput] = {
     "fault injected at a round of 5,000 digits": BadInput(
         ("sim", "--inject", "jam@round=" + "1" * 5000), "at most 9 digits"
     ),
+    "fault lasting seconds that are no number": BadInput(
+        ("sim", "--inject", "jam@round=1,for=1.2.3"), "for= takes the seconds the fault lasts"
+    ),
+    "fault lasting longer than a float holds": BadInput(
+        ("sim", "--inject", "jam@round=1,for=" + "9" * 400), "at most 3600"
+    ),
     "fault injected at a round in Arabic-Indic digits": BadInput(
         ("sim", "--inject", "jam@round=\u0663"), "at most 9 digits"
     ),

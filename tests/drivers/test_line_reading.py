@@ -146,6 +146,8 @@ def test_a_bad_cards_file_says_which_line(text: str, message: str) -> None:
         ({"terminator": ""}, "device.line.terminator is empty"),
         ({"ack": "OK\u00e9"}, "device.line.ack = 'OK\u00e9': use ASCII only"),
         ({"speed": 9600}, "device.line has unknown key 'speed'"),
+        ({"report_interval_s": float("nan")}, "device.line.report_interval_s must be a number"),
+        ({"burst_window_s": float("inf")}, "device.line.burst_window_s must be a number"),
     ],
 )
 def test_a_bad_profile_is_one_line_naming_the_key(change: dict, message: str) -> None:

@@ -327,6 +327,8 @@ def test_the_uplink_section_reads_every_key_and_takes_paths_from_the_file(tmp_pa
     [
         ("resend_after_s = 0", "uplink.resend_after_s = 0.0 must be above 0"),
         ('resend_after_s = "soon"', 'uplink.resend_after_s = "soon" is not a number of seconds'),
+        ("resend_after_s = nan", "uplink.resend_after_s = NaN is not a number of seconds"),
+        ("resend_after_s = inf", "uplink.resend_after_s = Infinity is not a number of seconds"),
         ('prune_after_shoe = "yes"', 'uplink.prune_after_shoe = "yes" is not true or false'),
         ('site = "a/b"', "uplink.site = 'a/b' is not usable"),
         ("brokr = 1", "unknown key uplink.brokr"),
