@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +19,7 @@ from cardshoe.controller.cli.options import (
 from cardshoe.controller.cli.service_access import pairing_keys, service_socket
 from cardshoe.controller.errors import EXIT_DEVICE_UNAVAILABLE, UserError
 from cardshoe.controller.scoreboard.board import TableBoard
-from cardshoe.controller.service.control_socket import subscription
+from cardshoe.controller.service.control_socket import EventStream, subscription
 from cardshoe.controller.service.device_access import opened_device
 from cardshoe.controller.service.socket_claim import EXIT_NO_SERVICE
 from cardshoe.controller.service.stop_signals import StopRequest, stop_on_signals
@@ -204,17 +204,30 @@ def _announce(path: Path, status: dict[str, Any]) -> None:
 
 def _follow(
     path: Path,
-    events: Iterator[dict[str, Any]],
+    events: EventStream,
     count: int | None,
     show: Callable[[dict[str, Any]], None],
 ) -> None:
-    """Show each event; return after count of them, exit 3 if the service stops first."""
+    """Show each event; return after count of them or on Ctrl-C, exit 3 if the service stops
+    first.
 
-    for shown, record in enumerate(events, start=1):
-        show(record)
-        if count is not None and shown >= count:
-            return
-    raise UserError(f"the service on {path} stopped", EXIT_NO_SERVICE)
+    Ctrl-C ends the stream rather than raising KeyboardInterrupt: raised wherever the main
+    thread stood, inside rich's drawing of the table too, it could leave a lock held that the
+    live display's refresh thread then waits on, and the command would never end.
+    """
+    stop = StopRequest()
+
+    def stop_following() -> None:
+        stop.request()
+        events.end()
+
+    with stop_on_signals(stop_following):
+        for shown, record in enumerate(events, start=1):
+            show(record)
+            if stop.requested or (count is not None and shown >= count):
+                return
+    if not stop.requested:
+        raise UserError(f"the service on {path} stopped", EXIT_NO_SERVICE)
 
 
 def _show(record: dict[str, Any], as_json: bool) -> None:

@@ -471,15 +471,35 @@ def request(path: Path, command: str, timeout: float = CLIENT_TIMEOUT_S, **argum
     return result
 
 
+class EventStream:
+    """The table's events as they happen, until the service closes the stream or end()."""
+
+    def __init__(self, connection: socket.socket, reader: BinaryIO) -> None:
+        self._connection = connection
+        self._events = _events(reader)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return self
+
+    def __next__(self) -> dict[str, Any]:
+        return next(self._events)
+
+    def end(self) -> None:
+        """End the stream after the events already read; safe from a signal handler, as it
+        only shuts the connection down: a read waiting on it returns, at the end."""
+        with contextlib.suppress(OSError):
+            self._connection.shutdown(socket.SHUT_RDWR)
+
+
 @contextlib.contextmanager
 def subscription(
     path: Path, timeout: float = CLIENT_TIMEOUT_S
-) -> Iterator[tuple[dict[str, Any], Iterator[dict[str, Any]]]]:
+) -> Iterator[tuple[dict[str, Any], EventStream]]:
     """{"status", "board"} now, then the table's events as they happen until it stops."""
     connection, reader, status = _answered(path, SUBSCRIBE, {}, timeout)
     with connection:
         connection.settimeout(None)
-        yield status, _events(reader)
+        yield status, EventStream(connection, reader)
 
 
 def _answered(
