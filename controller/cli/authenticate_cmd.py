@@ -59,7 +59,7 @@ def authenticate(
         # Late: only --service reaches the table; the local digest must answer even over a
         # damaged module (its config import would load the rules).
         from cardshoe.controller.cli.service_access import service_socket
-        from cardshoe.controller.service.control_socket import request
+        from cardshoe.controller.service.control_client import request
 
         answer = request(
             service_socket(socket_path, config_path), "authenticate", seed=seed_bytes.hex()

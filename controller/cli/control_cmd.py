@@ -26,7 +26,8 @@ from cardshoe.controller.procedure.operator_commands import (
     Parameter,
     option_name,
 )
-from cardshoe.controller.service.control_socket import SUBSCRIBE, request
+from cardshoe.controller.service.control_client import request
+from cardshoe.controller.service.control_socket import SUBSCRIBE
 
 CLICK_TYPES: Mapping[str, click.ParamType] = {
     "round": click.IntRange(min=1),

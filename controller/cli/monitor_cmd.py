@@ -19,7 +19,7 @@ from cardshoe.controller.cli.options import (
 from cardshoe.controller.cli.service_access import pairing_keys, service_socket
 from cardshoe.controller.errors import EXIT_DEVICE_UNAVAILABLE, UserError
 from cardshoe.controller.scoreboard.board import TableBoard
-from cardshoe.controller.service.control_socket import EventStream, subscription
+from cardshoe.controller.service.control_client import EventStream, subscription
 from cardshoe.controller.service.device_access import opened_device
 from cardshoe.controller.service.socket_claim import EXIT_NO_SERVICE
 from cardshoe.controller.service.stop_signals import StopRequest, stop_on_signals

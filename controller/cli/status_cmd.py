@@ -10,7 +10,7 @@ import click
 
 from cardshoe.controller.cli.options import CONFIG_OPTION, SOCKET_OPTION
 from cardshoe.controller.cli.service_access import service_socket
-from cardshoe.controller.service.control_socket import request
+from cardshoe.controller.service.control_client import request
 from cardshoe.drivers.api.events import firmware_text
 
 

@@ -22,7 +22,7 @@ from typing import Any
 from cardshoe.controller.errors import UserError
 from cardshoe.controller.scoreboard.board import TableBoard
 from cardshoe.controller.service import console_access
-from cardshoe.controller.service.control_socket import request, subscription
+from cardshoe.controller.service.control_client import request, subscription
 
 RECONNECT_S = 0.5
 """The pause between two attempts to reach a service that is not (yet) there."""

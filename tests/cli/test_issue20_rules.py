@@ -21,7 +21,7 @@ from support.session_support import journaled
 from support.shoectl import ShoectlRunner
 
 from cardshoe.controller.journal.store import Journal
-from cardshoe.controller.service.control_socket import request
+from cardshoe.controller.service.control_client import request
 
 Records = list[tuple[str, int | None, dict[str, Any]]]
 

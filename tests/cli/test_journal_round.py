@@ -9,7 +9,7 @@ from typing import Any
 from support.service_support import running_service, simulated_table, wait_until
 from support.shoectl import ShoectlRunner
 
-from cardshoe.controller.service.control_socket import request
+from cardshoe.controller.service.control_client import request
 
 
 def test_a_round_is_recalled_with_its_cards_result_settlement_commands_and_records(

@@ -8,7 +8,7 @@ from support.service_support import control, running_service, simulated_table, w
 from support.session_support import journaled
 from support.shoectl import ShoectlRunner
 
-from cardshoe.controller.service.control_socket import request
+from cardshoe.controller.service.control_client import request
 
 
 def test_shoe_ids_are_safe_and_unique_and_deck_sets_are_u32_in_the_printed_form(

@@ -17,7 +17,7 @@ from support.other_users import shoectl_unprivileged, unprivileged_uid
 from support.service_support import running_service, simulated_table, wait_until
 from support.shoectl import ShoectlRunner, one_error_line
 
-from cardshoe.controller.service.control_socket import request
+from cardshoe.controller.service.control_client import request
 from cardshoe.firmware_sim.attach_pty import serve_pty
 from cardshoe.firmware_sim.devices import create_device
 

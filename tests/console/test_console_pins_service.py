@@ -25,7 +25,7 @@ from support.service_support import running_service, simulated_table, wait_until
 from support.session_support import journaled
 
 from cardshoe.controller.errors import UserError
-from cardshoe.controller.service.control_socket import request
+from cardshoe.controller.service.control_client import request
 
 
 def refused(socket: Path, command: str, **arguments: object) -> str:

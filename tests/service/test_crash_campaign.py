@@ -63,7 +63,7 @@ from support.session_support import (
 
 from cardshoe.controller.errors import UserError
 from cardshoe.controller.journal.store import Journal
-from cardshoe.controller.service.control_socket import request
+from cardshoe.controller.service.control_client import request
 from cardshoe.controller.service.recovery import recover
 from cardshoe.firmware_sim.timing import Timing
 

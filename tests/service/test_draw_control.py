@@ -12,7 +12,7 @@ from pathlib import Path
 from support.service_support import running_service, simulated_table, wait_until
 from support.session_support import assert_every_event_journaled_once
 
-from cardshoe.controller.service.control_socket import request
+from cardshoe.controller.service.control_client import request
 from cardshoe.drivers.protocol.messages import GateMode
 
 

@@ -28,13 +28,13 @@ from support.shoectl import ShoectlRunner
 
 from cardshoe.controller.errors import UserError
 from cardshoe.controller.journal.store import Journal
+from cardshoe.controller.service.control_client import request
 from cardshoe.controller.service.control_socket import (
     IDLE_TIMEOUT_S,
     MAX_CONNECTIONS_PER_UID,
     OPERATOR_RESERVE,
     ControlServer,
     EventFeed,
-    request,
 )
 from cardshoe.controller.service.socket_claim import claim_socket_path
 

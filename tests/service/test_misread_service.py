@@ -33,7 +33,7 @@ from support.session_support import journaled
 from support.shoectl import ShoectlRunner
 
 from cardshoe.controller.procedure.irregularities import card_of
-from cardshoe.controller.service.control_socket import request
+from cardshoe.controller.service.control_client import request
 
 
 def held_for_a_misread(table: Table) -> bool:

@@ -27,7 +27,7 @@ from support.session_support import journaled
 from support.shoectl import ShoectlRunner
 
 from cardshoe.controller.errors import UserError
-from cardshoe.controller.service.control_socket import request
+from cardshoe.controller.service.control_client import request
 from cardshoe.drivers.api.protocols import open_device
 from cardshoe.firmware_sim.attach_pty import serve_pty
 from cardshoe.firmware_sim.devices import create_device

@@ -24,12 +24,8 @@ from cardshoe.controller.procedure.facts import (
     ShoeStarted,
 )
 from cardshoe.controller.scoreboard.board import TableBoard
-from cardshoe.controller.service.control_socket import (
-    ControlServer,
-    EventFeed,
-    request,
-    subscription,
-)
+from cardshoe.controller.service.control_client import request, subscription
+from cardshoe.controller.service.control_socket import ControlServer, EventFeed
 from cardshoe.controller.service.device_choice import configured_url
 from cardshoe.controller.service.socket_claim import claim_socket_path, lock_path_for
 from cardshoe.drivers.discovery import Candidate

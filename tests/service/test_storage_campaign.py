@@ -37,7 +37,7 @@ from support.shoectl import ShoectlRunner
 from support.storage_support import device_events, fill, table_on_small_disk
 
 from cardshoe.controller.procedure.holds import HoldReason
-from cardshoe.controller.service.control_socket import request
+from cardshoe.controller.service.control_client import request
 
 MB = 1024 * 1024
 FLOOR_MB = 2

@@ -38,7 +38,7 @@ from cardshoe.controller.errors import UserError
 from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.procedure.holds import HoldReason
 from cardshoe.controller.record_kinds import SESSION_REPEATED
-from cardshoe.controller.service.control_socket import request
+from cardshoe.controller.service.control_client import request
 from cardshoe.controller.service.session import TableSession
 from cardshoe.controller.service.session_repeats import REPEAT_INTERVAL_S
 from cardshoe.drivers.api.protocols import open_device

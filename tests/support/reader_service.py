@@ -21,7 +21,7 @@ from typing import Any
 from cardshoe.controller.errors import UserError
 from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.procedure.holds import HoldReason
-from cardshoe.controller.service.control_socket import request
+from cardshoe.controller.service.control_client import request
 from cardshoe.drivers.api.events import CardId
 from cardshoe.firmware_sim.attach_pty import serve_pty
 from support.driver_testing import EXAMPLE_PROFILE, line_reader

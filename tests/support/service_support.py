@@ -25,7 +25,7 @@ from typing import Any
 
 from cardshoe.controller.config import TableConfig, load_config
 from cardshoe.controller.journal.store import Journal
-from cardshoe.controller.service.control_socket import request
+from cardshoe.controller.service.control_client import request
 from cardshoe.firmware_sim.attach_pty import PtyAttachment, serve_pty
 from cardshoe.firmware_sim.core import FirmwareCore
 from cardshoe.firmware_sim.devices import create_device
