@@ -97,14 +97,15 @@ def _shoe_page(db: psycopg.Connection, table_id: str, before: int | None) -> Sho
     listed = _shoes(
         db, table_id, "AND r.record_id < %(before)s", {"before": before}, SHOES_LISTED + 1
     )
-    after = floor_records(
+    after = _shoes(
         db,
         table_id,
-        "r.kind = %(kind)s AND r.record_id >= %(before)s",
-        {"kind": ShoeStarted.KIND, "before": before},
-        limit=SHOES_LISTED + 1,
+        "AND r.record_id >= %(before)s",
+        {"before": before},
+        SHOES_LISTED + 1,
+        newest=False,
     )
-    later = after[SHOES_LISTED].id if len(after) > SHOES_LISTED else None
+    later = after[SHOES_LISTED]["record_id"] if len(after) > SHOES_LISTED else None
     return ShoePage(listed[-SHOES_LISTED:], _earlier(listed), later, latest=not after)
 
 
@@ -115,10 +116,16 @@ def _earlier(listed: list[dict[str, Any]]) -> int | None:
 
 
 def _shoes(
-    db: psycopg.Connection, table_id: str, condition: str, params: dict[str, Any], last: int
+    db: psycopg.Connection,
+    table_id: str,
+    condition: str,
+    params: dict[str, Any],
+    limit: int,
+    *,
+    newest: bool = True,
 ) -> list[dict[str, Any]]:
-    """The last `last` shoes the table started that meet the condition, in the order they
-    started; through the pit's index of kinds, read from the newest back."""
+    """The last `limit` shoes the table started that meet the condition (the first, unless
+    newest), in the order they started; through the pit's index of kinds."""
     return [
         {
             "shoe_id": record.payload["shoe_id"],
@@ -131,7 +138,7 @@ def _shoes(
             table_id,
             f"r.kind = %(kind)s {condition}",
             {"kind": ShoeStarted.KIND, **params},
-            limit=last,
-            newest=True,
+            limit=limit,
+            newest=newest,
         )
     ]
