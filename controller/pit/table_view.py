@@ -53,7 +53,9 @@ def table_view(
     else:
         chosen = next((shoe for shoe in page.shoes if shoe["shoe_id"] == shoe_id), None)
         if chosen is None:
-            named = _shoes(db, table_id, "AND r.shoe_id = %(shoe_id)s", {"shoe_id": shoe_id}, 1)
+            named = _shoes(
+                db, table_id, "AND r.shoe_id = %(shoe_id)s", {"shoe_id": shoe_id}, 1, newest=False
+            )
             chosen = named[0] if named else None
     board = None
     rounds: list[dict[str, Any]] = []
