@@ -120,14 +120,16 @@ def void_round_text(
 
 
 def enter_card_text(card: str, copies_out: int | None, decks: int) -> str:
-    """enter-card needs a misread card awaiting correction, and a card the decks still hold.
+    """enter-card needs a card awaiting entry (misread, or unheard under device_cannot_replay),
+    and a card the decks still hold.
 
-    copies_out None: no misread card awaits; else how many copies of the card are out.
+    copies_out None: no card awaits entry; else how many copies of the card are out.
     """
     if copies_out is None:
         return (
             f"enter-card {card} is not possible now: no misread card awaits correction (a card "
-            "due to a hand that the reader could not read holds the table as misread_card)"
+            "due to a hand that the reader could not read holds the table as misread_card), "
+            "nor a card that left unheard (device_cannot_replay, with a card due)"
         )
     return (
         f"enter-card {card} is not possible now: {copies_out} copies of {card} are out of this "

@@ -13,6 +13,8 @@ from transitions import EventData
 from cardshoe.controller.procedure.corrections import VoidReason
 from cardshoe.controller.procedure.facts import (
     ENTERED_CARD_ID,
+    Burned,
+    BurnReason,
     CardAssigned,
     CardCorrected,
     CarriedBetsEnd,
@@ -23,7 +25,7 @@ from cardshoe.controller.procedure.facts import (
 from cardshoe.controller.procedure.holds import HoldReason
 from cardshoe.controller.procedure.machine import ROUND_STATES, State, Trigger
 from cardshoe.controller.procedure.operator_commands import EnterCard
-from cardshoe.controller.procedure.shoe import Round
+from cardshoe.controller.procedure.shoe import CardDue, Round
 from cardshoe.controller.procedure.shoe_cycle import ShoeCycle
 from cardshoe.controller.rules.cards import Card, parse_card
 from cardshoe.controller.rules.hands import Hand
@@ -55,11 +57,15 @@ class SupervisorCorrections(ShoeCycle):
         return voidable
 
     def _entered_copies_out(self, command: EnterCard) -> int | None:
-        """How many copies of the entered card are out; None when no card may be entered (no
-        misread card awaits, and no card is due under device_cannot_replay)."""
-        if not self._misread_awaits() and self._missing_card_hand() is None:
+        """How many copies of the entered card are out; None when no card may be entered."""
+        if not self._card_may_be_entered():
             return None
         return self._open_shoe().copies[parse_card(command.card)]
+
+    def _card_may_be_entered(self) -> bool:
+        """A misread card awaits its entry, or a card is due (to a hand or a burn) where one
+        may have left unheard under device_cannot_replay."""
+        return self._misread_awaits() or self._missing_card_due() is not None
 
     def enter_misread_card(self, event: EventData) -> None:
         """A supervisor read the card the reader could not: it goes to the hand it was due,
@@ -87,21 +93,38 @@ class SupervisorCorrections(ShoeCycle):
         )
         return in_round or (shoe is not None and shoe.first_card_unread)
 
-    def _missing_card_hand(self) -> Hand | None:
-        """Under device_cannot_replay: the hand the next card is due to, where a supervisor
-        enters a card the device sent while the controller was down."""
+    def _missing_card_due(self) -> CardDue | None:
+        """Under device_cannot_replay: what the next card is due to, a hand or a burn, where
+        a supervisor enters a card the device sent while the controller was down."""
         if HoldReason.DEVICE_CANNOT_REPLAY not in self.holds:
             return None
-        due = self._due_at(self.position)
-        return due if isinstance(due, Hand) else None
+        return self._due_at(self.position)
 
     def _enter_missing_card(self, card: Card, command: EnterCard) -> None:
-        """The card on the layout the journal lacks goes to the hand due; the hold ends, as
-        the supervisor has confirmed the layout."""
-        hand = self._missing_card_hand()
-        assert hand is not None
-        current, shoe = self._open_round(), self._open_shoe()
+        """The card the journal lacks goes where it was due, to a hand or to the burn under
+        way; the hold ends, as the supervisor has confirmed the layout."""
+        due = self._missing_card_due()
+        assert due is not None
+        shoe = self._open_shoe()
         shoe.copies[card] += 1
+        if isinstance(due, Hand):
+            self._enter_missing_hand_card(card, due, command)
+        else:
+            self._enter_missing_burn_card(card, due)
+        self.trigger(Trigger.RELEASE, reason=HoldReason.DEVICE_CANNOT_REPLAY)
+
+    def _enter_missing_burn_card(self, card: Card, reason: BurnReason) -> None:
+        """A burn card that left unheard counts in its burn as a read one would (the first
+        card of a first-card burn fixes the count); the command's record names who entered
+        it, and the burn's record says it was entered."""
+        shoe = self._open_shoe()
+        shoe.burned += 1
+        remaining = self._count_burn(shoe, reason, card)
+        self._emit(Burned(card, ENTERED_CARD_ID, reason, remaining))
+
+    def _enter_missing_hand_card(self, card: Card, hand: Hand, command: EnterCard) -> None:
+        """A card on the layout the journal lacks goes to the hand it was due."""
+        current, shoe = self._open_round(), self._open_shoe()
         shoe.dealt += 1
         current.cards.append(card)
         dealt_to = current.deal.deal(card)
@@ -120,7 +143,6 @@ class SupervisorCorrections(ShoeCycle):
                 command.operator,
             )
         )
-        self.trigger(Trigger.RELEASE, reason=HoldReason.DEVICE_CANNOT_REPLAY)
 
     def _end_replay_hold_when_moot(self) -> None:
         """device_cannot_replay lasts while the shoe it is about is open and nobody has

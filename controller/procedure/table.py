@@ -351,7 +351,7 @@ class TableModel(SupervisorCorrections):
         a refusal offers only what the table would accept now."""
         return {
             Trigger.CONFIRM_FACE_UP: HoldReason.FACE_DOWN_CARD in self.holds,
-            Trigger.ENTER_CARD: self._misread_awaits(),
+            Trigger.ENTER_CARD: self._card_may_be_entered(),
             Trigger.VOID_CURRENT_ROUND: self._voidable_round() is not None,
             Trigger.CLEAR_HOLD: any(hold in OPERATOR_CLEARED_HOLDS for hold in self.holds),
         }

@@ -57,6 +57,7 @@ def test_a_restart_mid_shoe_holds_until_a_supervisor_confirms_the_layout(
         session = TableSession.open(CONFIG, journal, device)
         assert session.model.holds == [HoldReason.DEVICE_CANNOT_REPLAY]
         assert session.state is State.HELD and session.model.card_due() is None
+        assert {"enter-card", "void-round", "clear-hold"} <= set(session.model.possible_commands())
         with session.acting_as(SUPERVISOR):
             if confirmation == "enter-card":
                 assert lost is not None
@@ -81,3 +82,39 @@ def test_a_restart_mid_shoe_holds_until_a_supervisor_confirms_the_layout(
     else:
         assert corrected == []
         assert voided == ([2] if confirmation == "void-round" else [])
+
+
+def test_a_burn_card_that_left_unheard_is_entered_into_its_burn(tmp_path: Path) -> None:
+    """The controller was down as the start-of-shoe burn's card left: the supervisor enters
+    it, it counts in the burn (card.burned, physical id entered), and the shoe deals on."""
+    journal_path, dealer = tmp_path / "journal.sqlite", PtyDealer(seed=8)
+    with (
+        Journal.open(journal_path, table_id="T1", create=True) as journal,
+        dealer.open_reader() as device,
+    ):
+        session = TableSession.open(CONFIG, journal, device)
+
+        def step() -> None:
+            if session.state is State.BURNING:
+                session.stop()
+            else:
+                dealer.deal(session)
+
+        assert session.run_shoe(betting_time_s=0, on_step=step) is None
+    lost = dealer.deal_unseen()
+    with Journal.open(journal_path, table_id="T1") as journal, dealer.open_reader() as device:
+        session = TableSession.open(CONFIG, journal, device)
+        assert session.model.holds == [HoldReason.DEVICE_CANNOT_REPLAY]
+        assert "enter-card" in session.model.possible_commands()
+        with session.acting_as(SUPERVISOR):
+            session.enter_card(lost)
+        dealer.unrecorded -= 1
+        assert session.model.holds == [] and session.state is State.BETTING
+        ended = session.run_shoe(betting_time_s=0, on_step=lambda: dealer.deal(session))
+    assert ended is not None and ended.reconciled and ended.burned == 1
+    rounds_as_the_rules_engine_plays_them(journal_path, CONFIG)
+    (burned,) = journaled(journal_path, "card.burned")
+    assert burned.payload["card"] == lost and burned.payload["physical_id"] == "entered"
+    assert burned.payload["burn_remaining"] == 0
+    (command,) = journaled(journal_path, "command.enter_card")
+    assert command.payload["operator"]["user"] == "sup"
