@@ -10,20 +10,15 @@ that reads it, so whatever prints them escapes these too.
 from __future__ import annotations
 
 import json
-import unicodedata
 from typing import Any
 
-LINE_BREAKING = ("Cc", "Zl", "Zp")
-"""Unicode categories that end or garble a line."""
+from cardshoe.drivers.text_input import is_control
 
 
 def escape_line_breaks(text: str) -> str:
     """text with each line-breaking or control character as a \\uXXXX escape, the rest as
     typed (a game name in Chinese stays readable)."""
-    return "".join(
-        f"\\u{ord(each):04x}" if unicodedata.category(each) in LINE_BREAKING else each
-        for each in text
-    )
+    return "".join(f"\\u{ord(each):04x}" if is_control(each) else each for each in text)
 
 
 def json_line(value: Any, *, sort_keys: bool = False) -> str:

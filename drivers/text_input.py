@@ -6,12 +6,25 @@ refusal: str.isdigit() says yes to "²", which int() refuses; int() refuses text
 JSON nested a few thousand levels deep raises RecursionError. Each of these had reached a
 caller as a crash where a refusal was due. The drivers are cardshoe's lowest layer, so the
 controller, the drivers and the simulator read such text through these functions alone.
+
+What makes a character a control, one that commands a terminal or breaks a line, is defined
+here too: the wire refuses such text, and what prints text for a person escapes it.
 """
 
 from __future__ import annotations
 
 import json
+import unicodedata
 from typing import Any
+
+CONTROL_CATEGORIES = frozenset({"Cc", "Zl", "Zp"})
+"""Unicode categories that command a terminal or end a line: the C0 and C1 controls (ESC,
+CSI, NEL), DEL, and the line and paragraph separators."""
+
+
+def is_control(char: str) -> bool:
+    return unicodedata.category(char) in CONTROL_CATEGORIES
+
 
 MAX_DIGITS = 19
 """Enough for any id the journal or the floor keeps (a signed 64-bit integer)."""

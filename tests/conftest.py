@@ -30,6 +30,15 @@ os.environ["PYTHONFAULTHANDLER"] = "1"
 
 
 @pytest.fixture
+def pty_path() -> Iterator[str]:
+    """A pseudo-terminal's device path, for a port that exists but speaks no protocol."""
+    master, slave = os.openpty()
+    yield os.ttyname(slave)
+    os.close(slave)
+    os.close(master)
+
+
+@pytest.fixture
 def shoectl() -> ShoectlRunner:
     """Run the installed shoectl in a child process, as a technician would."""
 

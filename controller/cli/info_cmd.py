@@ -12,6 +12,7 @@ from cardshoe.controller.cli.completion import complete_device_url
 from cardshoe.controller.cli.options import DEVICE_TIMEOUT_OPTION, KEY_DIR_OPTION
 from cardshoe.controller.cli.service_access import pairing_keys
 from cardshoe.controller.config import load_config
+from cardshoe.controller.display.columns import aligned_lines
 from cardshoe.controller.service.device_access import device_user_error, opened_device
 from cardshoe.drivers.errors import DriverError
 from cardshoe.drivers.protocol.message_codec import message_to_json
@@ -84,8 +85,7 @@ def _text(record: dict[str, Any]) -> str:
         ("active faults", ", ".join(status["active_faults"]) or "none"),
         *((name.replace("_", " "), str(value)) for name, value in record["counters"].items()),
     ]
-    width = max(len(name) for name, _ in rows)
-    return "\n".join(f"{name:<{width}}  {value}" for name, value in rows)
+    return "\n".join(aligned_lines(rows))
 
 
 def _firmware_check(allowed: bool | None) -> str:

@@ -20,7 +20,7 @@ from cardshoe.controller.config import load_config
 from cardshoe.controller.display.columns import aligned_lines
 from cardshoe.controller.errors import UserError
 from cardshoe.controller.journal.signing import load_signing_key, make_signing_key
-from cardshoe.controller.one_line import escape_line_breaks, json_line
+from cardshoe.controller.one_line import json_line
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -341,10 +341,10 @@ def _row(record: Record) -> tuple[str, ...]:
     return (
         str(record.id),
         record.time_utc,
-        escape_line_breaks(record.shoe_id or "-"),
+        record.shoe_id or "-",
         "-" if record.round_no is None else str(record.round_no),
-        escape_line_breaks(device),
-        escape_line_breaks(record.kind),
+        device,
+        record.kind,
         json_line(record.payload, sort_keys=True),
     )
 

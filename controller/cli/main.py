@@ -15,6 +15,7 @@ from cardshoe.controller.errors import (
     EXIT_INTERRUPTED,
     UserError,
 )
+from cardshoe.controller.one_line import escape_line_breaks
 from cardshoe.controller.rules.errors import RulesError
 from cardshoe.controller.service.stop_signals import hear_stop_signals
 
@@ -145,8 +146,10 @@ def cli() -> None:
 
 
 def _fail(message: str, exit_code: int) -> None:
-    # A typed path or word may hold a line break; the error stays one line whatever it quotes.
-    click.echo("shoectl: error: " + "\\n".join(message.splitlines()), err=True)
+    # A typed path or word may hold a line break or a terminal's control sequence: the error
+    # stays one line whatever it quotes, and commands nothing.
+    one_line = escape_line_breaks("\\n".join(message.splitlines()))
+    click.echo("shoectl: error: " + one_line, err=True)
     sys.exit(exit_code)
 
 

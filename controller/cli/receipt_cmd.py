@@ -7,9 +7,10 @@ from pathlib import Path
 import click
 
 from cardshoe.controller import record_kinds
+from cardshoe.controller.display.columns import aligned_lines
 from cardshoe.controller.errors import UserError
 from cardshoe.controller.one_line import json_line
-from cardshoe.controller.scoreboard.pack_receipt import ReceiptRecord, pack_receipt, receipt_text
+from cardshoe.controller.scoreboard.pack_receipt import ReceiptRecord, pack_receipt, receipt_rows
 from cardshoe.controller.scoreboard.receipt_page import receipt_html
 
 
@@ -54,4 +55,6 @@ def receipt(path: Path, shoe_id: str, as_json: bool, html_path: Path | None) -> 
             ) from None
         click.echo(f"{html_path}: receipt of shoe {shoe_id}")
         return
-    click.echo(json_line(made.to_json()) if as_json else receipt_text(made))
+    click.echo(
+        json_line(made.to_json()) if as_json else "\n".join(aligned_lines(receipt_rows(made)))
+    )

@@ -10,6 +10,7 @@ import click
 
 from cardshoe.controller.cli.options import CONFIG_OPTION, SOCKET_OPTION
 from cardshoe.controller.cli.service_access import service_socket
+from cardshoe.controller.display.columns import aligned_lines
 from cardshoe.controller.service.control_client import request
 from cardshoe.drivers.api.events import firmware_text
 
@@ -46,7 +47,7 @@ def status_text(record: dict[str, Any]) -> str:
     if device is None:  # the table is not up yet
         rows += [("state", f"{record['state']}: {record['reason']}")]
         rows += alarm_rows(record)
-        return aligned(rows)
+        return "\n".join(aligned_lines(rows))
     state = record["state"]
     if record["held_state"] is not None:
         state = f"held in {record['held_state']} ({', '.join(record['holds'])})"
@@ -81,7 +82,7 @@ def status_text(record: dict[str, Any]) -> str:
         ("protocol", f"{device['protocol']} {device['protocol_version']}"),
         ("capabilities", ", ".join(device["capabilities"]) or "none (the table only judges)"),
     ]
-    return aligned(rows + alarm_rows(record))
+    return "\n".join(aligned_lines(rows + alarm_rows(record)))
 
 
 def alarm_rows(record: dict[str, Any]) -> list[tuple[str, str]]:
@@ -98,11 +99,6 @@ def alarm_rows(record: dict[str, Any]) -> list[tuple[str, str]]:
         ("refused", f"{record['refused_commands']} operator command(s) since start"),
         ("journal", record["journal"]),
     ]
-
-
-def aligned(rows: list[tuple[str, str]]) -> str:
-    width = max(len(name) for name, _ in rows)
-    return "\n".join(f"{name:<{width}}  {value}" for name, value in rows)
 
 
 def relief_burn_text(record: dict[str, Any]) -> str:

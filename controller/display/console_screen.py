@@ -13,6 +13,7 @@ from rich.text import Text
 
 from cardshoe.controller.config import ConsoleLanguage
 from cardshoe.controller.display.rich_view import render_board
+from cardshoe.controller.one_line import escape_line_breaks
 from cardshoe.controller.scoreboard.board import TableBoard
 from cardshoe.controller.service.console_view import Field, hold_panel, key_bar, offered
 from cardshoe.controller.service.console_words import translator
@@ -58,7 +59,8 @@ def render_console(frame: ConsoleFrame) -> RenderableType:
     parts.append(_keys(frame))
     if frame.message is not None:
         accepted, text = frame.message
-        parts.append(Text(text, style="green" if accepted else "bold red"))
+        # A refusal repeats what was typed, which may hold a control character.
+        parts.append(Text(escape_line_breaks(text), style="green" if accepted else "bold red"))
     if frame.prompt is not None:
         parts.append(_prompt(frame.prompt, tr))
     return Group(*parts)

@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from cardshoe.controller import record_kinds
+from cardshoe.controller.one_line import escape_line_breaks
 from cardshoe.controller.procedure.facts import TableEvent
 from cardshoe.controller.scoreboard.round_recall import correction_text
 
@@ -92,7 +93,7 @@ LINES: dict[str, Callable[[Mapping[str, Any]], str]] = {
 def plain_line(kind: str, payload: Mapping[str, Any]) -> str | None:
     """The line for one event in journal form, or None for a kind that prints nothing."""
     line = LINES.get(kind)
-    return None if line is None else line(payload)
+    return None if line is None else escape_line_breaks(line(payload))
 
 
 class PlainLines:

@@ -21,6 +21,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from cardshoe.controller.one_line import escape_line_breaks
 from cardshoe.controller.procedure.facts import TableEvent
 from cardshoe.controller.rules.cards import MANDATORY_SEVEN_TEXT, RANK_SYMBOLS, parse_card
 from cardshoe.controller.rules.hands import Winner, point_total
@@ -186,7 +187,9 @@ def _ask_mark(road: DerivedRoad, colour: Colour | None, plain: bool) -> Text:
     return Text(DERIVED_MARKS[road], COLOUR_STYLES[colour])
 
 
-def _title(board: TableBoard) -> str:
+def _title(board: TableBoard) -> Text:
+    """A Text, not a str: rich would read a str's brackets as markup, and the shoe's id and
+    the table's come from outside the program."""
     parts = ["cardshoe"]
     if board.table_id:
         parts.append(f"table {board.table_id}")
@@ -197,7 +200,7 @@ def _title(board: TableBoard) -> str:
         parts.append(f"shoe {board.shoe_id}")
     if board.fingerprint:
         parts.append(f"options {board.fingerprint[:12]}")
-    return " · ".join(parts)
+    return Text(escape_line_breaks(" · ".join(parts)))
 
 
 def _round_panel(board: TableBoard) -> Panel:
@@ -343,7 +346,7 @@ def _hold_line(hold: str) -> Text:
     """The hold's code, which the journal and a technician use, and what it means and asks for
     in the words the table's screen shows (scoreboard.notices)."""
     words = notice(NoticeKind.HOLD, hold)
-    line = Text(f"HOLD {hold}", style="bold white on red")
+    line = Text(f"HOLD {escape_line_breaks(hold)}", style="bold white on red")
     line.append(f": {words.what.en}. {words.todo.en}", style="bold red")
     return line
 
@@ -351,7 +354,7 @@ def _hold_line(hold: str) -> Text:
 def _alerts_panel(board: TableBoard) -> Panel:
     lines = [_hold_line(hold) for hold in board.holds]
     lines += [
-        Text(f"ALARM {alarm['kind']}: {alarm['detail']}", style="bold red")
+        Text(escape_line_breaks(f"ALARM {alarm['kind']}: {alarm['detail']}"), style="bold red")
         for alarm in reversed(board.alarms)
     ]
     lines += [

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from cardshoe.controller.one_line import escape_line_breaks
 from cardshoe.controller.procedure.inputs import to_record
 from cardshoe.controller.record_kinds import RECORD_VERSION_KEY
 from cardshoe.controller.timestamps import utc_timestamp
@@ -51,4 +52,4 @@ def _value(value: Any) -> str:
     if isinstance(value, dict):
         return json.dumps(value, separators=(",", ":"))
     text = str(value)
-    return json.dumps(text) if not text or " " in text else text
+    return json.dumps(text) if not text or " " in text else escape_line_breaks(text)

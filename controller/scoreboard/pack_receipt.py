@@ -279,10 +279,3 @@ def _reconciliation_rows(ended: Reconciliation | None) -> list[tuple[str, str]]:
         ),
         ("reconciled", "yes" if ended.reconciled else "NO"),
     ]
-
-
-def receipt_text(receipt: PackReceipt) -> str:
-    """The receipt for a terminal: aligned rows."""
-    rows = receipt_rows(receipt)
-    width = max(len(label) for label, _ in rows)
-    return "\n".join(f"{label:<{width}}  {value}" for label, value in rows)

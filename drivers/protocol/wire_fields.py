@@ -19,6 +19,7 @@ from operator import or_
 from typing import Any, Protocol
 
 from cardshoe.drivers.protocol.errors import MalformedMessage
+from cardshoe.drivers.text_input import is_control
 
 JsonValue = Any
 """int, str, bool, None or a list of these: what json.dumps accepts."""
@@ -186,7 +187,9 @@ class FixedBytes:
 
 @dataclass(frozen=True)
 class Text:
-    """UTF-8 text after a one-byte length, at most max_bytes long."""
+    """UTF-8 text after a one-byte length, at most max_bytes long, with no control character:
+    the device's model, serial and firmware reach a technician's terminal, where an ESC or
+    a CSI would be a command."""
 
     max_bytes: int
 
@@ -195,6 +198,8 @@ class Text:
             raise MalformedMessage(f"{value!r} is not text")
         if len(value.encode("utf-8")) > self.max_bytes:
             raise MalformedMessage(f"{value!r} is longer than {self.max_bytes} UTF-8 bytes")
+        if any(map(is_control, value)):
+            raise MalformedMessage(f"text {value!r} holds a control character")
         return value
 
     def pack(self, value: Any) -> bytes:
@@ -205,9 +210,10 @@ class Text:
         length, offset = UInt("B", 0, self.max_bytes).unpack(data, offset)
         raw, offset = FixedBytes(length).unpack(data, offset)
         try:
-            return raw.decode("utf-8"), offset
+            text = raw.decode("utf-8")
         except UnicodeDecodeError:
             raise MalformedMessage(f"text {raw.hex()} is not UTF-8") from None
+        return self._check(text), offset
 
     def to_json(self, value: str) -> JsonValue:
         return value

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,14 +20,6 @@ from cardshoe.firmware_sim.usb_backend import SimUsbBackend
 
 USB_BACKENDS = (usb.backend.libusb1, usb.backend.libusb0, usb.backend.openusb)
 NO_LIBUSB = all(backend.get_backend() is None for backend in USB_BACKENDS)
-
-
-@pytest.fixture
-def pty_path() -> Iterator[str]:
-    master, slave = os.openpty()
-    yield os.ttyname(slave)
-    os.close(slave)
-    os.close(master)
 
 
 def port(device: str, vid: int | None = None, serial_number: str | None = None) -> ListPortInfo:

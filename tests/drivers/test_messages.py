@@ -233,6 +233,31 @@ def test_text_that_is_not_utf8_is_refused() -> None:
         decode_message(payload[:-1] + b"\xff")
 
 
+@pytest.mark.parametrize("control", ["\x1b", "\x9b", "\x07", "\n", "\x7f", "\x85", "\u2028"])
+def test_text_with_a_control_character_is_refused_both_ways(control: str) -> None:
+    """A model or serial holding ESC, CSI or a line break would be a command to the terminal
+    of the technician who runs shoectl info: the wire refuses it, sent or received."""
+    fields = {
+        "request_id": 0,
+        "protocol_minor": 0,
+        "device_kind": DeviceKind.MANUAL_SHOE,
+        "capabilities": Capability.GATE,
+        "last_acked_seq": 0,
+        "next_seq": 1,
+        "firmware_hash": bytes(32),
+        "serial_number": "",
+        "firmware_version": "",
+    }
+    with pytest.raises(MalformedMessage, match="control character"):
+        encode_message(Hello(model=f"S{control}]0;x", **fields))
+    payload = encode_message(Hello(model="S", **fields))
+    start = payload.index(b"\x01S")
+    tampered = control.encode() + b"[2J"
+    body = payload[:start] + bytes([len(tampered)]) + tampered + payload[start + 2 :]
+    with pytest.raises(MalformedMessage, match="control character"):
+        decode_message(body)
+
+
 def test_a_count_the_device_cannot_tell_travels_as_none() -> None:
     status = Status(1, StatusFlag.BUSY, GateMode.LOCKED, 0, None, (FaultKind.JAM,))
     payload = encode_message(status)

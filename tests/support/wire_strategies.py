@@ -20,6 +20,7 @@ from cardshoe.drivers.protocol.wire_fields import (
     Text,
     UInt,
 )
+from cardshoe.drivers.text_input import CONTROL_CATEGORIES
 
 
 def values_for(codec: FieldCodec) -> st.SearchStrategy:
@@ -38,7 +39,10 @@ def values_for(codec: FieldCodec) -> st.SearchStrategy:
         case Chunk(max_bytes=limit):
             return st.binary(min_size=1, max_size=limit)
         case Text(max_bytes=limit):
-            return st.text(max_size=limit).filter(lambda text: len(text.encode()) <= limit)
+            printable = st.characters(exclude_categories=("Cs", *CONTROL_CATEGORIES))
+            return st.text(printable, max_size=limit).filter(
+                lambda text: len(text.encode()) <= limit
+            )
         case ListOf(item=item, max_items=limit):
             return st.lists(values_for(item), max_size=limit).map(tuple)
         case OptionalCount():
