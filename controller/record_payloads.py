@@ -284,6 +284,9 @@ class ButtonPressedPayload(DeviceEventPayload):
 class FaultRaisedPayload(DeviceEventPayload):
     kind: str
     detail: int
+    reports_end: bool
+    """Written since 2026-12; a record from before lacks it and reads as true (the event's
+    default), as every device then reported its faults' ends."""
 
 
 class FaultClearedPayload(DeviceEventPayload):

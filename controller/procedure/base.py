@@ -41,6 +41,9 @@ class TableBase:
         self.shoe: ShoeState | None = None
         self.round: Round | None = None
         self.holds: list[str] = []
+        self.faults_a_person_ends: set[str] = set()
+        """Device fault holds whose device never reports the fault's end (FaultRaised with
+        reports_end false): a supervisor clears them, as the other OPERATOR_CLEARED_HOLDS."""
         self.held_state: State | None = None
         self._facts: list[Fact] = []
 

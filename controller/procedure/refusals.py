@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from cardshoe.controller.procedure.corrections import VoidReason, VoidRule
-from cardshoe.controller.procedure.holds import OPERATOR_CLEARED_HOLDS
 from cardshoe.controller.procedure.machine import TRANSITIONS, State, Trigger
 from cardshoe.controller.procedure.operator_commands import OPERATOR_COMMANDS
 
@@ -73,9 +72,8 @@ def refusal_text(
     return f"{command} is not possible now: {situation} ({hint})"
 
 
-def clear_hold_needs_text(holds: Sequence[str]) -> str:
+def clear_hold_needs_text(clearable: Sequence[str]) -> str:
     """clear-hold given without a hold: name the active holds a person clears."""
-    clearable = [hold for hold in holds if hold in OPERATOR_CLEARED_HOLDS]
     if not clearable:
         return "clear-hold needs a hold (--reason), and no hold a person clears is active"
     return f"clear-hold needs a hold: --reason {' or '.join(clearable)}"

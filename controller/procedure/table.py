@@ -237,8 +237,7 @@ class TableModel(SupervisorCorrections):
         return HoldReason.FACE_DOWN_CARD in self.holds
 
     def hold_is_cleared_by_operator(self, event: EventData) -> bool:
-        reason = event.kwargs["reason"]
-        return reason in OPERATOR_CLEARED_HOLDS and reason in self.holds
+        return event.kwargs["reason"] in self.clearable_holds()
 
     def no_hold_left(self, event: EventData) -> bool:
         return not self.holds
@@ -290,7 +289,24 @@ class TableModel(SupervisorCorrections):
         reason = str(event.kwargs["reason"])
         if reason in self.holds:
             self.holds.remove(reason)
+            self.faults_a_person_ends.discard(reason)
             self._emit(HoldEnded(reason, tuple(self.holds)))
+
+    def clearable_holds(self) -> list[str]:
+        """The active holds a person clears (clear-hold), in the order they began."""
+        return [
+            hold
+            for hold in self.holds
+            if hold in OPERATOR_CLEARED_HOLDS or hold in self.faults_a_person_ends
+        ]
+
+    def _fault_raised(self, fault: FaultRaised) -> None:
+        """A device fault holds the table; one whose end the device never reports is
+        remembered as a hold a person clears."""
+        reason = fault_hold(fault.kind)
+        if not fault.reports_end:
+            self.faults_a_person_ends.add(reason)
+        self.trigger(Trigger.HOLD, reason=reason)
 
     def end_face_down_hold(self, event: EventData) -> None:
         self.holds.remove(HoldReason.FACE_DOWN_CARD)
@@ -336,8 +352,7 @@ class TableModel(SupervisorCorrections):
             copies = self._entered_copies_out(command)
             reason = enter_card_text(command.card, copies, self.config.game.decks)
         elif trigger is Trigger.CLEAR_HOLD:
-            clearable = [hold for hold in self.holds if hold in OPERATOR_CLEARED_HOLDS]
-            reason = clear_hold_text(str(event.kwargs["reason"]), clearable)
+            reason = clear_hold_text(str(event.kwargs["reason"]), self.clearable_holds())
         else:
             reason = refusal_text(trigger, state, self.position, self.holds, self._applies())
         self._emit(RefusedCommand(COMMAND_WORDS[trigger], reason))
@@ -353,7 +368,7 @@ class TableModel(SupervisorCorrections):
             Trigger.CONFIRM_FACE_UP: HoldReason.FACE_DOWN_CARD in self.holds,
             Trigger.ENTER_CARD: self._card_may_be_entered(),
             Trigger.VOID_CURRENT_ROUND: self._voidable_round() is not None,
-            Trigger.CLEAR_HOLD: any(hold in OPERATOR_CLEARED_HOLDS for hold in self.holds),
+            Trigger.CLEAR_HOLD: bool(self.clearable_holds()),
         }
 
     def _violation(self, detail: str) -> None:
@@ -391,7 +406,7 @@ INPUT_ROUTES: Mapping[type, Route] = {
     CutCardSeen: lambda model, item: model.trigger(Trigger.CUT_CARD),
     ShoeEmptied: lambda model, item: model.trigger(Trigger.SHOE_EMPTY),
     ButtonPressed: _button,
-    FaultRaised: lambda model, item: model.trigger(Trigger.HOLD, reason=fault_hold(item.kind)),
+    FaultRaised: lambda model, item: model._fault_raised(item),
     FaultCleared: lambda model, item: model.trigger(Trigger.RELEASE, reason=fault_hold(item.kind)),
     SelfTestDone: lambda model, item: model._self_test(item),
     OperationDone: _operation_done,

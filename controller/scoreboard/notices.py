@@ -172,7 +172,12 @@ HOLDS: Mapping[str, Notice] = {
         ),
     ),
     fault_hold(FaultKind.DEVICE_SPECIFIC): Notice(
-        Words("The shoe reports a fault of its own", "發牌靴報告其本身的故障"), TECHNICIAN
+        Words("The shoe reports a fault of its own", "發牌靴報告其本身的故障"),
+        Words(
+            "Dealer: call a technician. A card reader never says the fault has passed: once "
+            "it reads again, a supervisor clears the hold",
+            "荷官：請通知技術員。讀牌器不會通知故障已消除：恢復讀牌後，由主管解除暫停",
+        ),
     ),
     fault_hold(FaultKind.TAMPER): Notice(
         Words("The shoe reports it was tampered with", "發牌靴偵測到被人動過"),

@@ -16,7 +16,6 @@ from typing import Any
 
 from cardshoe.controller.config import ConsoleLanguage
 from cardshoe.controller.procedure.corrections import void_reasons_of
-from cardshoe.controller.procedure.holds import OPERATOR_CLEARED_HOLDS
 from cardshoe.controller.scoreboard.notices import NoticeKind, notice
 from cardshoe.controller.service.console_words import N_, Translate, notice_line
 
@@ -94,8 +93,8 @@ def fields_for(action: Action, status: Mapping[str, Any]) -> tuple[Field, ...]:
     asked: list[Field] = []
     for name in action.asks:
         if action.command == "clear-hold":
-            holds = [h for h in status.get("holds") or () if h in OPERATOR_CLEARED_HOLDS]
-            asked.append(Field(name, N_("The hold you checked"), choices=tuple(holds)))
+            holds = tuple(status.get("clearable_holds") or ())
+            asked.append(Field(name, N_("The hold you checked"), choices=holds))
         elif action.command == "void-round":
             reasons = tuple(str(reason) for reason in void_reasons_of(str(status.get("game"))))
             asked.append(Field(name, N_("Why the round is void"), choices=reasons))

@@ -330,7 +330,7 @@ class TableSession(InputPath):
         active holds a person clears.
         """
         if reason is None:
-            raise UserError(clear_hold_needs_text(self.model.holds))
+            raise UserError(clear_hold_needs_text(self.model.clearable_holds()))
         gap, resync = self._gap, None
         accepted = None
         if reason == HoldReason.SEQUENCE_GAP and isinstance(gap, SequenceGap):

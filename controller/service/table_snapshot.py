@@ -38,6 +38,8 @@ class TableSnapshot:
     """A dealer relieved another: game.relief_burn cards burn after the next no more bets."""
     possible: tuple[str, ...] = ()
     """The operator commands the table accepts now (refusals.possible_commands)."""
+    clearable_holds: tuple[str, ...] = ()
+    """The active holds a person clears (clear-hold): what a console offers to clear."""
 
 
 def snapshot_of(model: TableModel) -> TableSnapshot:
@@ -59,4 +61,5 @@ def snapshot_of(model: TableModel) -> TableSnapshot:
         last_round=None if shoe is None else shoe.last_round,
         relief_burn_due=shoe is not None and shoe.relief_burn_due,
         possible=tuple(model.possible_commands()),
+        clearable_holds=tuple(model.clearable_holds()),
     )

@@ -64,6 +64,7 @@ def snapshot_to_json(snapshot: TableSnapshot) -> dict[str, Any]:
         "last_round": snapshot.last_round,
         "relief_burn_due": snapshot.relief_burn_due,
         "possible": list(snapshot.possible),
+        "clearable_holds": list(snapshot.clearable_holds),
     }
 
 

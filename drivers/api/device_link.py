@@ -9,7 +9,9 @@ To add a protocol family, subclass DeviceLink and implement:
 - `next_event(timeout)`: the next events.Event in order, None on timeout, and
   DeviceGone once closed (or lost with reconnect off) after the last event;
   emit CardSeen / CutCardSeen / ButtonPressed / FaultRaised / FaultCleared /
-  ShoeEmptied / SelfTestDone / OperationDone from the device, and the driver
+  ShoeEmptied / SelfTestDone / OperationDone from the device (a FaultRaised
+  with reports_end=False for a fault your device never reports ending, so
+  that a supervisor may clear its hold), and the driver
   events LinkLost / LinkRestored (on an unplug and a reconnect) and
   ProtocolViolation (input your family cannot read, at most once per kind and
   interval) yourself;

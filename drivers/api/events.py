@@ -251,13 +251,18 @@ class ButtonPressed(DeviceEvent):
 
 @dataclass(frozen=True)
 class FaultRaised(DeviceEvent):
-    """A fault became active; it stays active until FaultCleared."""
+    """A fault became active; it stays active until FaultCleared, or, from a device that
+    never reports a fault's end, until a person clears the hold."""
 
     seq: int
     device_time_ms: int
     kind: FaultKind
     detail: int = 0
     """Device-specific sub-code, 0 if none."""
+    reports_end: bool = True
+    """False: the device will send no FaultCleared for this fault (a line reader prints a
+    fault line and nothing when it passes), so a supervisor clears the hold once the
+    device works again (clear-hold fault.<kind>)."""
 
 
 @dataclass(frozen=True)

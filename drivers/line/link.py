@@ -252,7 +252,10 @@ class LineLink(DeviceLink):
             return CutCardSeen(seq, now_ms)
         if found.kind is LineKind.BUTTON:
             return ButtonPressed(seq, now_ms)
-        return FaultRaised(seq, now_ms, FaultKind.DEVICE_SPECIFIC, found.fault_code)
+        # A fault line reports a moment: the reader prints nothing when the fault passes.
+        return FaultRaised(
+            seq, now_ms, FaultKind.DEVICE_SPECIFIC, found.fault_code, reports_end=False
+        )
 
     def _bad(self, found: LineMatch) -> None:
         now = self._clock()

@@ -22,6 +22,7 @@ from cardshoe.controller.procedure.inputs import (
     DRIVER_INPUTS,
     HOST_INPUTS,
     from_record,
+    to_record,
 )
 from cardshoe.controller.protection.watcher import Advantage
 from cardshoe.controller.record_kinds import (
@@ -33,6 +34,7 @@ from cardshoe.controller.record_kinds import (
     spec_of,
     stored_version,
 )
+from cardshoe.drivers.api.events import FaultKind, FaultRaised
 from cardshoe.drivers.cardshoe_family import read_version_1_record
 
 ROOT = Path(__file__).parents[2]
@@ -217,3 +219,12 @@ def test_a_driver_record_of_version_1_upcasts_to_the_neutral_form() -> None:
     assert old == {"expected": 7, "got": 9}
     with pytest.raises(RecordKindError, match="this software reads up to 2"):
         read_payload(record_kinds.LINK_LOST, {"reason": "x", "record_version": 3})
+
+
+def test_a_fault_raised_written_before_reports_end_existed_reads_as_reported() -> None:
+    """Journals from before 2026-12 hold device.fault_raised without reports_end: every
+    device then reported its faults' ends, so the hold stays the device's to end."""
+    old = {"record_version": 2, "seq": 9, "device_time_ms": 5, "kind": "jam", "detail": 0}
+    raised = from_record(record_kinds.DEVICE_FAULT_RAISED, old)
+    assert raised == FaultRaised(9, 5, FaultKind.JAM, 0, reports_end=True)
+    assert to_record(raised).payload == {**old, "reports_end": True}

@@ -271,3 +271,20 @@ def test_clearing_a_hold_that_is_not_operator_cleared_is_a_violation() -> None:
         "clear-hold 'fault.door_open' is not possible now: no hold a person clears is active",
     )
     assert table.state == State.HELD
+
+
+def test_a_fault_whose_end_the_device_never_reports_is_cleared_by_a_person() -> None:
+    """A line reader's fault line: no FaultCleared will come, so the hold is a supervisor's
+    to clear; a door the device reports closing stays the device's to end."""
+    table = dealing()
+    table.feed(table.device.fault(FaultKind.DOOR_OPEN))
+    table.feed(table.device.fault(FaultKind.DEVICE_SPECIFIC, reports_end=False))
+    assert table.model.clearable_holds() == ["fault.device_specific"]
+    assert "clear-hold" in table.model.possible_commands()
+    table.feed(ClearHold("fault.device_specific"))
+    assert table.model.holds == ["fault.door_open"] and table.state == State.HELD
+    assert table.model.clearable_holds() == []
+    (refused,) = table.feed(ClearHold("fault.door_open"))
+    assert isinstance(refused.event, RefusedCommand)
+    table.feed(table.device.fault_cleared(FaultKind.DOOR_OPEN))
+    assert table.model.holds == [] and table.state == State.DEALING

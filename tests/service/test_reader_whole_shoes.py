@@ -280,6 +280,52 @@ def test_a_line_reader_restarted_mid_shoe_holds_until_the_lost_card_is_entered(
     assert (entered.round_no, entered.payload["card"]) == (2, lost)
 
 
+def test_a_fault_line_holds_until_a_supervisor_clears_it_and_the_shoe_deals_on(
+    tmp_path: Path,
+) -> None:
+    """The reader prints a fault line in round 2 and nothing when the fault passes: the
+    table holds, and a supervisor, not the reader, ends the hold."""
+    config = table_config("punto-banco", decks=1)
+    options = find_family("line").parse_options(example_line_table(), EXAMPLE_PROFILE.parent)
+    reader = LineReader(format=format_for(options), seed=4, decks=1)
+    path = tmp_path / "journal.sqlite"
+    held = fault_hold(FaultKind.DEVICE_SPECIFIC)
+    with line_reader_link(reader) as link:
+        dealer = ReaderDealer(reader, link)
+        faulted = cleared = False
+        with Journal.open(path, table_id=config.table_id, create=True) as journal:
+            session = dealer.session = TableSession.open(config, journal, link, [dealer])
+
+            def deal_through_a_fault() -> None:
+                nonlocal faulted, cleared
+                current = session.model.round
+                if held in session.model.holds:
+                    snapshot = session.snapshot()
+                    assert snapshot.clearable_holds == (held,)
+                    assert "clear-hold" in snapshot.possible
+                    with session.acting_as({"uid": 1000, "user": "sup", "role": "supervisor"}):
+                        session.clear_hold(held, "the reader reads again")
+                    cleared = True
+                elif not faulted and current is not None and current.number == 2:
+                    if len(current.cards) == 2:
+                        reader.report_fault(17)
+                        faulted = True
+                    else:
+                        dealer.step()
+                else:
+                    dealer.step()
+
+            ended = session.run_shoe(on_step=deal_through_a_fault, poll_s=0.01)
+    assert faulted and cleared
+    assert ended is not None and ended.reconciled
+    rounds_as_the_rules_engine_plays_them(path, config)
+    (raised,) = journaled(path, "device.fault_raised")
+    assert raised.payload["detail"] == 17 and raised.payload["reports_end"] is False
+    (clear,) = journaled(path, "command.clear_hold")
+    assert clear.payload["reason"] == held
+    assert not journaled(path, "round.void")
+
+
 def test_the_ack_reply_follows_each_journaled_line(tmp_path: Path) -> None:
     config = table_config("punto-banco", decks=1)
     table = example_line_table() | {"ack": "OK\r\n"}

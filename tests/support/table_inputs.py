@@ -123,8 +123,8 @@ class Device:
     def shoe_empty(self, cards_dealt: int) -> ShoeEmptied:
         return ShoeEmptied(*self._next(), cards_dealt)
 
-    def fault(self, kind: FaultKind) -> FaultRaised:
-        return FaultRaised(*self._next(), kind, 0)
+    def fault(self, kind: FaultKind, *, reports_end: bool = True) -> FaultRaised:
+        return FaultRaised(*self._next(), kind, 0, reports_end=reports_end)
 
     def fault_cleared(self, kind: FaultKind) -> FaultCleared:
         return FaultCleared(*self._next(), kind)
