@@ -33,6 +33,7 @@ from cardshoe.firmware_sim.faults import (
     parse_injection,
 )
 from cardshoe.firmware_sim.line_reader import LineReader, ReaderIdentity, format_for
+from cardshoe.firmware_sim.profiles import checked_serial_number
 from cardshoe.firmware_sim.shoe import DEFAULT_DECKS
 from cardshoe.firmware_sim.timing import INSTANT, Timing
 
@@ -209,7 +210,7 @@ def _line_reader(
         raise SimConfigError(str(exc)) from None
     identity = ReaderIdentity()
     if serial_number is not None:
-        identity = replace(identity, serial_number=serial_number)
+        identity = replace(identity, serial_number=checked_serial_number(serial_number))
     return LineReader(
         format=format_for(line_profile),
         identity=identity,

@@ -16,7 +16,9 @@ from importlib import resources
 from operator import or_
 from typing import Any
 
-from cardshoe.drivers.protocol.messages import Capability, DeviceKind
+from cardshoe.drivers.protocol.errors import MalformedMessage
+from cardshoe.drivers.protocol.messages import MAX_TEXT_BYTES, Capability, DeviceKind
+from cardshoe.drivers.protocol.wire_fields import Text
 from cardshoe.firmware_sim.errors import SimConfigError
 
 DEFAULT_PROFILE = "cs-1"
@@ -47,7 +49,21 @@ class DeviceProfile:
 
     def with_serial_number(self, serial_number: str | None) -> DeviceProfile:
         """The same model with another serial number, for several devices at once."""
-        return self if serial_number is None else replace(self, serial_number=serial_number)
+        if serial_number is None:
+            return self
+        return replace(self, serial_number=checked_serial_number(serial_number))
+
+
+def checked_serial_number(serial_number: str) -> str:
+    """A serial number a HELLO can carry (--serial, sim://...?serial=); SimConfigError for
+    one it cannot, which the device would otherwise meet only when it first says hello."""
+    try:
+        return Text(MAX_TEXT_BYTES).from_json(serial_number)
+    except MalformedMessage as exc:
+        raise SimConfigError(
+            f"serial number: {exc}: give at most {MAX_TEXT_BYTES} bytes of text without "
+            "control characters"
+        ) from None
 
 
 def _enum_member(enum: type[Enum], name: str, profile: str) -> Any:

@@ -201,7 +201,8 @@ def connect(dsn: str, *, autocommit: bool = False) -> psycopg.Connection:
     input, with the form to write, before any connection is tried."""
     try:
         conninfo_to_dict(dsn)
-    except psycopg.ProgrammingError as exc:
+    except (psycopg.ProgrammingError, UnicodeEncodeError) as exc:
+        # UnicodeEncodeError: bytes that are not UTF-8, typed or from a configuration.
         raise UserError(
             f"--dsn {dsn!r} is not a PostgreSQL connection string ({_first_line(exc)}): "
             "write postgresql://USER@HOST:PORT/DB, for example "

@@ -196,7 +196,11 @@ class Text:
     def _check(self, value: Any) -> str:
         if not isinstance(value, str):
             raise MalformedMessage(f"{value!r} is not text")
-        if len(value.encode("utf-8")) > self.max_bytes:
+        try:
+            encoded = value.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: bytes that were not UTF-8 (argv)
+            raise MalformedMessage(f"text {value!r} is not UTF-8") from None
+        if len(encoded) > self.max_bytes:
             raise MalformedMessage(f"{value!r} is longer than {self.max_bytes} UTF-8 bytes")
         if any(map(is_control, value)):
             raise MalformedMessage(f"text {value!r} holds a control character")

@@ -213,6 +213,19 @@ CASES: dict[str, BadInput] = {
         "cannot reach the floor database",
         DEVICE_ABSENT,
     ),
+    "floor status with a DSN that is not UTF-8": BadInput(
+        ("floor", "status", "--dsn", "postgresql://fl\udcffor@db/floor"),
+        "is not a PostgreSQL connection string",
+    ),
+    "sim with a serial number holding a terminal's control sequence": BadInput(
+        ("sim", "--serial", "SIM\x1b[2J"), "holds a control character"
+    ),
+    "sim with a serial number longer than a HELLO carries": BadInput(
+        ("sim", "--serial", "S" * 33), "longer than 32 UTF-8 bytes"
+    ),
+    "sim with a serial number that is not UTF-8": BadInput(
+        ("sim", "--serial", "S\udcff"), "is not UTF-8"
+    ),
     "floor ingest from a broker that is not mqtt://": BadInput(
         ("floor", "ingest", "--broker", "tcp://x:1", "--dsn", "postgresql://x@127.0.0.1:1/f"),
         "give mqtt://HOST:PORT",

@@ -231,6 +231,8 @@ def test_text_that_is_not_utf8_is_refused() -> None:
     assert payload.endswith(b"\x01x")
     with pytest.raises(MalformedMessage, match="not UTF-8"):
         decode_message(payload[:-1] + b"\xff")
+    with pytest.raises(MalformedMessage, match="not UTF-8"):  # a byte argv could not decode
+        encode_message(dataclasses.replace(hello, firmware_version="\udcff"))
 
 
 @pytest.mark.parametrize("control", ["\x1b", "\x9b", "\x07", "\n", "\x7f", "\x85", "\u2028"])
