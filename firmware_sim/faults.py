@@ -80,6 +80,10 @@ class InjectionKind(StrEnum):
     """A line reader reads this card twice: its line goes out twice."""
     DROPPED_LINE = "dropped-line"
     """A line reader's line for this card never arrives: the card leaves unreported."""
+    READER_FAULT = "reader-fault"
+    """A line reader writes a fault line (E17) as this card would leave, and the card stays in
+    the shoe; the reader writes nothing when the fault passes, so a supervisor clears the
+    hold."""
     FIRMWARE_POWER_CUT = "firmware-power-cut"
     """The power fails half-way through the next firmware transfer, and comes back after
     the duration: the device must start again on the firmware it ran before."""
@@ -103,6 +107,7 @@ LINE_READER_KINDS = frozenset(
         InjectionKind.BAD_CHECKSUM,
         InjectionKind.DOUBLE_READ,
         InjectionKind.DROPPED_LINE,
+        InjectionKind.READER_FAULT,
         InjectionKind.UNPLUG,
     }
 )

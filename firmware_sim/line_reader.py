@@ -49,6 +49,8 @@ log = logging.getLogger(__name__)
 
 GARBLE = {ord("C"): ord("G"), ord("U"): ord("V")}
 """How garbled-line damages a character: the first letter it can, else the first byte flips."""
+INJECTED_FAULT_CODE = 17
+"""The code of the fault line reader-fault writes (E17 in the example profile's format)."""
 
 
 @dataclass(frozen=True)
@@ -203,6 +205,9 @@ class LineReader:
         first_in_round = self.round > 0 and self._cards_in_round == 0
         due = self.plan.take_due(len(self.shoe.dealt) + 1, self.round, first_in_round)
         kinds = {injection.kind for injection in due}
+        if InjectionKind.READER_FAULT in kinds:
+            self.report_fault(INJECTED_FAULT_CODE)
+            return False
         unplug = next((i for i in due if i.kind is InjectionKind.UNPLUG), None)
         if unplug is not None:
             # The cable comes out as the card leaves: its line is lost with the power.
@@ -234,6 +239,7 @@ class LineReader:
 
     @locked
     def report_fault(self, code: int) -> None:
+        """A fault line; a reader writes none when the fault passes."""
         self._write(self.format.fault.format(code=code))
 
     @locked

@@ -93,6 +93,7 @@ HOLDS_THAT_END = frozenset(
         fault_hold(FaultKind.JAM),
         fault_hold(FaultKind.DOOR_OPEN),
         fault_hold(FaultKind.EVENT_BACKLOG),
+        fault_hold(FaultKind.DEVICE_SPECIFIC),
     }
 )
 """Holds that end at a demo table: the device recovers by itself, or the dealer corrects it
@@ -321,6 +322,7 @@ class DemoDealer:
             # The simulated dealer sets the intruder apart at once; the supervisor says so.
             with self.session.acting_as(DEMO_SUPERVISOR):
                 self.session.clear_hold(HoldReason.INTRUDER_ON_TABLE, note="set apart")
+        self._clear_reader_fault(fault_hold(FaultKind.DEVICE_SPECIFIC) in snapshot.clearable_holds)
         if HoldReason.DEVICE_CANNOT_REPLAY in snapshot.holds and self.hand is not None:
             # The card that left as the reader was unplugged: its line was lost with the cable,
             # and the supervisor reads it on the layout.
@@ -330,6 +332,14 @@ class DemoDealer:
             self._press_button_after_pause(snapshot.round_no, now)
         if self.hand is not None:
             self.hand.draw_if_due()
+
+    def _clear_reader_fault(self, held: bool) -> None:
+        """A reader's fault line has no end line: the supervisor sees it reads again."""
+        if held:
+            with self.session.acting_as(DEMO_SUPERVISOR):
+                self.session.clear_hold(
+                    fault_hold(FaultKind.DEVICE_SPECIFIC), note="the reader reads again"
+                )
 
     def _enter_unreadable_card(self, awaiting: bool, now: float) -> None:
         """The pit's supervisor enters a card whose re-read does not come (Art. 10)."""

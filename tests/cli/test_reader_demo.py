@@ -63,6 +63,23 @@ def test_an_unplugged_reader_holds_until_the_supervisor_enters_the_card_it_lost(
     assert only(lines, "link")["counters"]["link_losses"] == 1
 
 
+@pytest.mark.parametrize("protocol", ["line", "hid"])
+def test_a_reader_fault_line_holds_until_the_supervisor_clears_it(
+    shoectl: ShoectlRunner, protocol: str
+) -> None:
+    """The reader writes a fault line where round 3's first card would leave, and never a line
+    saying it passed: the table holds until the demo's supervisor clears it, then deals on."""
+    faults = ("--inject", "reader-fault@round=3")
+    lines = demo_json(shoectl, "--protocol", protocol, "--decks", "1", "--seed", "6", *faults)
+    holds = [line["reason"] for line in of(lines, "hold")]
+    assert holds == ["fault.device_specific"]
+    assert [line["reason"] for line in of(lines, "hold_ended")] == holds
+    ended = only(lines, "shoe_ended")
+    assert ended["reconciled"] and ended["rounds"] > 5
+    assert not [line for line in of(lines, "round") if line["void"]]
+    assert not of(lines, "irregularity")
+
+
 @pytest.mark.parametrize(
     ("options", "message"),
     [

@@ -88,6 +88,7 @@ def test_a_whole_eight_deck_shoe_arrives_line_for_card(profile: LineProfile) -> 
         ("bad-checksum@card=2", [LineKind.CARD, LineKind.BAD_CHECKSUM, LineKind.CARD]),
         ("double-read@card=2", [LineKind.CARD, LineKind.CARD, LineKind.CARD, LineKind.CARD]),
         ("dropped-line@card=2", [LineKind.CARD, LineKind.CARD]),
+        ("reader-fault@card=2", [LineKind.CARD, LineKind.FAULT, LineKind.CARD]),
     ],
 )
 def test_line_faults_leave_their_mark_on_the_wire(
