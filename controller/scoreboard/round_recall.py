@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cardshoe.controller import record_kinds
+from cardshoe.controller.one_line import escape_line_breaks
 from cardshoe.controller.scoreboard.demo_events import OUTCOME_FIELDS
 
 CARD_KINDS = {
@@ -268,7 +269,8 @@ def recall_text(recall: RoundRecall) -> str:
             f"command [{command['record']}] {command['time']} {command['kind']} by {giver}"
         )
     lines.append(f"records: {recall.records[0]}-{recall.records[-1]} ({len(recall.records)})")
-    return "\n".join(lines)
+    # An alarm's detail or a person's name came from outside: no control reaches the terminal.
+    return "\n".join(escape_line_breaks(line) for line in lines)
 
 
 def correction_text(payload: Mapping[str, Any]) -> str:

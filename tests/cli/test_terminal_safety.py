@@ -23,6 +23,7 @@ from cardshoe.controller.cli.list_cmd import list_command
 from cardshoe.controller.display.columns import aligned_lines
 from cardshoe.controller.display.plain import plain_line
 from cardshoe.controller.scoreboard.event_lines import event_line
+from cardshoe.controller.scoreboard.round_recall import RoundRecall, recall_text
 from cardshoe.drivers.text_input import is_control
 
 HOSTILE = "\x1b]0;owned\x07\x1b[2J\x9b31m\x85\u2028"
@@ -64,6 +65,25 @@ def test_event_and_display_lines_escape_a_payload_text() -> None:
     assert raw_controls(event_line(record)) == []
     shown = plain_line(record_kinds.ALARM, {"kind": "procedure_violation", "detail": HOSTILE})
     assert shown is not None and raw_controls(shown) == []
+
+
+def test_a_round_recall_escapes_an_alarm_and_a_name() -> None:
+    recall = RoundRecall(
+        "S1",
+        3,
+        alarms=[{"record": 7, "kind": "device_fault", "detail": HOSTILE}],
+        commands=[
+            {
+                "record": 8,
+                "time": "t",
+                "kind": "command.void_round",
+                "by": {"user": f"sup{HOSTILE}", "uid": 1, "role": "supervisor"},
+            }
+        ],
+        records=[7, 8],
+    )
+    shown = recall_text(recall)
+    assert raw_controls(shown) == [] and len(shown.splitlines()) == 7
 
 
 def test_a_refusal_quoting_what_was_typed_stays_one_harmless_line(
