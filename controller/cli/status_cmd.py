@@ -51,8 +51,11 @@ def status_text(record: dict[str, Any]) -> str:
     state = record["state"]
     if record["held_state"] is not None:
         state = f"held in {record['held_state']} ({', '.join(record['holds'])})"
+    rows += [("state", state)]
+    clearable = record.get("clearable_holds") or ()
+    if clearable:
+        rows += [("a supervisor clears", f"{', '.join(clearable)} (shoectl control clear-hold)")]
     rows += [
-        ("state", state),
         ("dealer", record["dealer"] or "none signed in"),
         ("shoe", record["shoe_id"] or "none open"),
     ]

@@ -16,6 +16,7 @@ import psycopg
 
 from cardshoe.controller.floor.schema import require_current
 from cardshoe.controller.floor.software_check import Verdict
+from cardshoe.controller.one_line import escape_line_breaks
 from cardshoe.controller.timestamps import utc_timestamp
 
 VERIFIED_PREFIX = "software verified "
@@ -186,4 +187,5 @@ def status_lines(tables: list[TableStatus]) -> list[str]:
         )
         if table.software is not None:
             lines.append(f"{'':<12} {table.software}")
-    return lines
+    # A table's id and site are its topic's levels: whoever reaches the broker picks them.
+    return [escape_line_breaks(line) for line in lines]

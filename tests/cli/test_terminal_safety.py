@@ -20,8 +20,10 @@ from support.shoectl import ShoectlRunner
 
 from cardshoe.controller import record_kinds
 from cardshoe.controller.cli.list_cmd import list_command
+from cardshoe.controller.cli.status_cmd import status_text
 from cardshoe.controller.display.columns import aligned_lines
 from cardshoe.controller.display.plain import plain_line
+from cardshoe.controller.floor.status import TableStatus, status_lines
 from cardshoe.controller.scoreboard.event_lines import event_line
 from cardshoe.controller.scoreboard.round_recall import RoundRecall, recall_text
 from cardshoe.drivers.text_input import is_control
@@ -86,6 +88,14 @@ def test_a_round_recall_escapes_an_alarm_and_a_name() -> None:
     assert raw_controls(shown) == [] and len(shown.splitlines()) == 7
 
 
+def test_floor_status_escapes_the_table_and_site_a_topic_named() -> None:
+    """An unregistered table is taken on its chain alone, under whatever topic levels whoever
+    reached the broker published to."""
+    table = TableStatus(f"T{HOSTILE}", f"east{HOSTILE}", 5, 5, [], True, 0, None, None, 5, 0, 0.0)
+    lines = status_lines([table])
+    assert raw_controls("\n".join(lines)) == [] and len(lines) == 2
+
+
 def test_a_refusal_quoting_what_was_typed_stays_one_harmless_line(
     tmp_path: Path, shoectl: ShoectlRunner
 ) -> None:
@@ -102,3 +112,10 @@ def test_a_refusal_quoting_what_was_typed_stays_one_harmless_line(
         assert shown.returncode == 0, shown.stderr
         assert "command.clear_hold" in shown.stdout
         assert raw_controls(shown.stdout) == []
+        status = table.status()
+    assert status["clearable_holds"] == []
+    reader_fault = ["fault.device_specific"]
+    held = {**status, "held_state": "dealing", "holds": reader_fault}
+    text = status_text({**held, "clearable_holds": reader_fault, "dealer": f"ann{HOSTILE}"})
+    assert "\na supervisor clears  fault.device_specific (shoectl control clear-hold)\n" in text
+    assert raw_controls(text) == []
