@@ -16,6 +16,7 @@ from typing import Any
 
 from cardshoe.controller.config import RolesConfig
 from cardshoe.controller.errors import EXIT_DEVICE_UNAVAILABLE, UserError
+from cardshoe.controller.journal.store import Journal
 from cardshoe.controller.procedure.operator_commands import Role, least_role
 from cardshoe.controller.record_kinds import SESSION_CONSOLE_PIN, SESSION_CONSOLE_SIGNED_OUT
 from cardshoe.controller.service.console_desk import ConsoleDesk, PinCheck, PinOutcome
@@ -31,6 +32,8 @@ TOKEN_KEY = "console"
 APPROVAL_KEY = "supervisor"
 """The request key that carries a supervisor's {"name", "pin"} for a supervisor's command."""
 ROLE_OF: Mapping[PinRole, Role] = {PinRole.DEALER: Role.DEALER, PinRole.SUPERVISOR: Role.SUPERVISOR}
+RECALLED_PIN_CHECKS = 200
+"""The latest PIN checks a start-up counts again: far more than any lockout takes."""
 
 
 class ConsoleAccess:
@@ -38,8 +41,19 @@ class ConsoleAccess:
 
     def __init__(self, roles: RolesConfig, clock: Callable[[], float]) -> None:
         self._roles = roles
+        self._clock = clock
         self._desk = ConsoleDesk(roles.console_idle_s, clock)
         self._lock = threading.Lock()
+
+    def recall(self, journal: Journal, wall_ns: int) -> None:
+        """Count again the PIN checks an earlier run journaled, each as long ago as the wall
+        clock (now wall_ns) says it was: a restart of the service lifts no lockout."""
+        checks = journal.latest([SESSION_CONSOLE_PIN], RECALLED_PIN_CHECKS)
+        now = self._clock()
+        with self._lock:
+            for check in checks:
+                at = now - (wall_ns - check.time_ns) / 1e9
+                self._desk.recall(check.payload["name"], PinOutcome(check.payload["outcome"]), at)
 
     def sign_in(
         self, session: TableSession, peer: Peer | None, request: Mapping[str, Any]

@@ -105,21 +105,42 @@ class ConsoleDesk:
     ) -> PinCheck:
         """Check pin for name, counting wrong tries and locking the name after the last."""
         now = self.clock()
-        tries = self._tries.setdefault(name, _Tries())
+        tries = self._tries_at(name, now)
         if tries.locked_until is not None:
-            if now < tries.locked_until:
-                return PinCheck(name, PinOutcome.LOCKED, purpose, None, tries.locked_until - now)
-            tries.wrong, tries.locked_until = 0, None
+            return PinCheck(name, PinOutcome.LOCKED, purpose, None, tries.locked_until - now)
         entry = people.get(name)
         if entry is not None and entry.matches(pin):
-            tries.wrong = 0
+            self._count(tries, PinOutcome.ACCEPTED, now)
             return PinCheck(name, PinOutcome.ACCEPTED, purpose, entry.role)
-        tries.wrong += 1
-        if tries.wrong >= MAX_WRONG_PINS:
-            tries.locked_until = now + LOCK_S
+        if tries.wrong + 1 >= MAX_WRONG_PINS:
+            self._count(tries, PinOutcome.NOW_LOCKED, now)
             return PinCheck(name, PinOutcome.NOW_LOCKED, purpose, None, LOCK_S)
         outcome = PinOutcome.WRONG if entry is not None else PinOutcome.UNKNOWN_NAME
+        self._count(tries, outcome, now)
         return PinCheck(name, outcome, purpose)
+
+    def recall(self, name: str, outcome: PinOutcome, at: float) -> None:
+        """A PIN check an earlier run of the service journaled, at this clock's time `at`:
+        counted as it was then, so that a restart lifts no lockout and clears no wrong PIN."""
+        self._count(self._tries_at(name, at), outcome, at)
+
+    def _tries_at(self, name: str, now: float) -> _Tries:
+        """The name's tries as they stand at `now`: a lockout that has run out is over, and
+        its wrong PINs with it."""
+        tries = self._tries.setdefault(name, _Tries())
+        if tries.locked_until is not None and now >= tries.locked_until:
+            tries.wrong, tries.locked_until = 0, None
+        return tries
+
+    @staticmethod
+    def _count(tries: _Tries, outcome: PinOutcome, at: float) -> None:
+        """What one PIN check's outcome does to the name's tries."""
+        if outcome is PinOutcome.ACCEPTED:
+            tries.wrong = 0
+        elif outcome is not PinOutcome.LOCKED:
+            tries.wrong += 1
+            if outcome is PinOutcome.NOW_LOCKED:
+                tries.locked_until = at + LOCK_S
 
     def sign_in(self, name: str, role: PinRole) -> str:
         """A token for the person, who signs out any earlier sign-in of theirs."""

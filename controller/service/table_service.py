@@ -209,6 +209,7 @@ class TableService:
             self._phase = (STARTING, "checking the journal")
             self._notify_status("checking the journal")
             check_journal(journal, "start-up")
+            self._console.recall(journal, time.time_ns())
             device = self._open_device(journal)
             self._journal_repeated_refusals(journal, self._clock() + REPEAT_INTERVAL_S)
             if device is None:

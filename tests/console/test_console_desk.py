@@ -21,6 +21,24 @@ class Clock:
         return self.now
 
 
+def test_checks_recalled_from_an_earlier_run_count_as_they_did_then() -> None:
+    """A lockout begun 30 s before a restart has 30 s to run; one begun 61 s before is over,
+    and so are its wrong PINs; a wrong PIN with no lockout still counts."""
+    clock = Clock()
+    desk = ConsoleDesk(idle_s=300, clock=clock)
+    people = {name: make_entry(PinRole.DEALER, "2468", CHEAP) for name in ("ann", "bob", "cat")}
+    desk.recall("ann", PinOutcome.NOW_LOCKED, clock.now - 30)
+    desk.recall("bob", PinOutcome.NOW_LOCKED, clock.now - LOCK_S - 1)
+    desk.recall("cat", PinOutcome.WRONG, clock.now - 500)
+    desk.recall("cat", PinOutcome.WRONG, clock.now - 400)
+    ann = desk.check_pin(people, "ann", "2468", "console-sign-in")
+    assert ann.outcome is PinOutcome.LOCKED and ann.locked_for_s == 30
+    assert desk.check_pin(people, "bob", "1111", "console-sign-in").outcome is PinOutcome.WRONG
+    assert desk.check_pin(people, "cat", "1111", "console-sign-in").outcome is (
+        PinOutcome.NOW_LOCKED
+    )
+
+
 def test_three_wrong_pins_lock_the_name_for_a_minute_even_against_the_right_pin() -> None:
     clock = Clock()
     desk = ConsoleDesk(idle_s=300, clock=clock)

@@ -178,3 +178,38 @@ def test_only_the_consoles_own_user_signs_people_in_and_bad_requests_get_one_lin
                 "nobody is signed in at the console"
             )
             assert service.stop() == 0
+
+
+def test_a_restart_lifts_no_lockout_and_forgets_no_wrong_pin(tmp_path: Path) -> None:
+    """The PIN checks are journaled: the next run of the service counts them again, so a
+    guesser gains no tries by getting the service restarted."""
+    with simulated_table(tmp_path) as table:
+        with_console(table)
+        socket = table.socket_path
+        with running_service(table, betting_time=None) as service:
+            service.wait_for_notification("READY=1")
+            for _ in range(3):
+                refused(socket, "console-sign-in", name=OTHER_DEALER, pin="0000")
+            refused(socket, "console-sign-in", name=DEALER, pin="0000")
+            assert service.stop() == 0
+        with running_service(table, betting_time=None) as service:
+            service.wait_for_notification("READY=1")
+            still = refused(socket, "console-sign-in", name=OTHER_DEALER, pin=OTHER_DEALER_PIN)
+            assert still.startswith(f"{OTHER_DEALER} is locked after 3 wrong PINs: try again in")
+            assert refused(socket, "console-sign-in", name=DEALER, pin="0000").startswith(
+                f"wrong name or PIN for {DEALER}"
+            )
+            assert refused(socket, "console-sign-in", name=DEALER, pin="0000").startswith(
+                f"{DEALER} is locked after 3 wrong PINs"
+            ), "ann's wrong PIN before the restart and two after are three"
+            assert service.stop() == 0
+    given = [r.payload for r in journaled(table.journal_path, "session.console_pin")]
+    assert [(p["name"], p["outcome"]) for p in given] == [
+        (OTHER_DEALER, "wrong"),
+        (OTHER_DEALER, "wrong"),
+        (OTHER_DEALER, "now_locked"),
+        (DEALER, "wrong"),
+        (OTHER_DEALER, "locked"),
+        (DEALER, "wrong"),
+        (DEALER, "now_locked"),
+    ]
