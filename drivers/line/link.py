@@ -19,7 +19,7 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Protocol
 
 from cardshoe.drivers.api.device_link import Capability, DeviceLink
@@ -47,6 +47,23 @@ from cardshoe.drivers.line.profile import LineProfile
 from cardshoe.drivers.line.splitting import Overlong
 
 log = logging.getLogger(__name__)
+
+EVENT_OF_LINE: Mapping[LineKind, Callable[[int, int, LineMatch], Event]] = {
+    LineKind.CARD: lambda seq, ms, found: CardSeen(seq, ms, found.card, code=found.text),
+    # A card passed the reader but its code is in no table: a misread card.
+    LineKind.UNKNOWN_CODE: lambda seq, ms, found: CardSeen(
+        seq, ms, None, flags=ReadFlag.MISREAD, code=found.text
+    ),
+    LineKind.CUT_CARD: lambda seq, ms, found: CutCardSeen(seq, ms),
+    LineKind.BUTTON: lambda seq, ms, found: ButtonPressed(seq, ms),
+    # A fault line reports a moment: the reader prints nothing when the fault passes.
+    LineKind.FAULT: lambda seq, ms, found: FaultRaised(
+        seq, ms, FaultKind.DEVICE_SPECIFIC, found.fault_code, reports_end=False
+    ),
+}
+"""Each kind of good line -> its neutral event (seq, the host's milliseconds, the line)."""
+CARD_LINES = frozenset({LineKind.CARD, LineKind.UNKNOWN_CODE})
+"""The lines a card passing the reader writes, read or not: counted as cards."""
 
 RECONNECT_INTERVAL_S = 0.2
 """How often a lost reader is looked for again."""
@@ -234,28 +251,14 @@ class LineLink(DeviceLink):
         if found.kind.bad:
             self._bad(found)
             return
-        event = self._event(found)
-        if event is not None:
-            self._pending.append(event)
+        self._pending.append(self._event(found))
 
-    def _event(self, found: LineMatch) -> Event | None:
+    def _event(self, found: LineMatch) -> Event:
         seq, now_ms = self._next_seq, int(self._clock() * 1000)
         self._next_seq += 1
-        if found.kind is LineKind.CARD:
+        if found.kind in CARD_LINES:
             self._counts["cards"] += 1
-            return CardSeen(seq, now_ms, found.card, code=found.text)
-        if found.kind is LineKind.UNKNOWN_CODE:
-            # A card passed the reader but its code is in no table: a misread card.
-            self._counts["cards"] += 1
-            return CardSeen(seq, now_ms, None, flags=ReadFlag.MISREAD, code=found.text)
-        if found.kind is LineKind.CUT_CARD:
-            return CutCardSeen(seq, now_ms)
-        if found.kind is LineKind.BUTTON:
-            return ButtonPressed(seq, now_ms)
-        # A fault line reports a moment: the reader prints nothing when the fault passes.
-        return FaultRaised(
-            seq, now_ms, FaultKind.DEVICE_SPECIFIC, found.fault_code, reports_end=False
-        )
+        return EVENT_OF_LINE[found.kind](seq, now_ms, found)
 
     def _bad(self, found: LineMatch) -> None:
         now = self._clock()

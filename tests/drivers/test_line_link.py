@@ -32,6 +32,8 @@ from cardshoe.drivers.api.events import (
 )
 from cardshoe.drivers.api.protocols import open_device
 from cardshoe.drivers.line.checksum import Checksum
+from cardshoe.drivers.line.link import EVENT_OF_LINE
+from cardshoe.drivers.line.matching import LineKind
 from cardshoe.drivers.line.profile import BadLinePolicy, LineProfile, parse_line_profile
 from cardshoe.firmware_sim.attach_pty import serve_pty
 from cardshoe.firmware_sim.faults import parse_injection
@@ -182,3 +184,8 @@ def test_without_a_profile_the_family_says_what_it_needs() -> None:
 
     with pytest.raises(BadProtocolOptions, match=r"needs a \[device.line\] table"):
         open_device("/dev/null", protocol="line")
+
+
+def test_every_good_line_has_an_event_and_no_bad_line_has_one() -> None:
+    """A bad line is counted and reported, never an event; every other kind is one."""
+    assert set(EVENT_OF_LINE) == {kind for kind in LineKind if not kind.bad}
