@@ -369,6 +369,15 @@ def user_add(name: str, role: str, dsn: str, password_file: Path | None) -> None
     help="The floor's time zone (IANA name, such as Asia/Macau): the pace page's days and "
     "hours of day.",
 )
+@click.option(
+    "--proxy",
+    "proxies",
+    multiple=True,
+    metavar="ADDRESS",
+    help="A reverse proxy (an IP address or network) whose X-Forwarded-For names the client, "
+    "so that failed logins are counted per client behind it; repeat for several. Default: "
+    "this machine (127.0.0.1 and ::1).",
+)
 def web(
     dsn: str,
     broker: str | None,
@@ -381,6 +390,7 @@ def web(
     overdue_after: float,
     client_id: str,
     time_zone: str,
+    proxies: tuple[str, ...],
 ) -> None:
     """Serve the pit: the floor, tables, round recall, alarms and pace pages and their JSON
     API (docs/pit.md), live from the floor database. Runs until Ctrl-C or SIGTERM."""
@@ -390,13 +400,14 @@ def web(
     from cardshoe.controller.floor.schema import connect, require_current
     from cardshoe.controller.pit.app import PitSettings
     from cardshoe.controller.pit.pace import floor_zone
-    from cardshoe.controller.pit.server import ServerTls, pit_url, serve
+    from cardshoe.controller.pit.server import ServerTls, pit_url, serve, trusted_proxies
     from cardshoe.controller.web.server import ListenAddress
 
     address = ListenAddress.parse(listen)
     if (tls_cert is None) != (tls_key is None):
         raise UserError("give --tls-cert and --tls-key together, or neither")
     tls = None if tls_cert is None or tls_key is None else ServerTls(tls_cert, tls_key)
+    trusted = trusted_proxies(proxies)
     for path in (tls_cert, tls_key):
         if path is not None and not path.is_file():
             raise UserError(f"{path}: no such file")
@@ -412,4 +423,4 @@ def web(
     configure_logging(level=logging.WARNING)
     sock = address.bind()
     click.echo(f"shoectl floor web: serving {pit_url(sock, tls)}", err=True)
-    serve(settings, sock, tls)
+    serve(settings, sock, tls, trusted)

@@ -135,6 +135,28 @@ def test_repeated_wrong_passwords_lock_the_user_then_the_client_and_are_audited(
     assert failed == (20,), "the refused logins checked no password and wrote no failure"
 
 
+def test_behind_a_trusted_proxy_each_client_counts_its_own_failed_logins(dsn: str) -> None:
+    """A reverse proxy on this machine (trusted by default) names each client: 20 failures
+    from one lock that client only. A proxy the pit was not told of names nobody: its
+    header is ignored, and every client behind it is the proxy's address."""
+    with PitService(dsn) as pit:
+        guesser = PitClient(pit.url, forwarded_for="203.0.113.7")
+        for number in range(20):
+            assert guesser.login(f"guess{number}", "not the password")[0] == 401
+        status, answer = guesser.login("kim", "not the password")
+        assert status == 429 and "for client '203.0.113.7'" in answer["error"]
+        other = PitClient(pit.url, forwarded_for="203.0.113.8")
+        assert other.login("kim", "not the password")[0] == 401, "another client may still try"
+    with PitService(dsn, "--proxy", "192.0.2.0/24") as pit:
+        spoofer = PitClient(pit.url, forwarded_for="203.0.113.9")
+        assert spoofer.login("kim", "not the password")[0] == 401
+    with psycopg.connect(dsn) as db:
+        (last,) = db.execute(
+            "SELECT detail FROM pit_audit WHERE action = 'login_failed' ORDER BY id DESC LIMIT 1"
+        ).fetchone()
+    assert last.endswith("from 127.0.0.1"), "the untrusted proxy's header named nobody"
+
+
 def test_a_restarted_pit_keeps_a_lockout_its_audit_recorded(dsn: str, tmp_path: Path) -> None:
     """Restarting the pit (a crash, an update, systemd) must not give a guesser fresh tries."""
     assert add_user(dsn, tmp_path, "sam", "supervisor").returncode == 0

@@ -62,9 +62,11 @@ class PitService(WebService):
 class PitClient:
     """HTTP to the pit with a session cookie, the way the page's script talks to it."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, forwarded_for: str | None = None) -> None:
         parts = urlsplit(url)
         self.host, self.port = parts.hostname or "127.0.0.1", parts.port or 80
+        self.forwarded_for = forwarded_for
+        """The client a reverse proxy would name in X-Forwarded-For, if this is one."""
         self.cookie: str | None = None
         self.csrf_token: str | None = None
         self.headers: dict[str, str] = {}
@@ -81,6 +83,8 @@ class PitClient:
         content_type: str = "application/json",
     ) -> tuple[int, Any]:
         headers = {}
+        if self.forwarded_for is not None:
+            headers["X-Forwarded-For"] = self.forwarded_for
         if self.cookie is not None:
             headers["Cookie"] = self.cookie
         if csrf and self.csrf_token is not None:
