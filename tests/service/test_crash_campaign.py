@@ -22,9 +22,9 @@ and no void round, since a crash of the controller is no irregularity.
 
 The line campaign deals through a line reader (tests/support/reader_service.py), which
 resends nothing: each service started mid-shoe holds device_cannot_replay, and the pit's
-supervisor enters the card a killed service read but never journaled, or clears the hold.
-The kills start once round 1 is open (a burn card the reader let out unheard could not be
-entered), and the reader has no cut card: the pit ends the shoe after its rounds.
+supervisor enters the card a killed service read but never journaled, to the hand or the
+burn it was due, or clears the hold. The kills start with the shoe, its start-of-shoe burn
+included, and the reader has no cut card: the pit ends the shoe after its rounds.
 
 CARDSHOE_CRASH_SEED=<n> replays a run: the seed is printed and named in every
 failure message. CARDSHOE_CRASH_KILLS=<n> sets the kills per device kind.
@@ -63,6 +63,7 @@ from support.session_support import (
 
 from cardshoe.controller.errors import UserError
 from cardshoe.controller.journal.store import Journal
+from cardshoe.controller.procedure.facts import ENTERED_CARD_ID
 from cardshoe.controller.service.control_client import request
 from cardshoe.controller.service.recovery import recover
 from cardshoe.firmware_sim.timing import Timing
@@ -218,8 +219,6 @@ def test_sigkill_at_random_moments_loses_nothing_and_decides_nothing_differently
         pit = PitBoss(table, campaign, dealer)
         pit.start()
         try:
-            if dealer is not None:
-                deal_into_round_one(table, seed)
             kill_and_restart(table, rng, seed, campaign.kills, dealer)
             deal_to_the_end(table, pit, seed)
         finally:
@@ -251,15 +250,6 @@ def campaign_table(folder: Path, campaign: Campaign, seed: int) -> AbstractConte
     )
 
 
-def deal_into_round_one(table: Table, seed: int) -> None:
-    """The first service lives until the start-of-shoe burn is over, then stops cleanly."""
-    with running_service(table) as service:
-        service.wait_for_notification("READY=1")
-        dealing = lambda: (table.status()["round_no"] or 0) >= 1  # noqa: E731
-        wait_until(dealing, f"seed {seed}: round 1", FINAL_WAIT_S)
-        assert service.stop() == 0, f"seed {seed}: {service.log_tail()}"
-
-
 def check_the_layout_confirmations(table: Table, dealer: ReaderDealer, seed: int) -> None:
     """Services started mid-shoe held the table (device_cannot_replay), and each card drawn
     while no service ran came back as the supervisor's entry. (A kill can take the answer to a
@@ -268,12 +258,15 @@ def check_the_layout_confirmations(table: Table, dealer: ReaderDealer, seed: int
     findings = {r.payload["hold"] for r in journaled(path, "host.finding")}
     assert findings == {"device_cannot_replay"}, failure
     corrected = [r.payload for r in journaled(path, "card.corrected")]
-    assert len(corrected) >= dealer.drawn_unheard > 0, failure
-    assert {payload["card"] for payload in corrected} <= set(dealer.entered), failure
-    assert {payload["irregularity"] for payload in corrected} == {"device_cannot_replay"}
+    burned = [r.payload for r in journaled(path, "card.burned")]
+    entered = [*corrected, *(p for p in burned if p["physical_id"] == ENTERED_CARD_ID)]
+    assert len(entered) >= dealer.drawn_unheard > 0, failure
+    assert {payload["card"] for payload in entered} <= set(dealer.entered), failure
+    assert {payload["irregularity"] for payload in corrected} <= {"device_cannot_replay"}
     print(
-        f"{len(dealer.entered)} lost cards entered ({dealer.drawn_unheard} drawn while no "
-        f"service ran), {dealer.cleared} holds cleared"
+        f"{len(dealer.entered)} lost cards entered ({len(entered) - len(corrected)} into a "
+        f"burn; {dealer.drawn_unheard} drawn while no service ran), {dealer.cleared} holds "
+        "cleared"
     )
 
 
@@ -282,7 +275,7 @@ def check_the_journal(table: Table, campaign: Campaign, device_cards_dealt: int,
     failure = f"seed {seed}"
     starts = journaled(path, "session.started")
     mid_shoe = sum(record.shoe_id is not None for record in starts)
-    lives = campaign.kills + 1 + (campaign.kind == "line")  # and deal_into_round_one's
+    lives = campaign.kills + 1
     print(f"{len(starts)} of {lives} lives reached the session, {mid_shoe} in the open shoe")
     assert 1 <= len(starts) <= lives, failure
     assert [r.payload["replay_mismatches"] for r in starts] == [[]] * len(starts), failure
