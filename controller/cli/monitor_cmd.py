@@ -156,14 +156,38 @@ def _monitor_device(
                 device.ack(event.seq)
 
 
+class _CtrlC:
+    """Ctrl-C (or SIGTERM) while following the service: a flag, and the stream's end once a
+    stream is open. Heard from before the subscription to the end, so no KeyboardInterrupt
+    can be raised anywhere in between: inside the live display's start, it left the display
+    started and its refresh thread running with no stop to come, and the command did not
+    end (tests/cli/test_technician_cli.py, under a loaded machine)."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        self._events: EventStream | None = None
+
+    def __call__(self) -> None:
+        self.requested = True
+        if self._events is not None:
+            self._events.end()
+
+    def watch(self, events: EventStream) -> None:
+        """End this stream at Ctrl-C, or now if Ctrl-C came before it was open."""
+        self._events = events
+        if self.requested:
+            events.end()
+
+
 def _monitor_service(
     socket_path: Path | None, config_path: Path | None, count: int | None, as_json: bool
 ) -> None:
 
     path = service_socket(socket_path, config_path)
-    with subscription(path) as (answer, events):
+    ctrl_c = _CtrlC()
+    with stop_on_signals(ctrl_c), subscription(path) as (answer, events):
         _announce(path, answer["status"])
-        _follow(path, events, count, lambda record: _show(record, as_json))
+        _follow(path, events, count, lambda record: _show(record, as_json), ctrl_c)
 
 
 def _show_table(socket_path: Path | None, config_path: Path | None, count: int | None) -> None:
@@ -182,15 +206,20 @@ def _show_table(socket_path: Path | None, config_path: Path | None, count: int |
 
     path = service_socket(socket_path, config_path)
     console = Console()
-    with subscription(path) as (answer, events):
+    ctrl_c = _CtrlC()
+    with stop_on_signals(ctrl_c), subscription(path) as (answer, events):
         if not console.is_terminal:
             _announce(path, answer["status"])
-            _follow(path, events, count, print_line)
+            _follow(path, events, count, print_line, ctrl_c)
             return
         view = TableView(TableBoard.from_json(answer["board"]))
         with Live(view, console=console, refresh_per_second=10):
             _follow(
-                path, events, count, lambda record: view.apply(record["kind"], record["payload"])
+                path,
+                events,
+                count,
+                lambda record: view.apply(record["kind"], record["payload"]),
+                ctrl_c,
             )
 
 
@@ -207,6 +236,7 @@ def _follow(
     events: EventStream,
     count: int | None,
     show: Callable[[dict[str, Any]], None],
+    ctrl_c: _CtrlC,
 ) -> None:
     """Show each event; return after count of them or on Ctrl-C, exit 3 if the service stops
     first.
@@ -215,18 +245,12 @@ def _follow(
     thread stood, inside rich's drawing of the table too, it could leave a lock held that the
     live display's refresh thread then waits on, and the command would never end.
     """
-    stop = StopRequest()
-
-    def stop_following() -> None:
-        stop.request()
-        events.end()
-
-    with stop_on_signals(stop_following):
-        for shown, record in enumerate(events, start=1):
-            show(record)
-            if stop.requested or (count is not None and shown >= count):
-                return
-    if not stop.requested:
+    ctrl_c.watch(events)
+    for shown, record in enumerate(events, start=1):
+        show(record)
+        if ctrl_c.requested or (count is not None and shown >= count):
+            return
+    if not ctrl_c.requested:
         raise UserError(f"the service on {path} stopped", EXIT_NO_SERVICE)
 
 

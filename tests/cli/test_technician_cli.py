@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
@@ -11,12 +12,12 @@ import signal
 import subprocess
 import sys
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from cobs import cobs
-from support.process_support import ended
+from support.process_support import STACKS_WAIT_S, StuckProcess, ended, signal_dispositions
 from support.service_support import open_manual_shoe, running_service, simulated_table, wait_until
 from support.shoectl import ShoectlRunner
 
@@ -330,7 +331,10 @@ def drawn_on_a_terminal(args: list[str], until: str) -> str:
     try:
         wait_until(drawn, until)
         child.send_signal(signal.SIGINT)
-        wait_until(ended_with_the_screen_read, "the command to end after Ctrl-C", 30)
+        try:
+            wait_until(ended_with_the_screen_read, "the command to end after Ctrl-C", 30)
+        except AssertionError:
+            raise stuck_on_a_terminal(child, ended_with_the_screen_read, screen) from None
         assert child.returncode == 0
     finally:
         if child.poll() is None:
@@ -338,6 +342,22 @@ def drawn_on_a_terminal(args: list[str], until: str) -> str:
             child.wait()
         os.close(master)
     return screen.decode(errors="replace")
+
+
+def stuck_on_a_terminal(
+    child: subprocess.Popen[bytes], ended_reading: Callable[[], bool], screen: bytearray
+) -> StuckProcess:
+    """A child on a pty that outlived its Ctrl-C: SIGABRT makes it print its threads' stacks
+    there (PYTHONFAULTHANDLER), and the failure shows them, as ended() does for a pipe."""
+    dispositions = signal_dispositions(child.pid)
+    child.send_signal(signal.SIGABRT)
+    with contextlib.suppress(AssertionError):
+        wait_until(ended_reading, "the stacks after SIGABRT", STACKS_WAIT_S)
+    printed = screen.decode(errors="replace")[-8000:]
+    return StuckProcess(
+        f"{child.args} did not end within 30 s of Ctrl-C; the end of what it printed, with its "
+        f"threads' stacks at SIGABRT:\n{printed}\nits signals then: {dispositions}"
+    )
 
 
 def _read_some(master: int) -> bytes:
