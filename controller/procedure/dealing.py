@@ -399,7 +399,6 @@ class Dealing(DeckSetWatch):
         *,
         voids_round: bool = False,
     ) -> None:
-        shoe = self.shoe
         if reason is None:
             reason = BurnReason.IRREGULAR
             findings = [
@@ -408,13 +407,18 @@ class Dealing(DeckSetWatch):
                 if self._after_a_round()
                 else Irregularity.CARD_OUTSIDE_ROUND,
             ]
-        remaining = None
-        if shoe is not None:
-            shoe.burned += 1
-            remaining = self._count_burn(shoe, reason, inspection.card)
-        self._emit(Burned(inspection.card, physical_id(inspection), reason, remaining))
+        self._record_burn(inspection.card, physical_id(inspection), reason)
         placed_as = Consequence.VOID_ROUND if voids_round else Consequence.BURN
         self._record_findings(inspection, findings, placed_as)
+
+    def _record_burn(self, card: Card | None, card_id: str | None, reason: BurnReason) -> None:
+        """One card more burned for this reason: the shoe's count, the burn's, and its fact.
+        A card a supervisor entered (device_cannot_replay) counts as a read one does."""
+        shoe, remaining = self.shoe, None
+        if shoe is not None:
+            shoe.burned += 1
+            remaining = self._count_burn(shoe, reason, card)
+        self._emit(Burned(card, card_id, reason, remaining))
 
     def _after_a_round(self) -> bool:
         """A card that comes when its round is complete (or void) and no other is dealing."""

@@ -13,8 +13,6 @@ from transitions import EventData
 from cardshoe.controller.procedure.corrections import VoidReason
 from cardshoe.controller.procedure.facts import (
     ENTERED_CARD_ID,
-    Burned,
-    BurnReason,
     CardAssigned,
     CardCorrected,
     CarriedBetsEnd,
@@ -110,17 +108,10 @@ class SupervisorCorrections(ShoeCycle):
         if isinstance(due, Hand):
             self._enter_missing_hand_card(card, due, command)
         else:
-            self._enter_missing_burn_card(card, due)
+            # Counted in its burn as a read one would be (the first card of a first-card burn
+            # fixes the count); the command's record names who entered it.
+            self._record_burn(card, ENTERED_CARD_ID, due)
         self.trigger(Trigger.RELEASE, reason=HoldReason.DEVICE_CANNOT_REPLAY)
-
-    def _enter_missing_burn_card(self, card: Card, reason: BurnReason) -> None:
-        """A burn card that left unheard counts in its burn as a read one would (the first
-        card of a first-card burn fixes the count); the command's record names who entered
-        it, and the burn's record says it was entered."""
-        shoe = self._open_shoe()
-        shoe.burned += 1
-        remaining = self._count_burn(shoe, reason, card)
-        self._emit(Burned(card, ENTERED_CARD_ID, reason, remaining))
 
     def _enter_missing_hand_card(self, card: Card, hand: Hand, command: EnterCard) -> None:
         """A card on the layout the journal lacks goes to the hand it was due."""
