@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -156,27 +158,31 @@ def _monitor_device(
                 device.ack(event.seq)
 
 
-class _CtrlC:
-    """Ctrl-C (or SIGTERM) while following the service: a flag, and the stream's end once a
-    stream is open. Heard from before the subscription to the end, so no KeyboardInterrupt
-    can be raised anywhere in between: inside the live display's start, it left the display
-    started and its refresh thread running with no stop to come, and the command did not
-    end (tests/cli/test_technician_cli.py, under a loaded machine)."""
+@dataclass
+class _StreamStop(StopRequest):
+    """Ctrl-C (or SIGTERM) while following the service: the flag, and the stream's end once
+    a stream is open (EventStream.end only shuts its socket down, safe in a handler)."""
 
-    def __init__(self) -> None:
-        self.requested = False
-        self._events: EventStream | None = None
+    events: EventStream | None = None
 
-    def __call__(self) -> None:
-        self.requested = True
-        if self._events is not None:
-            self._events.end()
+    def request(self) -> None:
+        super().request()
+        if self.events is not None:
+            self.events.end()
 
-    def watch(self, events: EventStream) -> None:
-        """End this stream at Ctrl-C, or now if Ctrl-C came before it was open."""
-        self._events = events
-        if self.requested:
+
+@contextmanager
+def _subscribed(path: Path) -> Iterator[tuple[dict[str, Any], EventStream, _StreamStop]]:
+    """The service's answer and its event stream, with Ctrl-C heard from before the
+    subscription to the end: no KeyboardInterrupt can be raised anywhere in between. One
+    raised inside the live display's start left the display started and its refresh thread
+    running with no stop to come (tests/cli/test_technician_cli.py, on a loaded machine)."""
+    stop = _StreamStop()
+    with stop_on_signals(stop.request), subscription(path) as (answer, events):
+        stop.events = events
+        if stop.requested:  # Ctrl-C before the stream was open
             events.end()
+        yield answer, events, stop
 
 
 def _monitor_service(
@@ -184,10 +190,9 @@ def _monitor_service(
 ) -> None:
 
     path = service_socket(socket_path, config_path)
-    ctrl_c = _CtrlC()
-    with stop_on_signals(ctrl_c), subscription(path) as (answer, events):
+    with _subscribed(path) as (answer, events, stop):
         _announce(path, answer["status"])
-        _follow(path, events, count, lambda record: _show(record, as_json), ctrl_c)
+        _follow(path, events, count, lambda record: _show(record, as_json), stop)
 
 
 def _show_table(socket_path: Path | None, config_path: Path | None, count: int | None) -> None:
@@ -206,11 +211,10 @@ def _show_table(socket_path: Path | None, config_path: Path | None, count: int |
 
     path = service_socket(socket_path, config_path)
     console = Console()
-    ctrl_c = _CtrlC()
-    with stop_on_signals(ctrl_c), subscription(path) as (answer, events):
+    with _subscribed(path) as (answer, events, stop):
         if not console.is_terminal:
             _announce(path, answer["status"])
-            _follow(path, events, count, print_line, ctrl_c)
+            _follow(path, events, count, print_line, stop)
             return
         view = TableView(TableBoard.from_json(answer["board"]))
         with Live(view, console=console, refresh_per_second=10):
@@ -219,7 +223,7 @@ def _show_table(socket_path: Path | None, config_path: Path | None, count: int |
                 events,
                 count,
                 lambda record: view.apply(record["kind"], record["payload"]),
-                ctrl_c,
+                stop,
             )
 
 
@@ -236,21 +240,20 @@ def _follow(
     events: EventStream,
     count: int | None,
     show: Callable[[dict[str, Any]], None],
-    ctrl_c: _CtrlC,
+    stop: StopRequest,
 ) -> None:
     """Show each event; return after count of them or on Ctrl-C, exit 3 if the service stops
     first.
 
-    Ctrl-C ends the stream rather than raising KeyboardInterrupt: raised wherever the main
-    thread stood, inside rich's drawing of the table too, it could leave a lock held that the
-    live display's refresh thread then waits on, and the command would never end.
+    Ctrl-C ends the stream (_subscribed) rather than raising KeyboardInterrupt: raised
+    wherever the main thread stood, inside rich's drawing of the table too, it could leave a
+    lock held that the live display's refresh thread then waits on.
     """
-    ctrl_c.watch(events)
     for shown, record in enumerate(events, start=1):
         show(record)
-        if ctrl_c.requested or (count is not None and shown >= count):
+        if stop.requested or (count is not None and shown >= count):
             return
-    if not ctrl_c.requested:
+    if not stop.requested:
         raise UserError(f"the service on {path} stopped", EXIT_NO_SERVICE)
 
 
